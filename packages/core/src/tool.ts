@@ -1,0 +1,117 @@
+import type { ToolResultContent, ToolSpec } from "@lash/sansio";
+import { Data, Effect } from "effect";
+
+/** A JSON Schema object (draft 2020-12 subset) describing a tool's input. */
+export type JsonSchema = { readonly [key: string]: unknown };
+
+export type ToolFailureClass =
+  | "invalidRequest"
+  | "unavailable"
+  | "permissionDenied"
+  | "timeout"
+  | "execution"
+  | "external"
+  | "resourceLimit"
+  | "cancelled"
+  | "interrupted"
+  | "internal";
+
+/**
+ * A tool failure. It never escapes the dispatcher as an exception: it becomes
+ * an error result the model reads (`message` is what the model sees).
+ * `retry: "safe"` marks a failure the dispatcher may retry (with backoff).
+ */
+export class ToolFailure extends Data.TaggedError("ToolFailure")<{
+  readonly class: ToolFailureClass;
+  readonly message: string;
+  readonly retry?: "never" | "safe";
+  readonly retryAfterMs?: number;
+}> {}
+
+/** The result of one tool call as the tool produced it (the graph keeps it whole). */
+export interface ToolOutput {
+  /** What the model sees, before the output-budget projection. */
+  readonly content: readonly ToolResultContent[];
+  /** An error result the model reads (the call itself completed). */
+  readonly isError?: boolean;
+  /** Structured value for Lashlang bindings (`files.read` returns this). Defaults to the text content. */
+  readonly value?: unknown;
+  /** Data for UIs and exporters (diff, plan items, exit code). Kept in the graph; never sent to the model. */
+  readonly details?: unknown;
+}
+
+export interface ToolContext {
+  readonly sessionId: string;
+  readonly callId: string;
+  /** 1-based attempt number. */
+  readonly attempt: number;
+  /** Aborted when the call is cancelled or times out; pass it to child processes and fetches. */
+  readonly signal: AbortSignal;
+  /** Live progress for UIs (e.g. shell output as it arrives). Not journaled. */
+  readonly progress: (update: unknown) => void;
+}
+
+export interface ToolDefinition<A = unknown> {
+  readonly name: string;
+  /** Written for models: what it does, when to use it, what it returns. */
+  readonly description: string;
+  readonly inputSchema: JsonSchema;
+  /** Read-only tools change nothing and are idempotent. */
+  readonly readOnly?: boolean;
+  /** Safe to run again after a crash mid-run. Read-only tools are. */
+  readonly idempotent?: boolean;
+  /** Per-call timeout; the dispatcher's default applies when absent. */
+  readonly timeoutMs?: number;
+  /** Retries for failures marked `retry: "safe"`. */
+  readonly retry?: {
+    readonly maxAttempts: number;
+    readonly baseDelayMs?: number;
+    readonly maxDelayMs?: number;
+  };
+  /** Which end the output budget keeps when cutting (shell output keeps the tail). */
+  readonly truncate?: "head" | "tail";
+  /** Lashlang binding for the RLM mode: `module.operation(args)`. */
+  readonly binding?: { readonly module: string; readonly operation: string; readonly returns?: string };
+  /** UI family for activity cards (`shell`, `edit`, `read`, `search`, `plan`, `mcp`, `agent`, …). */
+  readonly family?: string;
+  execute(args: A, context: ToolContext): Effect.Effect<ToolOutput, ToolFailure>;
+}
+
+export function toolSpec(tool: ToolDefinition): ToolSpec {
+  return { name: tool.name, description: tool.description, inputSchema: tool.inputSchema };
+}
+
+export function isIdempotent(tool: ToolDefinition): boolean {
+  return tool.idempotent ?? tool.readOnly ?? false;
+}
+
+/** A text-only tool output. */
+export function textOutput(text: string, extra?: Omit<ToolOutput, "content">): ToolOutput {
+  return { content: [{ type: "text", text }], ...extra };
+}
+
+/**
+ * Define a tool whose body is a promise-returning function. Rejections become
+ * `ToolFailure{class: "execution"}` unless the function throws a ToolFailure.
+ */
+export function defineTool<A>(
+  definition: Omit<ToolDefinition<A>, "execute"> & {
+    readonly run: (args: A, context: ToolContext) => Promise<ToolOutput>;
+  },
+): ToolDefinition<A> {
+  const { run, ...rest } = definition;
+  return {
+    ...rest,
+    execute: (args, context) =>
+      Effect.tryPromise({
+        try: () => run(args, context),
+        catch: (error) =>
+          error instanceof ToolFailure
+            ? error
+            : new ToolFailure({
+                class: "execution",
+                message: error instanceof Error ? error.message : String(error),
+              }),
+      }),
+  };
+}
