@@ -60,8 +60,14 @@ export const ToolResultPart = Schema.Struct({
   type: Schema.Literal("toolResult"),
   callId: Schema.String,
   name: Schema.String,
+  /** What the model sees (after the output-budget projection). */
   content: Schema.Array(ToolResultContent),
   isError: Schema.Boolean,
+  /** The tool's full output when the model saw a cut view of it; kept in the graph, never sent. */
+  full: Schema.optional(Schema.Array(ToolResultContent)),
+  /** Structured value (Lashlang bindings) and UI details; kept in the graph, never sent. */
+  value: Schema.optional(Schema.Unknown),
+  details: Schema.optional(Schema.Unknown),
 });
 export type ToolResultPart = typeof ToolResultPart.Type;
 
