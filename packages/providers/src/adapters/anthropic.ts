@@ -1,0 +1,387 @@
+import Anthropic from "@anthropic-ai/sdk";
+import type {
+  CacheControlEphemeral,
+  ContentBlockParam,
+  MessageCreateParamsStreaming,
+  MessageParam,
+  RawMessageStreamEvent,
+  TextBlockParam,
+  Tool,
+  ToolChoice,
+  ToolResultBlockParam,
+} from "@anthropic-ai/sdk/resources/messages";
+import type { LlmError, LlmProvider, LlmRequest, StopReason, Usage } from "@lash/sansio";
+import type { ErrorContext } from "../errors.ts";
+import { incompleteStream } from "../errors.ts";
+import { wireModelName } from "../model-id.ts";
+import type { AdapterConfig, Emit, Translator } from "./shared.ts";
+import {
+  attachmentPlaceholder,
+  defaultTimeoutMs,
+  hasCounts,
+  isImage,
+  parseArgs,
+  partAsText,
+  runSdkStream,
+  safeToolId,
+  usageOf,
+} from "./shared.ts";
+
+const PROVIDER = "anthropic";
+const ephemeral: CacheControlEphemeral = { type: "ephemeral" };
+
+type Block = ContentBlockParam;
+type Role = "user" | "assistant";
+
+const effortBudget = { minimal: 1024, low: 2048, medium: 8192, high: 24_576 } as const;
+
+function attachmentBlock(a: {
+  mediaType: string;
+  data?: string | undefined;
+  ref?: string | undefined;
+  name?: string | undefined;
+}): Block {
+  if (isImage(a.mediaType)) {
+    if (a.data !== undefined)
+      return {
+        type: "image",
+        source: {
+          type: "base64",
+          media_type: a.mediaType as "image/png",
+          data: a.data,
+        },
+      };
+    if (a.ref && /^https?:/.test(a.ref)) return { type: "image", source: { type: "url", url: a.ref } };
+  }
+  if (a.mediaType === "application/pdf" && a.data !== undefined)
+    return { type: "document", source: { type: "base64", media_type: "application/pdf", data: a.data } };
+  return { type: "text", text: attachmentPlaceholder(a) };
+}
+
+/** Normalized messages → Anthropic messages (consecutive same-role messages merged). */
+export function anthropicMessages(request: LlmRequest): MessageParam[] {
+  const out: { role: Role; content: Block[] }[] = [];
+  for (const m of request.messages) {
+    const role: Role = m.role === "assistant" ? "assistant" : "user";
+    const blocks: Block[] = [];
+    for (const p of m.parts) {
+      switch (p.type) {
+        case "reasoning": {
+          const r = p.replay;
+          if (role !== "assistant" || r?.provider !== PROVIDER) break; // foreign reasoning is dropped
+          if (r.redacted && r.encrypted !== undefined) blocks.push({ type: "redacted_thinking", data: r.encrypted });
+          else if (r.signature !== undefined)
+            blocks.push({ type: "thinking", thinking: p.text, signature: r.signature });
+          break;
+        }
+        case "toolCall":
+          blocks.push({ type: "tool_use", id: safeToolId(p.id), name: p.name, input: parseArgs(p.argumentsText) });
+          break;
+        case "toolResult": {
+          const content: NonNullable<ToolResultBlockParam["content"]> = [];
+          for (const c of p.content) {
+            if (c.type === "text") {
+              if (c.text !== "") content.push({ type: "text", text: c.text });
+            } else {
+              const b = attachmentBlock(c);
+              if (b.type === "text" || b.type === "image" || b.type === "document") content.push(b);
+            }
+          }
+          blocks.push({
+            type: "tool_result",
+            tool_use_id: safeToolId(p.callId),
+            content,
+            ...(p.isError ? { is_error: true } : {}),
+          });
+          break;
+        }
+        case "attachment":
+          blocks.push(attachmentBlock(p));
+          break;
+        default: {
+          let text = partAsText(p);
+          if (text === undefined || text === "") break;
+          if (m.role === "system") text = `System note: ${text}`;
+          blocks.push({ type: "text", text });
+        }
+      }
+    }
+    if (blocks.length === 0) continue;
+    const last = out[out.length - 1];
+    if (last && last.role === role) {
+      // tool results must lead a user message
+      if (role === "user" && blocks[0]?.type === "tool_result" && last.content.some((b) => b.type !== "tool_result"))
+        last.content.unshift(...blocks);
+      else last.content.push(...blocks);
+    } else out.push({ role, content: blocks });
+  }
+  return out;
+}
+
+function cacheable(b: Block): boolean {
+  return b.type !== "thinking" && b.type !== "redacted_thinking";
+}
+
+/** Builds the Messages API request (exported for the request-shape tests and the benchmark). */
+export function anthropicParams(request: LlmRequest, config: AdapterConfig): MessageCreateParamsStreaming {
+  const cache = request.cache;
+  let breakpoints = 4;
+  const messages = anthropicMessages(request);
+  let maxTokens = request.maxOutput ?? Math.min(config.info.maxOutput, 32_768);
+  const params: MessageCreateParamsStreaming = {
+    model: wireModelName(request.model, config.model),
+    max_tokens: maxTokens,
+    messages,
+    stream: true,
+  };
+  if (request.system) {
+    const sys: TextBlockParam = { type: "text", text: request.system };
+    if (cache?.system && breakpoints > 0) {
+      sys.cache_control = ephemeral;
+      breakpoints--;
+    }
+    params.system = [sys];
+  }
+  if (request.tools.length > 0) {
+    const tools: Tool[] = request.tools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      input_schema: { type: "object", ...t.inputSchema } as Tool.InputSchema,
+    }));
+    const lastTool = tools[tools.length - 1];
+    if (cache?.tools && lastTool && breakpoints > 0) {
+      lastTool.cache_control = ephemeral;
+      breakpoints--;
+    }
+    params.tools = tools;
+    if (request.toolChoice !== undefined) {
+      const tc = request.toolChoice;
+      const choice: ToolChoice =
+        tc === "auto"
+          ? { type: "auto" }
+          : tc === "none"
+            ? { type: "none" }
+            : tc === "required"
+              ? { type: "any" }
+              : { type: "tool", name: tc.name };
+      params.tool_choice = choice;
+    }
+  }
+  if (cache?.lastMessages) {
+    for (let i = messages.length - 1, n = cache.lastMessages; i >= 0 && n > 0 && breakpoints > 0; i--, n--) {
+      const content = messages[i]?.content;
+      if (!Array.isArray(content)) continue;
+      for (let j = content.length - 1; j >= 0; j--) {
+        const b = content[j];
+        if (b && cacheable(b)) {
+          (b as { cache_control?: CacheControlEphemeral }).cache_control = ephemeral;
+          breakpoints--;
+          break;
+        }
+      }
+    }
+  }
+  if (request.reasoning) {
+    const budget = request.reasoning.budgetTokens ?? effortBudget[request.reasoning.effort ?? "medium"];
+    if (budget >= maxTokens) {
+      maxTokens = budget + 4096;
+      params.max_tokens = maxTokens;
+    }
+    params.thinking = { type: "enabled", budget_tokens: Math.max(1024, budget) };
+  } else if (request.temperature !== undefined) params.temperature = request.temperature;
+  return params;
+}
+
+const enum_stop: Record<string, StopReason> = {
+  end_turn: "stop",
+  stop_sequence: "stop",
+  pause_turn: "stop",
+  tool_use: "toolUse",
+  max_tokens: "outputLimit",
+  refusal: "contentFilter",
+  model_context_window_exceeded: "contextOverflow",
+};
+
+const TEXT = 1;
+const THINKING = 2;
+const REDACTED = 3;
+const TOOL = 4;
+const OTHER = 5;
+
+class AnthropicTranslator implements Translator<RawMessageStreamEvent> {
+  // Per content-block index: kind, and the tool id / signature / redacted data.
+  private kinds: number[] = [];
+  private ids: (string | undefined)[] = [];
+  private input: number | undefined;
+  private output: number | undefined;
+  private reasoning: number | undefined;
+  private cacheRead: number | undefined;
+  private cacheWrite: number | undefined;
+  private stop: string | undefined;
+  private stopMessage: string | undefined;
+  private sawStart = false;
+  private readonly ctx: ErrorContext;
+
+  constructor(ctx: ErrorContext) {
+    this.ctx = ctx;
+  }
+
+  private usage(u: {
+    input_tokens?: number | null;
+    output_tokens?: number | null;
+    cache_read_input_tokens?: number | null;
+    cache_creation_input_tokens?: number | null;
+    output_tokens_details?: { thinking_tokens?: number } | null;
+  }): void {
+    if (typeof u.input_tokens === "number") this.input = u.input_tokens;
+    if (typeof u.output_tokens === "number") this.output = u.output_tokens;
+    if (typeof u.cache_read_input_tokens === "number") this.cacheRead = u.cache_read_input_tokens;
+    if (typeof u.cache_creation_input_tokens === "number") this.cacheWrite = u.cache_creation_input_tokens;
+    const thinking = u.output_tokens_details?.thinking_tokens;
+    if (typeof thinking === "number") this.reasoning = thinking;
+  }
+
+  push(ev: RawMessageStreamEvent, emit: Emit): boolean {
+    switch (ev.type) {
+      case "content_block_delta": {
+        const d = ev.delta;
+        switch (d.type) {
+          case "text_delta":
+            if (d.text !== "") emit({ type: "textDelta", text: d.text });
+            break;
+          case "input_json_delta": {
+            const id = this.ids[ev.index];
+            if (d.partial_json !== "" && id !== undefined && this.kinds[ev.index] === TOOL)
+              emit({ type: "toolCallArgsDelta", id, delta: d.partial_json });
+            break;
+          }
+          case "thinking_delta":
+            if (d.thinking !== "") emit({ type: "reasoningDelta", text: d.thinking });
+            break;
+          case "signature_delta":
+            this.ids[ev.index] = d.signature;
+            break;
+        }
+        return false;
+      }
+      case "content_block_start": {
+        const b = ev.content_block;
+        const i = ev.index;
+        switch (b.type) {
+          case "text":
+            this.kinds[i] = TEXT;
+            if (b.text) emit({ type: "textDelta", text: b.text });
+            break;
+          case "thinking":
+            this.kinds[i] = THINKING;
+            this.ids[i] = b.signature || undefined;
+            if (b.thinking) emit({ type: "reasoningDelta", text: b.thinking });
+            break;
+          case "redacted_thinking":
+            this.kinds[i] = REDACTED;
+            this.ids[i] = b.data;
+            break;
+          case "tool_use": {
+            this.kinds[i] = TOOL;
+            this.ids[i] = b.id;
+            emit({ type: "toolCallStart", id: b.id, name: b.name });
+            const input = b.input as Record<string, unknown> | null | undefined;
+            if (input && typeof input === "object" && Object.keys(input).length > 0)
+              emit({ type: "toolCallArgsDelta", id: b.id, delta: JSON.stringify(input) });
+            break;
+          }
+          default:
+            this.kinds[i] = OTHER;
+        }
+        return false;
+      }
+      case "content_block_stop": {
+        const i = ev.index;
+        const kind = this.kinds[i];
+        if (kind === THINKING) {
+          const sig = this.ids[i];
+          emit({
+            type: "reasoningEnd",
+            replay: sig !== undefined ? { provider: PROVIDER, signature: sig } : { provider: PROVIDER },
+          });
+        } else if (kind === REDACTED) {
+          emit({
+            type: "reasoningEnd",
+            replay: { provider: PROVIDER, encrypted: this.ids[i] ?? "", redacted: true },
+          });
+        } else if (kind === TOOL) {
+          const id = this.ids[i];
+          if (id !== undefined) emit({ type: "toolCallEnd", id });
+        }
+        return false;
+      }
+      case "message_start":
+        this.sawStart = true;
+        this.usage(ev.message.usage);
+        return false;
+      case "message_delta": {
+        if (ev.delta.stop_reason) this.stop = ev.delta.stop_reason;
+        const details = ev.delta.stop_details as { explanation?: unknown } | null | undefined;
+        if (details && typeof details.explanation === "string") this.stopMessage = details.explanation;
+        if (ev.usage) this.usage(ev.usage);
+        return false;
+      }
+      case "message_stop":
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  end(emit: Emit): LlmError | undefined {
+    if (this.stop === undefined)
+      return incompleteStream(this.ctx, this.sawStart ? "no message_stop" : "no message_start");
+    const cr = this.cacheRead;
+    const cw = this.cacheWrite;
+    const usage: Usage = usageOf(
+      this.input === undefined ? undefined : this.input + (cr ?? 0) + (cw ?? 0),
+      this.output,
+      this.reasoning,
+      cr,
+      cw,
+    );
+    if (hasCounts(usage)) emit({ type: "usage", usage });
+    const reason = enum_stop[this.stop] ?? "error";
+    const message = this.stopMessage ?? (reason === "error" ? `stop reason ${this.stop}` : undefined);
+    emit(message !== undefined ? { type: "finish", reason, message } : { type: "finish", reason });
+    return undefined;
+  }
+}
+
+export function anthropicClient(config: AdapterConfig): Anthropic {
+  return new Anthropic({
+    apiKey: config.apiKey ?? "missing",
+    baseURL: config.baseUrl ?? null,
+    maxRetries: 0, // the one retry layer is ours (withRetry)
+    timeout: config.timeoutMs ?? defaultTimeoutMs,
+    ...(config.headers ? { defaultHeaders: config.headers } : {}),
+  });
+}
+
+/** Anthropic Messages API through `@anthropic-ai/sdk` (raw streaming events, no accumulating helper). */
+export function anthropicProvider(config: AdapterConfig): LlmProvider {
+  const client = anthropicClient(config);
+  return {
+    name: PROVIDER,
+    stream(request) {
+      const params = anthropicParams(request, config);
+      const ctx: ErrorContext = {
+        provider: PROVIDER,
+        model: params.model,
+        keyEnv: config.keyEnv,
+        baseUrlEnv: config.baseUrlEnv,
+        baseUrl: config.baseUrl,
+      };
+      return runSdkStream(
+        ctx,
+        (signal) => client.messages.create(params, { signal }),
+        () => new AnthropicTranslator(ctx),
+      );
+    },
+  };
+}

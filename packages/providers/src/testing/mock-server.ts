@@ -1,0 +1,372 @@
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import { createServer } from "node:http";
+import type { Socket } from "node:net";
+import type { MockReply, WireFormat } from "./reply.ts";
+import { renderError, renderStream, type SseEvent, sseText } from "./render.ts";
+
+/** One request as the mock server saw it. */
+export interface RecordedRequest {
+  /** 0-based arrival order. */
+  readonly index: number;
+  readonly method: string;
+  /** Path without the query string. */
+  readonly path: string;
+  readonly query: Readonly<Record<string, string>>;
+  /** Header names lower-cased. */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The parsed JSON body (undefined when not JSON). */
+  readonly body: unknown;
+  readonly rawBody: string;
+  /** Which wire format the path selects (undefined for an unknown path). */
+  readonly format: WireFormat | undefined;
+  /** The model named by the body or (Gemini) the path. */
+  readonly model: string | undefined;
+  readonly stream: boolean;
+}
+
+export type Responder = (request: RecordedRequest) => MockReply | Promise<MockReply>;
+
+export interface MockServerOptions {
+  /** Default 0: an ephemeral port. */
+  readonly port?: number;
+  readonly host?: string;
+  /** Initial FIFO queue of replies. */
+  readonly replies?: readonly MockReply[];
+  /** Called when the queue is empty. */
+  readonly responder?: Responder;
+  /** Replay `replies` in a loop instead of consuming them. */
+  readonly loop?: boolean;
+}
+
+export interface MockLlmServer {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  readonly port: number;
+  /** Every request so far, in arrival order. */
+  readonly requests: readonly RecordedRequest[];
+  /** Appends replies to the FIFO queue. */
+  enqueue(...replies: MockReply[]): void;
+  /** Sets (or clears) the responder used when the queue is empty. */
+  respondWith(responder: Responder | undefined): void;
+  /** Resolves when at least `n` requests have arrived. */
+  waitForRequests(n: number): Promise<readonly RecordedRequest[]>;
+  /** Base URL the given SDK expects (`/v1` for OpenAI, bare for Anthropic and Gemini). */
+  baseUrl(format: WireFormat): string;
+  close(): Promise<void>;
+}
+
+export function formatOfPath(path: string): WireFormat | undefined {
+  if (path.endsWith("/chat/completions")) return "openai-chat";
+  if (path.endsWith("/responses")) return "openai-responses";
+  if (path.endsWith("/messages")) return "anthropic";
+  if (/:(stream)?generateContent$/i.test(path)) return "google";
+  return undefined;
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+const sseHeaders = {
+  "content-type": "text/event-stream",
+  "cache-control": "no-cache",
+  connection: "keep-alive",
+};
+
+/** Splits an event's bytes inside its first multibyte character (or returns it whole). */
+function splitInsideChar(buf: Buffer): Buffer[] {
+  for (let i = 0; i < buf.length; i++) {
+    const b = buf[i]!;
+    if (b >= 0xc0) return [buf.subarray(0, i + 1), buf.subarray(i + 1)];
+  }
+  return [buf];
+}
+
+/** Starts the mock wire server on 127.0.0.1 (ephemeral port unless given). */
+export async function startMockServer(options: MockServerOptions = {}): Promise<MockLlmServer> {
+  const queue: MockReply[] = [...(options.replies ?? [])];
+  const loopScript = options.loop ? [...(options.replies ?? [])] : undefined;
+  let loopIndex = 0;
+  let responder = options.responder;
+  const requests: RecordedRequest[] = [];
+  const waiters: { n: number; resolve: (r: readonly RecordedRequest[]) => void }[] = [];
+  const sockets = new Set<Socket>();
+  let closing = false;
+
+  const nextReply = async (req: RecordedRequest): Promise<MockReply> => {
+    const queued = queue.shift();
+    if (queued) return queued;
+    if (responder) return responder(req);
+    if (loopScript && loopScript.length > 0) return loopScript[loopIndex++ % loopScript.length]!;
+    return { error: { status: 400, message: `mock-llm: no reply scripted for request #${req.index}` } };
+  };
+
+  const record = (req: IncomingMessage, raw: string): RecordedRequest => {
+    const u = new URL(req.url ?? "/", "http://localhost");
+    let body: unknown;
+    try {
+      body = raw === "" ? undefined : JSON.parse(raw);
+    } catch {
+      body = undefined;
+    }
+    const format = formatOfPath(u.pathname);
+    const b = body as { model?: unknown; stream?: unknown } | undefined;
+    let model = typeof b?.model === "string" ? b.model : undefined;
+    let stream = b?.stream === true;
+    if (format === "google") {
+      const m = /models\/([^/:]+):(\w+)$/.exec(u.pathname);
+      model = m?.[1] ? decodeURIComponent(m[1]) : undefined;
+      stream = m?.[2] === "streamGenerateContent";
+    }
+    const rec: RecordedRequest = {
+      index: requests.length,
+      method: req.method ?? "GET",
+      path: u.pathname,
+      query: Object.fromEntries(u.searchParams),
+      headers: { ...req.headers },
+      body,
+      rawBody: raw,
+      format,
+      model,
+      stream,
+    };
+    requests.push(rec);
+    for (let i = waiters.length - 1; i >= 0; i--) {
+      const w = waiters[i]!;
+      if (requests.length >= w.n) {
+        waiters.splice(i, 1);
+        w.resolve(requests.slice());
+      }
+    }
+    return rec;
+  };
+
+  const writeEvents = async (
+    res: ServerResponse,
+    reply: MockReply,
+    events: SseEvent[],
+    format: WireFormat,
+  ): Promise<void> => {
+    const socket = res.socket;
+    const alive = (): boolean => !closing && !res.destroyed && !res.writableEnded;
+    const paced =
+      reply.chunkDelayMs !== undefined ||
+      reply.splitMultibyte ||
+      reply.resetAfterChunks !== undefined ||
+      reply.hangAfterChunks !== undefined ||
+      reply.malformedAfterChunks !== undefined;
+    if (reply.writeSplits && reply.writeSplits.length > 0) {
+      const all = Buffer.from(reply.rawSse ?? events.map(sseText).join(""), "utf8");
+      let at = 0;
+      for (const cut of [...reply.writeSplits, all.length]) {
+        const end = Math.min(Math.max(cut, at), all.length);
+        if (end > at) {
+          res.write(all.subarray(at, end));
+          await delay(1);
+          if (!alive()) return;
+        }
+        at = end;
+      }
+      res.end();
+      return;
+    }
+    if (reply.rawSse !== undefined) {
+      res.end(reply.rawSse);
+      return;
+    }
+    if (!paced) {
+      // One write: fastest for the benchmarks.
+      res.end(events.map(sseText).join(""));
+      return;
+    }
+    for (let i = 0; i < events.length; i++) {
+      if (reply.hangAfterChunks !== undefined && i === reply.hangAfterChunks) return; // stall
+      if (reply.resetAfterChunks !== undefined && i === reply.resetAfterChunks) {
+        await delay(1);
+        if (socket && typeof socket.resetAndDestroy === "function") socket.resetAndDestroy();
+        else socket?.destroy();
+        return;
+      }
+      if (reply.malformedAfterChunks !== undefined && i === reply.malformedAfterChunks)
+        res.write(
+          format === "anthropic" || format === "openai-responses"
+            ? "event: content_block_delta\ndata: {not json\n\n"
+            : "data: {not json\n\n",
+        );
+      const buf = Buffer.from(sseText(events[i]!), "utf8");
+      if (reply.splitMultibyte) {
+        for (const piece of splitInsideChar(buf)) {
+          res.write(piece);
+          await delay(2);
+          if (!alive()) return;
+        }
+      } else res.write(buf);
+      if (reply.chunkDelayMs) await delay(reply.chunkDelayMs);
+      if (!alive()) return;
+    }
+    res.end();
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const rec = record(req, Buffer.concat(chunks).toString("utf8"));
+    const format = rec.format;
+    if (!format) {
+      res.writeHead(404, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: `mock-llm: unknown path ${rec.path}` } }));
+      return;
+    }
+    const reply = await nextReply(rec);
+    if (reply.hang) return; // never answer
+    if (reply.error) {
+      const e = renderError(format, reply.error);
+      res.writeHead(e.status, { ...e.headers, ...(reply.headers ?? {}) });
+      res.end(e.body);
+      return;
+    }
+    const rendered = renderStream(format, reply, rec.index, rec.model ?? "mock-model");
+    let events = rendered.events;
+    if (reply.truncate && rendered.terminal > 0) events = events.slice(0, events.length - rendered.terminal);
+    if (!rec.stream && reply.raw === undefined && reply.rawSse === undefined) {
+      res.writeHead(200, { "content-type": "application/json", ...(reply.headers ?? {}) });
+      res.end(JSON.stringify(nonStreamingBody(format, events)));
+      return;
+    }
+    res.writeHead(200, { ...sseHeaders, ...(reply.headers ?? {}) });
+    res.flushHeaders();
+    await writeEvents(res, reply, events, format);
+  };
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((e: unknown) => {
+      if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: `mock-llm: ${String(e)}` } }));
+    });
+  });
+  server.keepAliveTimeout = 1000;
+  server.on("connection", (s: Socket) => {
+    s.setNoDelay(true);
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resolve());
+  });
+  const addr = server.address();
+  const port = typeof addr === "object" && addr ? addr.port : 0;
+  const url = `http://${options.host ?? "127.0.0.1"}:${port}`;
+
+  return {
+    url,
+    port,
+    get requests() {
+      return requests;
+    },
+    enqueue(...replies) {
+      queue.push(...replies);
+    },
+    respondWith(r) {
+      responder = r;
+    },
+    waitForRequests(n) {
+      if (requests.length >= n) return Promise.resolve(requests.slice());
+      return new Promise((resolve) => waiters.push({ n, resolve }));
+    },
+    baseUrl(format) {
+      return format === "openai-chat" || format === "openai-responses" ? `${url}/v1` : url;
+    },
+    close() {
+      closing = true;
+      return new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      });
+    },
+  };
+}
+
+/** Folds rendered stream events into the vendor's non-streaming JSON body (for SDK calls without `stream`). */
+function nonStreamingBody(format: WireFormat, events: SseEvent[]): unknown {
+  const payloads = events.filter((e) => e.data !== "[DONE]").map((e) => JSON.parse(e.data) as Record<string, unknown>);
+  if (format === "openai-responses") {
+    const last = payloads[payloads.length - 1] as { response?: unknown } | undefined;
+    return last?.response ?? {};
+  }
+  if (format === "google") {
+    const parts: unknown[] = [];
+    let finishReason: unknown;
+    let usageMetadata: unknown;
+    for (const p of payloads) {
+      const c = (p.candidates as { content?: { parts?: unknown[] }; finishReason?: unknown }[] | undefined)?.[0];
+      for (const part of c?.content?.parts ?? []) parts.push(part);
+      if (c?.finishReason) finishReason = c.finishReason;
+      if (p.usageMetadata) usageMetadata = p.usageMetadata;
+    }
+    return { candidates: [{ content: { role: "model", parts }, finishReason, index: 0 }], usageMetadata };
+  }
+  if (format === "openai-chat") {
+    let content = "";
+    const toolCalls: { id?: string; type: string; function: { name: string; arguments: string } }[] = [];
+    let finish: unknown = null;
+    let usage: unknown;
+    for (const p of payloads) {
+      const ch = (p.choices as { delta?: Record<string, unknown>; finish_reason?: unknown }[])[0];
+      if (p.usage) usage = p.usage;
+      if (!ch) continue;
+      if (typeof ch.delta?.content === "string") content += ch.delta.content;
+      for (const tc of (ch.delta?.tool_calls as
+        | { index: number; id?: string; function?: { name?: string; arguments?: string } }[]
+        | undefined) ?? []) {
+        const cur = (toolCalls[tc.index] ??= { type: "function", function: { name: "", arguments: "" } });
+        if (tc.id) cur.id = tc.id;
+        if (tc.function?.name) cur.function.name = tc.function.name;
+        if (tc.function?.arguments) cur.function.arguments += tc.function.arguments;
+      }
+      if (ch.finish_reason) finish = ch.finish_reason;
+    }
+    return {
+      id: "chatcmpl-mock",
+      object: "chat.completion",
+      created: 0,
+      model: "mock",
+      choices: [
+        {
+          index: 0,
+          message: { role: "assistant", content, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+          finish_reason: finish,
+        },
+      ],
+      ...(usage ? { usage } : {}),
+    };
+  }
+  // anthropic
+  const content: Record<string, unknown>[] = [];
+  let message: Record<string, unknown> = {};
+  let stopReason: unknown = null;
+  let usage: Record<string, unknown> = {};
+  for (const p of payloads) {
+    if (p.type === "message_start") {
+      message = p.message as Record<string, unknown>;
+      usage = { ...(message.usage as Record<string, unknown>) };
+    } else if (p.type === "content_block_start") content[p.index as number] = { ...(p.content_block as object) };
+    else if (p.type === "content_block_delta") {
+      const b = content[p.index as number]!;
+      const d = p.delta as Record<string, string>;
+      if (d.type === "text_delta") b.text = String(b.text ?? "") + d.text;
+      else if (d.type === "thinking_delta") b.thinking = String(b.thinking ?? "") + d.thinking;
+      else if (d.type === "signature_delta") b.signature = d.signature;
+      else if (d.type === "input_json_delta") b._json = String(b._json ?? "") + d.partial_json;
+    } else if (p.type === "message_delta") {
+      stopReason = (p.delta as { stop_reason?: unknown }).stop_reason;
+      usage = { ...usage, ...(p.usage as object) };
+    }
+  }
+  for (const b of content)
+    if (b && "_json" in b) {
+      b.input = JSON.parse(String(b._json || "{}")) as unknown;
+      delete b._json;
+    }
+  return { ...message, content, stop_reason: stopReason, usage };
+}
