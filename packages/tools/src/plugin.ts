@@ -1,0 +1,76 @@
+import type { ToolDefinition } from "@lash/core";
+import { applyPatchTool } from "./apply-patch.ts";
+import { editTool } from "./edit.ts";
+import { updatePlanTool } from "./plan.ts";
+import { type ReadFileLimits, readFileTool } from "./read-file.ts";
+import { globTool, grepTool, type SearchLimits } from "./search.ts";
+import { type ShellOptions, shellTool } from "./shell.ts";
+import { invalid } from "./util.ts";
+import { Workspace } from "./workspace.ts";
+import { writeFileTool } from "./write-file.ts";
+
+export const TOOL_NAMES = [
+  "read_file",
+  "write_file",
+  "edit",
+  "apply_patch",
+  "glob",
+  "grep",
+  "shell",
+  "update_plan",
+] as const;
+export type ToolName = (typeof TOOL_NAMES)[number];
+
+export interface ToolsPluginOptions {
+  /** Workspace root every path is jailed to. */
+  readonly root: string;
+  /** Gitignore-style patterns; when given, only matching paths are readable or writable. */
+  readonly allow?: readonly string[];
+  /** Gitignore-style patterns that can be neither read nor written. */
+  readonly deny?: readonly string[];
+  /** Gitignore-style patterns that can be read but not written. Default `[".git/"]`. */
+  readonly denyWrite?: readonly string[];
+  /** Only these tools (by name). Default: all. */
+  readonly tools?: readonly string[];
+  readonly shell?: ShellOptions;
+  readonly read?: ReadFileLimits;
+  readonly glob?: SearchLimits;
+  readonly grep?: SearchLimits;
+}
+
+export interface ToolsPlugin {
+  readonly name: "tools";
+  readonly tools: readonly ToolDefinition[];
+  readonly workspace: Workspace;
+}
+
+/** The built-in tools as one plugin value (`{ name: "tools", tools }`). */
+export function toolsPlugin(options: ToolsPluginOptions): ToolsPlugin {
+  const workspace = new Workspace({
+    root: options.root,
+    ...(options.allow === undefined ? {} : { allow: options.allow }),
+    ...(options.deny === undefined ? {} : { deny: options.deny }),
+    ...(options.denyWrite === undefined ? {} : { denyWrite: options.denyWrite }),
+  });
+  const wanted = options.tools;
+  if (wanted !== undefined) {
+    const unknown = wanted.filter((n) => !(TOOL_NAMES as readonly string[]).includes(n));
+    if (unknown.length > 0) {
+      throw invalid(
+        `toolsPlugin: unknown tool name(s) ${unknown.join(", ")}; known: ${TOOL_NAMES.join(", ")}.`,
+      );
+    }
+  }
+  const make: Record<ToolName, () => ToolDefinition> = {
+    read_file: () => readFileTool(workspace, options.read) as ToolDefinition,
+    write_file: () => writeFileTool(workspace) as ToolDefinition,
+    edit: () => editTool(workspace) as ToolDefinition,
+    apply_patch: () => applyPatchTool(workspace) as ToolDefinition,
+    glob: () => globTool(workspace, options.glob) as ToolDefinition,
+    grep: () => grepTool(workspace, options.grep) as ToolDefinition,
+    shell: () => shellTool(workspace, options.shell) as ToolDefinition,
+    update_plan: () => updatePlanTool() as ToolDefinition,
+  };
+  const tools = TOOL_NAMES.filter((n) => wanted === undefined || wanted.includes(n)).map((n) => make[n]());
+  return { name: "tools", tools, workspace };
+}

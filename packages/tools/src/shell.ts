@@ -1,0 +1,386 @@
+import { spawn } from "node:child_process";
+import { stat } from "node:fs/promises";
+import type { ToolContext, ToolDefinition, ToolFailure, ToolOutput } from "@lash/core";
+import { Effect } from "effect";
+import {
+  asArgs,
+  cancelled,
+  failure,
+  invalid,
+  optionalInt,
+  optionalString,
+  requireString,
+  toFailure,
+} from "./util.ts";
+import { asWorkspace, type Workspace, type WorkspaceOptions } from "./workspace.ts";
+
+export interface ShellOptions {
+  /** Variables to add or override; `null`/`undefined` removes an inherited one. */
+  readonly env?: Readonly<Record<string, string | null | undefined>>;
+  /** Pass the host's environment through. Default true. */
+  readonly inheritEnv?: boolean;
+  /** Timeout when the call gives none. Default 120 000 ms. */
+  readonly defaultTimeoutMs?: number;
+  /** Largest timeout a call may ask for. Default 600 000 ms. */
+  readonly maxTimeoutMs?: number;
+  /** Bytes of output kept (the tail), per stream and for the combined text. Default 30 000. */
+  readonly maxOutputBytes?: number;
+  /** Time between SIGTERM and SIGKILL when killing the process group. Default 2 000 ms. */
+  readonly killGraceMs?: number;
+  /** Shell binary run as `<shell> -c <command>`. Default `bash`. */
+  readonly shell?: string;
+}
+
+export interface ShellArgs {
+  readonly command: string;
+  readonly cwd?: string;
+  readonly timeoutMs?: number;
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/** The structured value of `shell` (`shell.exec`). */
+export interface ShellValue {
+  /** The exit code, or null when the process was killed by a signal. */
+  readonly exitCode: number | null;
+  /** The signal that ended the process, if any. */
+  readonly signal: string | null;
+  /** The tail of stdout (at most `maxOutputBytes`). */
+  readonly stdout: string;
+  /** The tail of stderr (at most `maxOutputBytes`). */
+  readonly stderr: string;
+  readonly timedOut: boolean;
+  /** True when earlier output was dropped from stdout, stderr or the combined text. */
+  readonly truncated: boolean;
+}
+
+/** Progress updates streamed through `ctx.progress` while the command runs. */
+export interface ShellProgress {
+  readonly type: "output";
+  readonly stream: "stdout" | "stderr";
+  readonly text: string;
+}
+
+/** Keeps the last `max` bytes written to it. */
+class TailBuffer {
+  readonly max: number;
+  #chunks: Buffer[] = [];
+  #size = 0;
+  total = 0;
+
+  constructor(max: number) {
+    this.max = max;
+  }
+
+  push(chunk: Buffer): void {
+    this.total += chunk.length;
+    this.#chunks.push(chunk);
+    this.#size += chunk.length;
+    if (this.#size > this.max * 2) this.#compact();
+  }
+
+  #compact(): void {
+    const all = Buffer.concat(this.#chunks);
+    const kept = all.subarray(Math.max(0, all.length - this.max));
+    this.#chunks = [kept];
+    this.#size = kept.length;
+  }
+
+  get truncated(): boolean {
+    return this.total > this.max;
+  }
+
+  text(): string {
+    const all = Buffer.concat(this.#chunks);
+    let tail = all.subarray(Math.max(0, all.length - this.max));
+    if (this.truncated) {
+      let skip = 0;
+      while (skip < 4 && skip < tail.length && ((tail[skip] ?? 0) & 0xc0) === 0x80) skip++;
+      tail = tail.subarray(skip);
+    }
+    return tail.toString("utf8");
+  }
+}
+
+const NAME = "shell";
+
+function buildEnv(
+  options: ShellOptions,
+  extra: Readonly<Record<string, string>> | undefined,
+): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = options.inheritEnv === false ? {} : { ...process.env };
+  env.PAGER = "cat";
+  env.GIT_PAGER = "cat";
+  for (const [key, value] of Object.entries(options.env ?? {})) {
+    if (value === null || value === undefined) delete env[key];
+    else env[key] = value;
+  }
+  for (const [key, value] of Object.entries(extra ?? {})) env[key] = value;
+  return env;
+}
+
+export function shellTool(
+  workspace: Workspace | WorkspaceOptions | string,
+  options: ShellOptions = {},
+): ToolDefinition<ShellArgs> {
+  const ws = asWorkspace(workspace);
+  const defaultTimeoutMs = options.defaultTimeoutMs ?? 120_000;
+  const maxTimeoutMs = Math.max(options.maxTimeoutMs ?? 600_000, defaultTimeoutMs);
+  const maxOutputBytes = options.maxOutputBytes ?? 30_000;
+  const killGraceMs = options.killGraceMs ?? 2_000;
+  const shell = options.shell ?? "bash";
+
+  const parse = (rawArgs: unknown) => {
+    const args = asArgs(NAME, rawArgs);
+    const command = requireString(NAME, args, "command", { nonEmpty: true });
+    const cwd = optionalString(NAME, args, "cwd");
+    const timeoutMs = optionalInt(NAME, args, "timeoutMs", { min: 1, max: maxTimeoutMs }) ?? defaultTimeoutMs;
+    const env = args.env;
+    if (env !== undefined && env !== null) {
+      if (
+        typeof env !== "object" ||
+        Array.isArray(env) ||
+        Object.values(env).some((v) => typeof v !== "string")
+      ) {
+        throw invalid("shell: `env` must be an object mapping variable names to string values.");
+      }
+    }
+    return { command, cwd, timeoutMs, env: (env ?? undefined) as Record<string, string> | undefined };
+  };
+
+  const resolveCwd = async (cwd: string | undefined): Promise<string> => {
+    const resolved = await ws.resolve(cwd ?? ".", "read", { isDirectory: true });
+    const info = await stat(resolved.real).catch(() => undefined);
+    if (info === undefined) throw invalid(`shell: the working directory \`${cwd}\` does not exist.`);
+    if (!info.isDirectory()) throw invalid(`shell: the working directory \`${cwd}\` is not a directory.`);
+    return resolved.real;
+  };
+
+  const run = (
+    command: string,
+    cwd: string,
+    timeoutMs: number,
+    env: NodeJS.ProcessEnv,
+    ctx: ToolContext,
+  ): Effect.Effect<ToolOutput, ToolFailure> =>
+    Effect.async<ToolOutput, ToolFailure>((resume) => {
+      if (ctx.signal.aborted) {
+        resume(Effect.fail(cancelled("The shell command was cancelled before it started.")));
+        return;
+      }
+      const stdout = new TailBuffer(maxOutputBytes);
+      const stderr = new TailBuffer(maxOutputBytes);
+      const combined = new TailBuffer(maxOutputBytes);
+      let timedOut = false;
+      let aborted = false;
+      let killing = false;
+      let settled = false;
+      let exitCode: number | null = null;
+      let exitSignal: string | null = null;
+      const timers: NodeJS.Timeout[] = [];
+      let markClosed: () => void = () => {};
+      const closed = new Promise<void>((resolve) => {
+        markClosed = resolve;
+      });
+
+      const child = spawn(shell, ["-c", command], {
+        cwd,
+        env,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      const pid = child.pid;
+
+      const signalGroup = (sig: NodeJS.Signals) => {
+        if (pid === undefined) return;
+        try {
+          process.kill(-pid, sig);
+        } catch {
+          // the group is already gone
+        }
+      };
+
+      const finish = () => {
+        if (settled) return;
+        settled = true;
+        for (const t of timers) clearTimeout(t);
+        ctx.signal.removeEventListener("abort", onAbort);
+        markClosed();
+        const text = combined.text();
+        const truncated = stdout.truncated || stderr.truncated || combined.truncated;
+        const value: ShellValue = {
+          exitCode,
+          signal: exitSignal,
+          stdout: stdout.text(),
+          stderr: stderr.text(),
+          timedOut,
+          truncated,
+        };
+        const parts: string[] = [];
+        if (combined.truncated) {
+          parts.push(
+            `[… output truncated: ${combined.total - Buffer.byteLength(text)} earlier bytes not shown; showing the last ${Buffer.byteLength(text)} of ${combined.total} bytes …]`,
+          );
+        }
+        parts.push(text.length === 0 ? "(no output)" : text.replace(/\n$/, ""));
+        if (timedOut) {
+          parts.push(`[timed out after ${timeoutMs} ms; the command and its child processes were killed]`);
+        } else if (exitCode !== null) {
+          parts.push(`[exit code: ${exitCode}]`);
+        } else if (exitSignal !== null) {
+          parts.push(`[killed by signal ${exitSignal}]`);
+        }
+        if (aborted) {
+          resume(
+            Effect.fail(
+              cancelled(
+                `The shell command was cancelled; its process group was killed. Output so far:\n${parts.join("\n")}`,
+              ),
+            ),
+          );
+          return;
+        }
+        resume(
+          Effect.succeed({
+            content: [{ type: "text", text: parts.join("\n") }],
+            value,
+            details: { command, cwd: ws.relative(cwd), ...value },
+          }),
+        );
+      };
+
+      const destroyPipes = () => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+      };
+
+      /** SIGTERM the group, SIGKILL after the grace period, give up on the pipes after twice that. */
+      const killGroup = (): Promise<void> => {
+        if (!killing && !settled) {
+          killing = true;
+          signalGroup("SIGTERM");
+          timers.push(setTimeout(() => signalGroup("SIGKILL"), killGraceMs));
+          timers.push(
+            setTimeout(
+              () => {
+                destroyPipes();
+                finish();
+              },
+              killGraceMs * 2 + 1000,
+            ),
+          );
+        }
+        return closed;
+      };
+
+      const onAbort = () => {
+        aborted = true;
+        void killGroup();
+      };
+      ctx.signal.addEventListener("abort", onAbort, { once: true });
+
+      const onData = (stream: "stdout" | "stderr", buffer: TailBuffer) => (chunk: Buffer) => {
+        buffer.push(chunk);
+        combined.push(chunk);
+        try {
+          ctx.progress({ type: "output", stream, text: chunk.toString("utf8") } satisfies ShellProgress);
+        } catch {
+          // a failing progress listener must not break the command
+        }
+      };
+      child.stdout?.on("data", onData("stdout", stdout));
+      child.stderr?.on("data", onData("stderr", stderr));
+
+      child.on("error", (error) => {
+        if (settled) return;
+        settled = true;
+        for (const t of timers) clearTimeout(t);
+        ctx.signal.removeEventListener("abort", onAbort);
+        markClosed();
+        resume(Effect.fail(failure(`shell: could not start \`${shell}\`: ${error.message}`)));
+      });
+      child.on("exit", (code, sig) => {
+        exitCode = code;
+        exitSignal = sig;
+        if (!killing) {
+          // Background processes may still hold the pipes open: do not wait for them forever.
+          timers.push(
+            setTimeout(() => {
+              destroyPipes();
+              finish();
+            }, 250),
+          );
+        }
+      });
+      child.on("close", (code, sig) => {
+        if (exitCode === null && exitSignal === null) {
+          exitCode = code;
+          exitSignal = sig;
+        }
+        finish();
+      });
+
+      timers.push(
+        setTimeout(() => {
+          timedOut = true;
+          void killGroup();
+        }, timeoutMs),
+      );
+
+      // Interruption of the fiber: kill the whole group and wait until it is gone.
+      return Effect.promise(() => {
+        aborted = true;
+        return killGroup();
+      });
+    });
+
+  return {
+    name: NAME,
+    description: [
+      "Run a shell command with `bash -c` in the workspace (or in `cwd`, relative to the root) and wait for it to finish. Use it for builds, tests, git, package managers and other CLI tools; prefer read_file/glob/grep/edit for reading, finding and changing files.",
+      "stdin is empty and there is no terminal, so interactive programs will not work; pass flags that avoid prompts and pagers.",
+      `Times out after \`timeoutMs\` (default ${defaultTimeoutMs} ms, max ${maxTimeoutMs} ms); on timeout or cancellation the command and every process it started are killed.`,
+      `Output is stdout and stderr interleaved; only the last ${maxOutputBytes} bytes are kept, with a marker when earlier output was dropped — redirect to a file and read it if you need everything.`,
+      "A non-zero exit code is reported in the result (`[exit code: N]`), not as a tool error.",
+    ].join(" "),
+    inputSchema: {
+      type: "object",
+      properties: {
+        command: { type: "string", description: "The command line, run with `bash -c`." },
+        cwd: {
+          type: "string",
+          description: "Working directory, relative to the workspace root. Default: the root.",
+        },
+        timeoutMs: {
+          type: "integer",
+          minimum: 1,
+          maximum: maxTimeoutMs,
+          description: `Timeout in milliseconds. Default ${defaultTimeoutMs}.`,
+        },
+        env: {
+          type: "object",
+          additionalProperties: { type: "string" },
+          description: "Extra environment variables for this command.",
+        },
+      },
+      required: ["command"],
+      additionalProperties: false,
+    },
+    readOnly: false,
+    idempotent: false,
+    truncate: "tail",
+    family: "shell",
+    timeoutMs: maxTimeoutMs + killGraceMs * 2 + 5_000,
+    binding: {
+      module: "shell",
+      operation: "exec",
+      returns:
+        "{exitCode: number|null, signal: string|null, stdout, stderr, timedOut, truncated} — a non-zero exitCode is data",
+    },
+    execute: (rawArgs, ctx) =>
+      Effect.gen(function* () {
+        const args = yield* Effect.try({ try: () => parse(rawArgs), catch: toFailure });
+        const cwd = yield* Effect.tryPromise({ try: () => resolveCwd(args.cwd), catch: toFailure });
+        return yield* run(args.command, cwd, args.timeoutMs, buildEnv(options, args.env), ctx);
+      }),
+  };
+}
