@@ -1,0 +1,224 @@
+import type { Usage } from "@lash/sansio";
+import { Context, Data, type Effect } from "effect";
+
+export type SessionMode = "standard" | "rlm";
+
+/** One session: a graph of nodes plus the metadata every list and resume needs. */
+export interface SessionRecord {
+  readonly id: string;
+  readonly title?: string;
+  readonly cwd?: string;
+  /** `provider/model` */
+  readonly model: string;
+  readonly mode: SessionMode;
+  readonly systemPrompt?: string;
+  /** epoch ms */
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  /** The active leaf; null for a session with no nodes yet. */
+  readonly leafId: string | null;
+  /** Bumped by every commit and leaf move (compare-and-swap token). */
+  readonly headRevision: number;
+  readonly turnCount: number;
+  /** The current agent frame. */
+  readonly frameId: string;
+  /** Set on a fork: the path continues from this node of another session (null = forked empty). */
+  readonly origin?: { readonly sessionId: string; readonly nodeId: string | null };
+  /** Set on a subagent child: the parent's tool call that spawned it. */
+  readonly parentLink?: { readonly sessionId: string; readonly callId: string; readonly depth: number };
+  /** Durable per-session state of plugins and protocols (JSON values), replaced on commit. */
+  readonly state: { readonly [key: string]: unknown };
+}
+
+export type NodeKind = "message" | "protocol" | "plugin" | "frame";
+
+/** An append-only graph node. `payload` is a `Message` for `message` nodes. */
+export interface GraphNode {
+  /** Globally unique. */
+  readonly id: string;
+  readonly sessionId: string;
+  /** May belong to another session (the first node of a fork points into its origin). */
+  readonly parentId: string | null;
+  readonly frameId: string;
+  readonly kind: NodeKind;
+  readonly turnId: string | null;
+  readonly payload: unknown;
+  readonly createdAt: number;
+  /** Insertion order, assigned by the store (monotonic per database). */
+  readonly seq: number;
+}
+
+export type NewNode = Omit<GraphNode, "seq">;
+
+/** One usage-ledger row: what one source (the turn, `llm.query`, a child agent …) spent on one model. */
+export interface UsageRow {
+  readonly turnId: string;
+  /** `turn`, `llm.query`, `agent:<childSessionId>`, … */
+  readonly source: string;
+  readonly model: string;
+  readonly usage: Usage;
+  /** Absent when the model's price is unknown. */
+  readonly costUsd?: number;
+}
+
+export interface TurnCommit {
+  readonly sessionId: string;
+  readonly turnId: string;
+  /** Hash of the turn's content with volatile fields (ids, timestamps) scrubbed. */
+  readonly hash: string;
+  /** The `headRevision` the turn started from. */
+  readonly expectedRevision: number;
+  /** Appended in order; each node's parent is set by the caller. */
+  readonly nodes: readonly NewNode[];
+  readonly leafId: string | null;
+  readonly usage: readonly UsageRow[];
+  readonly updatedAt: number;
+  readonly title?: string;
+  readonly frameId?: string;
+  readonly model?: string;
+  /** Replaces the whole state map when present. */
+  readonly state?: { readonly [key: string]: unknown };
+}
+
+export interface CommitResult {
+  readonly headRevision: number;
+  readonly leafId: string | null;
+  /** True when this exact turn had already been committed (idempotent retry). */
+  readonly duplicate: boolean;
+}
+
+export type JournalStatus = "started" | "completed";
+
+/** One recorded reply-producing effect (or tool attempt) of a turn. */
+export interface JournalEntry {
+  /** `{session}:{turn}:{iteration}:{kind}:{effectId}[:suffix]` */
+  readonly key: string;
+  readonly sessionId: string;
+  readonly turnId: string;
+  /** Hash of the effect envelope (what was asked). */
+  readonly hash: string;
+  readonly status: JournalStatus;
+  /** The recorded outcome (JSON), present when completed. */
+  readonly outcome?: unknown;
+  readonly updatedAt: number;
+}
+
+/** A turn that started but has not committed: what a reopen needs to resume it. */
+export interface PendingTurn {
+  readonly sessionId: string;
+  readonly turnId: string;
+  /** The turn's input (JSON: messages and options as the runtime wrote them). */
+  readonly input: unknown;
+  readonly expectedRevision: number;
+  readonly startedAt: number;
+}
+
+export interface ListOptions {
+  /** Only sessions whose cwd equals this. */
+  readonly cwd?: string;
+  readonly limit?: number;
+  /** Include subagent children (default false). */
+  readonly includeChildren?: boolean;
+}
+
+// ---- errors ----
+
+/** Another writer moved the session first, or the same turn was committed with different content. */
+export class StoreConflict extends Data.TaggedError("StoreConflict")<{
+  readonly sessionId: string;
+  readonly reason: "revision" | "turnHash";
+  readonly expected?: number;
+  readonly actual?: number;
+  readonly message: string;
+}> {}
+
+export class SessionNotFound extends Data.TaggedError("SessionNotFound")<{
+  readonly sessionId: string;
+  readonly message: string;
+}> {}
+
+/** The database was written by a newer lash; nothing was written to it. */
+export class SchemaTooNew extends Data.TaggedError("SchemaTooNew")<{
+  readonly path: string;
+  readonly found: number;
+  readonly supported: number;
+  readonly message: string;
+}> {}
+
+/** The file is not a lash database, or is damaged. */
+export class StoreCorrupt extends Data.TaggedError("StoreCorrupt")<{
+  readonly path: string;
+  readonly message: string;
+}> {}
+
+/** Any other backend failure. */
+export class StoreError extends Data.TaggedError("StoreError")<{
+  readonly message: string;
+  readonly cause?: unknown;
+}> {}
+
+export type StoreFailure = StoreError | SessionNotFound;
+
+/**
+ * Durable session storage. `MemoryStore` and `SqliteStore` implement it and
+ * pass one conformance suite.
+ */
+export interface SessionStoreShape {
+  createSession(record: SessionRecord): Effect.Effect<SessionRecord, StoreError>;
+  getSession(id: string): Effect.Effect<SessionRecord, StoreFailure>;
+  /** Newest first (by updatedAt). Deleted sessions and (by default) subagent children are not listed. */
+  listSessions(options?: ListOptions): Effect.Effect<readonly SessionRecord[], StoreError>;
+  /** Rename etc.: metadata only, no revision bump. */
+  updateSession(
+    id: string,
+    patch: { readonly title?: string; readonly updatedAt: number },
+  ): Effect.Effect<void, StoreFailure>;
+  /**
+   * Remove a session, its journal, pending turn and usage. Nodes that another
+   * session's path still runs through (forks) are kept; the session disappears from lists.
+   */
+  deleteSession(id: string): Effect.Effect<void, StoreFailure>;
+
+  /** Root → leaf of the given leaf (default: the session's leaf), crossing fork boundaries. */
+  activePath(sessionId: string, leafId?: string | null): Effect.Effect<readonly GraphNode[], StoreFailure>;
+  /** Every node this session owns, all branches, in insertion order. */
+  sessionNodes(sessionId: string): Effect.Effect<readonly GraphNode[], StoreFailure>;
+  getNode(nodeId: string): Effect.Effect<GraphNode | undefined, StoreError>;
+
+  /**
+   * One transaction: stamp check (same turn + same hash → `duplicate: true`, no
+   * writes; different hash → `StoreConflict{turnHash}`), revision CAS
+   * (`StoreConflict{revision}`), append nodes, move the leaf, bump the
+   * revision and turn count, add usage rows, write the stamp, and delete the
+   * turn's journal rows and pending-turn row.
+   */
+  commit(commit: TurnCommit): Effect.Effect<CommitResult, StoreConflict | StoreFailure>;
+  /** Branch: move the leaf (CAS on the revision). */
+  setLeaf(
+    sessionId: string,
+    leafId: string | null,
+    expectedRevision: number,
+    updatedAt: number,
+  ): Effect.Effect<CommitResult, StoreConflict | StoreFailure>;
+  /**
+   * Create `session` as a fork whose path continues from `origin` (`session.origin`
+   * must be set). Writes a number of rows independent of the history length.
+   */
+  fork(session: SessionRecord): Effect.Effect<SessionRecord, StoreFailure>;
+
+  /** Usage rows of a session (oldest first). */
+  usage(sessionId: string): Effect.Effect<readonly UsageRow[], StoreFailure>;
+  /** Sessions whose `parentLink.sessionId` is this one. */
+  children(sessionId: string): Effect.Effect<readonly SessionRecord[], StoreError>;
+
+  journalGet(key: string): Effect.Effect<JournalEntry | undefined, StoreError>;
+  journalPut(entry: JournalEntry): Effect.Effect<void, StoreError>;
+  journalForTurn(sessionId: string, turnId: string): Effect.Effect<readonly JournalEntry[], StoreError>;
+
+  beginTurn(turn: PendingTurn): Effect.Effect<void, StoreError>;
+  pendingTurn(sessionId: string): Effect.Effect<PendingTurn | undefined, StoreError>;
+  /** Drop a pending turn without committing (e.g. the caller abandons it). */
+  abandonTurn(sessionId: string, turnId: string): Effect.Effect<void, StoreError>;
+}
+
+export class SessionStore extends Context.Tag("@lash/core/SessionStore")<SessionStore, SessionStoreShape>() {}
