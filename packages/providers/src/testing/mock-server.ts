@@ -114,9 +114,9 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     let model = typeof b?.model === "string" ? b.model : undefined;
     let stream = b?.stream === true;
     if (format === "google") {
-      const m = /models\/([^/:]+):(\w+)$/.exec(u.pathname);
+      const m = /models\/(.+):\w+$/.exec(u.pathname);
       model = m?.[1] ? decodeURIComponent(m[1]) : undefined;
-      stream = m?.[2] === "streamGenerateContent";
+      stream = /:streamGenerateContent$/i.test(u.pathname);
     }
     const rec: RecordedRequest = {
       index: requests.length,
