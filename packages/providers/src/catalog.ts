@@ -18,13 +18,55 @@ const N = { reasoning: false, images: true, caching: true };
 /** List prices in USD per million tokens (input, output, cache read, cache write). */
 const builtins: readonly Entry[] = [
   // Anthropic: cache write = 5-minute cache write price (1.25× input), cache read = 0.1× input.
-  ["anthropic/claude-opus-4-5", 200_000, 64_000, R, { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 }],
-  ["anthropic/claude-opus-4-1", 200_000, 32_000, R, { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 }],
-  ["anthropic/claude-opus-4", 200_000, 32_000, R, { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 }],
-  ["anthropic/claude-sonnet-4-5", 200_000, 64_000, R, { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 }],
-  ["anthropic/claude-sonnet-4", 200_000, 64_000, R, { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 }],
-  ["anthropic/claude-haiku-4-5", 200_000, 64_000, R, { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 }],
-  ["anthropic/claude-3-5-haiku", 200_000, 8_192, N, { input: 0.8, output: 4, cacheRead: 0.08, cacheWrite: 1 }],
+  [
+    "anthropic/claude-opus-4-5",
+    200_000,
+    64_000,
+    R,
+    { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 },
+  ],
+  [
+    "anthropic/claude-opus-4-1",
+    200_000,
+    32_000,
+    R,
+    { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 },
+  ],
+  [
+    "anthropic/claude-opus-4",
+    200_000,
+    32_000,
+    R,
+    { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 },
+  ],
+  [
+    "anthropic/claude-sonnet-4-5",
+    200_000,
+    64_000,
+    R,
+    { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+  ],
+  [
+    "anthropic/claude-sonnet-4",
+    200_000,
+    64_000,
+    R,
+    { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+  ],
+  [
+    "anthropic/claude-haiku-4-5",
+    200_000,
+    64_000,
+    R,
+    { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 },
+  ],
+  [
+    "anthropic/claude-3-5-haiku",
+    200_000,
+    8_192,
+    N,
+    { input: 0.8, output: 4, cacheRead: 0.08, cacheWrite: 1 },
+  ],
   // OpenAI: caching is automatic; writes are not billed separately (absent = input price).
   ["openai/gpt-5", 400_000, 128_000, R, { input: 1.25, output: 10, cacheRead: 0.125 }],
   ["openai/gpt-5-mini", 400_000, 128_000, R, { input: 0.25, output: 2, cacheRead: 0.025 }],

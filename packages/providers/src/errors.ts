@@ -115,7 +115,9 @@ export function classifyError(e: unknown, ctx: ErrorContext, signal?: AbortSigna
 
   const rawStatus = (e as { status?: unknown } | null)?.status;
   const status = typeof rawStatus === "number" && rawStatus > 0 ? rawStatus : undefined;
-  const headers = ((e as { headers?: HeadersLike } | null)?.headers ?? ctx.headers) as HeadersLike | undefined;
+  const headers = ((e as { headers?: HeadersLike } | null)?.headers ?? ctx.headers) as
+    | HeadersLike
+    | undefined;
   const { text, body } = vendorMessage(e);
   const both = `${text} ${body}`;
   const who = `${ctx.provider} (${ctx.model})`;
@@ -127,7 +129,8 @@ export function classifyError(e: unknown, ctx: ErrorContext, signal?: AbortSigna
     const code = errorCode(e);
     if (
       name === "APIConnectionError" ||
-      (code !== undefined && /^(ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|UND_ERR|ENOTFOUND|EAI_AGAIN)/.test(code)) ||
+      (code !== undefined &&
+        /^(ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|UND_ERR|ENOTFOUND|EAI_AGAIN)/.test(code)) ||
       /terminated|socket|fetch failed|network|ECONNRESET|other side closed/i.test(text)
     )
       return make(ctx, { kind: "network", message: `${who}: connection failed: ${text}`, retryable: true });
@@ -139,7 +142,11 @@ export function classifyError(e: unknown, ctx: ErrorContext, signal?: AbortSigna
       });
     // Error events inside a 200 stream carry the vendor's error type.
     if (isContextOverflowText(both))
-      return make(ctx, { kind: "contextOverflow", message: `${who}: context overflow: ${text}`, retryable: false });
+      return make(ctx, {
+        kind: "contextOverflow",
+        message: `${who}: context overflow: ${text}`,
+        retryable: false,
+      });
     if (hardQuotaRe.test(both))
       return make(ctx, {
         kind: "rateLimited",
@@ -206,9 +213,19 @@ export function classifyError(e: unknown, ctx: ErrorContext, signal?: AbortSigna
   if (status === 408)
     return withStatus("timeout", `${who}: request timeout (408): ${text}`, true, retryAfterMs(headers, body));
   if (status === 429)
-    return withStatus("rateLimited", `${who}: rate limited (429): ${text}`, true, retryAfterMs(headers, body));
+    return withStatus(
+      "rateLimited",
+      `${who}: rate limited (429): ${text}`,
+      true,
+      retryAfterMs(headers, body),
+    );
   if (status === 529 || /overloaded/i.test(both))
-    return withStatus("overloaded", `${who}: overloaded (${status}): ${text}`, true, retryAfterMs(headers, body));
+    return withStatus(
+      "overloaded",
+      `${who}: overloaded (${status}): ${text}`,
+      true,
+      retryAfterMs(headers, body),
+    );
   if (status === 503)
     return withStatus(
       "overloaded",
@@ -217,7 +234,12 @@ export function classifyError(e: unknown, ctx: ErrorContext, signal?: AbortSigna
       retryAfterMs(headers, body),
     );
   if (status >= 500)
-    return withStatus("server", `${who}: server error (${status}): ${text}`, true, retryAfterMs(headers, body));
+    return withStatus(
+      "server",
+      `${who}: server error (${status}): ${text}`,
+      true,
+      retryAfterMs(headers, body),
+    );
   if (status === 409 || status === 425)
     return withStatus("server", `${who}: conflict (${status}): ${text}`, true, retryAfterMs(headers, body));
   return withStatus("unknown", `${who}: HTTP ${status}: ${text}`, false);

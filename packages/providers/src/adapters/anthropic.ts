@@ -69,13 +69,19 @@ export function anthropicMessages(request: LlmRequest): MessageParam[] {
         case "reasoning": {
           const r = p.replay;
           if (role !== "assistant" || r?.provider !== PROVIDER) break; // foreign reasoning is dropped
-          if (r.redacted && r.encrypted !== undefined) blocks.push({ type: "redacted_thinking", data: r.encrypted });
+          if (r.redacted && r.encrypted !== undefined)
+            blocks.push({ type: "redacted_thinking", data: r.encrypted });
           else if (r.signature !== undefined)
             blocks.push({ type: "thinking", thinking: p.text, signature: r.signature });
           break;
         }
         case "toolCall":
-          blocks.push({ type: "tool_use", id: safeToolId(p.id), name: p.name, input: parseArgs(p.argumentsText) });
+          blocks.push({
+            type: "tool_use",
+            id: safeToolId(p.id),
+            name: p.name,
+            input: parseArgs(p.argumentsText),
+          });
           break;
         case "toolResult": {
           const content: NonNullable<ToolResultBlockParam["content"]> = [];
@@ -110,7 +116,11 @@ export function anthropicMessages(request: LlmRequest): MessageParam[] {
     const last = out[out.length - 1];
     if (last && last.role === role) {
       // tool results must lead a user message
-      if (role === "user" && blocks[0]?.type === "tool_result" && last.content.some((b) => b.type !== "tool_result"))
+      if (
+        role === "user" &&
+        blocks[0]?.type === "tool_result" &&
+        last.content.some((b) => b.type !== "tool_result")
+      )
         last.content.unshift(...blocks);
       else last.content.push(...blocks);
     } else out.push({ role, content: blocks });
@@ -188,7 +198,8 @@ export function anthropicParams(request: LlmRequest, config: AdapterConfig): Mes
       params.max_tokens = maxTokens;
     }
     params.thinking = { type: "enabled", budget_tokens: Math.max(1024, budget) };
-  } else if (request.temperature !== undefined) params.temperature = request.temperature;
+  }
+  // `temperature` is not sent: this API version no longer takes sampling parameters.
   return params;
 }
 

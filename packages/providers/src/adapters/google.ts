@@ -33,7 +33,8 @@ function attachmentPart(a: {
   name?: string | undefined;
 }): GPart {
   if (a.data !== undefined) return { inlineData: { mimeType: a.mediaType, data: a.data } };
-  if (a.ref !== undefined && /^(https?|gs):/.test(a.ref)) return { fileData: { fileUri: a.ref, mimeType: a.mediaType } };
+  if (a.ref !== undefined && /^(https?|gs):/.test(a.ref))
+    return { fileData: { fileUri: a.ref, mimeType: a.mediaType } };
   return { text: attachmentPlaceholder(a) };
 }
 
@@ -79,7 +80,11 @@ export function googleContents(request: LlmRequest): Content[] {
             else after.push(attachmentPart(c));
           }
           parts.push({
-            functionResponse: { id: p.callId, name: p.name, response: p.isError ? { error: text } : { output: text } },
+            functionResponse: {
+              id: p.callId,
+              name: p.name,
+              response: p.isError ? { error: text } : { output: text },
+            },
           });
         } else if (p.type === "attachment") parts.push(attachmentPart(p));
         else {
@@ -128,10 +133,16 @@ export function googleParams(request: LlmRequest, config: AdapterConfig): Genera
   if (config.info.reasoning || request.reasoning) {
     cfg.thinkingConfig = {
       includeThoughts: true,
-      ...(request.reasoning?.budgetTokens !== undefined ? { thinkingBudget: request.reasoning.budgetTokens } : {}),
+      ...(request.reasoning?.budgetTokens !== undefined
+        ? { thinkingBudget: request.reasoning.budgetTokens }
+        : {}),
     };
   }
-  return { model: wireModelName(request.model, config.model), contents: googleContents(request), config: cfg };
+  return {
+    model: wireModelName(request.model, config.model),
+    contents: googleContents(request),
+    config: cfg,
+  };
 }
 
 const finishMap: Record<string, StopReason> = {
@@ -152,7 +163,8 @@ const finishMap: Record<string, StopReason> = {
 function setPath(root: Record<string, unknown>, path: string, value: unknown): void {
   const keys: (string | number)[] = [];
   const re = /\.([^.[\]]+)|\[(\d+)\]|\['([^']*)'\]/g;
-  for (let m = re.exec(path); m; m = re.exec(path)) keys.push(m[1] ?? (m[2] !== undefined ? Number(m[2]) : m[3]!));
+  for (let m = re.exec(path); m; m = re.exec(path))
+    keys.push(m[1] ?? (m[2] !== undefined ? Number(m[2]) : m[3]!));
   if (keys.length === 0) return;
   let cur: Record<string | number, unknown> = root;
   for (let i = 0; i < keys.length - 1; i++) {
@@ -195,7 +207,11 @@ class GoogleTranslator implements Translator<GenerateContentResponse> {
     this.reasoningOpen = false;
     const sig = this.reasoningSig;
     this.reasoningSig = undefined;
-    emit(sig !== undefined ? { type: "reasoningEnd", replay: { provider: PROVIDER, signature: sig } } : { type: "reasoningEnd" });
+    emit(
+      sig !== undefined
+        ? { type: "reasoningEnd", replay: { provider: PROVIDER, signature: sig } }
+        : { type: "reasoningEnd" },
+    );
   }
 
   private closeCall(emit: Emit): void {
@@ -371,7 +387,7 @@ export function googleProvider(config: AdapterConfig): LlmProvider {
               abortSignal: signal,
               httpOptions: {
                 // The SDK's ApiError drops response headers; keep them for Retry-After.
-                fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
+                fetch: async (input: string | URL | Request, init?: RequestInit) => {
                   const res = await fetch(input, init);
                   if (!res.ok) failedHeaders = res.headers;
                   return res;

@@ -33,9 +33,14 @@ function attachmentContent(a: {
   name?: string | undefined;
 }): InputContent {
   const url = attachmentUrl(a);
-  if (isImage(a.mediaType) && url !== undefined) return { type: "input_image", image_url: url, detail: "auto" };
+  if (isImage(a.mediaType) && url !== undefined)
+    return { type: "input_image", image_url: url, detail: "auto" };
   if (a.data !== undefined && a.mediaType === "application/pdf")
-    return { type: "input_file", file_data: `data:${a.mediaType};base64,${a.data}`, filename: a.name ?? "file.pdf" };
+    return {
+      type: "input_file",
+      file_data: `data:${a.mediaType};base64,${a.data}`,
+      filename: a.name ?? "file.pdf",
+    };
   return { type: "input_text", text: attachmentPlaceholder(a) };
 }
 
@@ -82,7 +87,8 @@ export function responsesInput(request: LlmRequest): ResponseInputItem[] {
             for (const c of p.content) if (c.type === "text") output += (output ? "\n" : "") + c.text;
           } else
             output = p.content.map(
-              (c): InputContent => (c.type === "text" ? { type: "input_text", text: c.text } : attachmentContent(c)),
+              (c): InputContent =>
+                c.type === "text" ? { type: "input_text", text: c.text } : attachmentContent(c),
             );
           items.push({
             type: "function_call_output",
@@ -135,7 +141,8 @@ export function responsesParams(request: LlmRequest, config: AdapterConfig): Res
     );
     params.parallel_tool_calls = true;
     const tc = request.toolChoice;
-    if (tc !== undefined) params.tool_choice = typeof tc === "string" ? tc : { type: "function", name: tc.name };
+    if (tc !== undefined)
+      params.tool_choice = typeof tc === "string" ? tc : { type: "function", name: tc.name };
   }
   if (reasoningModel) {
     params.include = ["reasoning.encrypted_content"];
@@ -294,7 +301,8 @@ class ResponsesTranslator implements Translator<ResponseStreamEvent> {
       case "response.incomplete": {
         this.usage = responsesUsage(ev.response.usage);
         const why = ev.response.incomplete_details?.reason;
-        this.reason = why === "max_output_tokens" ? "outputLimit" : why === "content_filter" ? "contentFilter" : "error";
+        this.reason =
+          why === "max_output_tokens" ? "outputLimit" : why === "content_filter" ? "contentFilter" : "error";
         if (this.reason === "error") this.message = `response incomplete: ${why ?? "unknown reason"}`;
         return true;
       }

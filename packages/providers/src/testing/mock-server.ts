@@ -1,8 +1,8 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { createServer } from "node:http";
 import type { Socket } from "node:net";
-import type { MockReply, WireFormat } from "./reply.ts";
 import { renderError, renderStream, type SseEvent, sseText } from "./render.ts";
+import type { MockReply, WireFormat } from "./reply.ts";
 
 /** One request as the mock server saw it. */
 export interface RecordedRequest {
@@ -289,7 +289,9 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
 
 /** Folds rendered stream events into the vendor's non-streaming JSON body (for SDK calls without `stream`). */
 function nonStreamingBody(format: WireFormat, events: SseEvent[]): unknown {
-  const payloads = events.filter((e) => e.data !== "[DONE]").map((e) => JSON.parse(e.data) as Record<string, unknown>);
+  const payloads = events
+    .filter((e) => e.data !== "[DONE]")
+    .map((e) => JSON.parse(e.data) as Record<string, unknown>);
   if (format === "openai-responses") {
     const last = payloads[payloads.length - 1] as { response?: unknown } | undefined;
     return last?.response ?? {};
@@ -299,7 +301,9 @@ function nonStreamingBody(format: WireFormat, events: SseEvent[]): unknown {
     let finishReason: unknown;
     let usageMetadata: unknown;
     for (const p of payloads) {
-      const c = (p.candidates as { content?: { parts?: unknown[] }; finishReason?: unknown }[] | undefined)?.[0];
+      const c = (
+        p.candidates as { content?: { parts?: unknown[] }; finishReason?: unknown }[] | undefined
+      )?.[0];
       for (const part of c?.content?.parts ?? []) parts.push(part);
       if (c?.finishReason) finishReason = c.finishReason;
       if (p.usageMetadata) usageMetadata = p.usageMetadata;
@@ -319,7 +323,11 @@ function nonStreamingBody(format: WireFormat, events: SseEvent[]): unknown {
       for (const tc of (ch.delta?.tool_calls as
         | { index: number; id?: string; function?: { name?: string; arguments?: string } }[]
         | undefined) ?? []) {
-        const cur = (toolCalls[tc.index] ??= { type: "function", function: { name: "", arguments: "" } });
+        let cur = toolCalls[tc.index];
+        if (!cur) {
+          cur = { type: "function", function: { name: "", arguments: "" } };
+          toolCalls[tc.index] = cur;
+        }
         if (tc.id) cur.id = tc.id;
         if (tc.function?.name) cur.function.name = tc.function.name;
         if (tc.function?.arguments) cur.function.arguments += tc.function.arguments;
@@ -350,7 +358,8 @@ function nonStreamingBody(format: WireFormat, events: SseEvent[]): unknown {
     if (p.type === "message_start") {
       message = p.message as Record<string, unknown>;
       usage = { ...(message.usage as Record<string, unknown>) };
-    } else if (p.type === "content_block_start") content[p.index as number] = { ...(p.content_block as object) };
+    } else if (p.type === "content_block_start")
+      content[p.index as number] = { ...(p.content_block as object) };
     else if (p.type === "content_block_delta") {
       const b = content[p.index as number]!;
       const d = p.delta as Record<string, string>;

@@ -94,7 +94,9 @@ export function renderError(format: WireFormat, e: MockError): RenderedError {
       const details: unknown[] = [];
       if (e.retryAfter !== undefined)
         details.push({ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: `${e.retryAfter}s` });
-      body = { error: { code: status, message, status: googleStatus[code], ...(details.length ? { details } : {}) } };
+      body = {
+        error: { code: status, message, status: googleStatus[code], ...(details.length ? { details } : {}) },
+      };
     } else
       body = {
         error: {
@@ -167,7 +169,11 @@ function anthropic(reply: MockReply, ids: Ids): RenderedStream {
       );
     } else {
       events.push(
-        typed({ type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } }),
+        typed({
+          type: "content_block_start",
+          index,
+          content_block: { type: "thinking", thinking: "", signature: "" },
+        }),
       );
       for (const piece of splitText(r.text, r.chunks))
         events.push(
@@ -175,7 +181,11 @@ function anthropic(reply: MockReply, ids: Ids): RenderedStream {
         );
       if (r.signature !== undefined)
         events.push(
-          typed({ type: "content_block_delta", index, delta: { type: "signature_delta", signature: r.signature } }),
+          typed({
+            type: "content_block_delta",
+            index,
+            delta: { type: "signature_delta", signature: r.signature },
+          }),
         );
     }
     events.push(typed({ type: "content_block_stop", index }));
@@ -198,7 +208,11 @@ function anthropic(reply: MockReply, ids: Ids): RenderedStream {
     );
     for (const piece of splitText(argsText(c.arguments), c.chunks))
       events.push(
-        typed({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: piece } }),
+        typed({
+          type: "content_block_delta",
+          index,
+          delta: { type: "input_json_delta", partial_json: piece },
+        }),
       );
     events.push(typed({ type: "content_block_stop", index }));
     index++;
@@ -263,8 +277,20 @@ function responses(reply: MockReply, ids: Ids): RenderedStream {
         part: { type: "summary_text", text: "" },
       });
       for (const piece of splitText(r.text, r.chunks))
-        ev({ type: "response.reasoning_summary_text.delta", item_id: id, output_index: oi, summary_index: 0, delta: piece });
-      ev({ type: "response.reasoning_summary_text.done", item_id: id, output_index: oi, summary_index: 0, text: r.text });
+        ev({
+          type: "response.reasoning_summary_text.delta",
+          item_id: id,
+          output_index: oi,
+          summary_index: 0,
+          delta: piece,
+        });
+      ev({
+        type: "response.reasoning_summary_text.done",
+        item_id: id,
+        output_index: oi,
+        summary_index: 0,
+        text: r.text,
+      });
       ev({
         type: "response.reasoning_summary_part.done",
         item_id: id,
@@ -293,8 +319,22 @@ function responses(reply: MockReply, ids: Ids): RenderedStream {
       part: { type: "output_text", text: "", annotations: [] },
     });
     for (const piece of splitText(reply.text, reply.textChunks))
-      ev({ type: "response.output_text.delta", item_id: id, output_index: oi, content_index: 0, delta: piece, logprobs: [] });
-    ev({ type: "response.output_text.done", item_id: id, output_index: oi, content_index: 0, text: reply.text, logprobs: [] });
+      ev({
+        type: "response.output_text.delta",
+        item_id: id,
+        output_index: oi,
+        content_index: 0,
+        delta: piece,
+        logprobs: [],
+      });
+    ev({
+      type: "response.output_text.done",
+      item_id: id,
+      output_index: oi,
+      content_index: 0,
+      text: reply.text,
+      logprobs: [],
+    });
     const part = { type: "output_text", text: reply.text, annotations: [] };
     ev({ type: "response.content_part.done", item_id: id, output_index: oi, content_index: 0, part });
     const done = { id, type: "message", status: "completed", role: "assistant", content: [part] };
@@ -340,14 +380,20 @@ function responses(reply: MockReply, ids: Ids): RenderedStream {
 
 function chat(reply: MockReply, ids: Ids): RenderedStream {
   const events: SseEvent[] = [];
-  const base = { id: `chatcmpl-mock-${ids.n}`, object: "chat.completion.chunk", created: 0, model: ids.model };
+  const base = {
+    id: `chatcmpl-mock-${ids.n}`,
+    object: "chat.completion.chunk",
+    created: 0,
+    model: ids.model,
+  };
   const chunk = (delta: Record<string, unknown>, finish: string | null = null): void => {
     events.push({ data: j({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] }) });
   };
   chunk({ role: "assistant", content: "" });
   const r = reasoningOf(reply.reasoning);
   if (r && !r.redacted) for (const piece of splitText(r.text, r.chunks)) chunk({ reasoning_content: piece });
-  if (reply.text !== undefined) for (const piece of splitText(reply.text, reply.textChunks)) chunk({ content: piece });
+  if (reply.text !== undefined)
+    for (const piece of splitText(reply.text, reply.textChunks)) chunk({ content: piece });
   (reply.toolCalls ?? []).forEach((c, i) => {
     const pieces = splitText(argsText(c.arguments), c.chunks);
     chunk({
@@ -410,11 +456,16 @@ function google(reply: MockReply, ids: Ids): RenderedStream {
     pieces.forEach((piece, i) => {
       const last = i === pieces.length - 1;
       chunk([
-        { text: piece, thought: true, ...(last && r.signature !== undefined ? { thoughtSignature: r.signature } : {}) },
+        {
+          text: piece,
+          thought: true,
+          ...(last && r.signature !== undefined ? { thoughtSignature: r.signature } : {}),
+        },
       ]);
     });
   }
-  if (reply.text !== undefined) for (const piece of splitText(reply.text, reply.textChunks)) chunk([{ text: piece }]);
+  if (reply.text !== undefined)
+    for (const piece of splitText(reply.text, reply.textChunks)) chunk([{ text: piece }]);
   const calls = reply.toolCalls ?? [];
   if (calls.length > 0)
     chunk(
@@ -443,7 +494,11 @@ function google(reply: MockReply, ids: Ids): RenderedStream {
         totalTokenCount: (u.input ?? 0) + (u.output ?? 0),
       }
     : undefined;
-  chunk([{ text: "" }], { finishReason: reasons[finishOf(reply)] }, usageMetadata ? { usageMetadata } : undefined);
+  chunk(
+    [{ text: "" }],
+    { finishReason: reasons[finishOf(reply)] },
+    usageMetadata ? { usageMetadata } : undefined,
+  );
   return { kind: "stream", events, terminal: 1 };
 }
 

@@ -1,0 +1,150 @@
+import type { LlmProvider, ModelInfo } from "@lash/sansio";
+import { Effect } from "effect";
+import { anthropicProvider } from "./adapters/anthropic.ts";
+import { googleProvider } from "./adapters/google.ts";
+import { openaiChatProvider } from "./adapters/openai-chat.ts";
+import { openaiResponsesProvider } from "./adapters/openai-responses.ts";
+import type { AdapterConfig } from "./adapters/shared.ts";
+import { ModelCatalog } from "./catalog.ts";
+import type { ModelId, ProviderKind } from "./model-id.ts";
+import { ProviderConfigError, parseModelId } from "./model-id.ts";
+import type { RetryPolicy } from "./retry.ts";
+import { withRetry } from "./retry.ts";
+
+export interface CreateProviderOptions {
+  /** API key; default from the provider's environment variable. */
+  readonly apiKey?: string;
+  /** Base URL; default from the environment, else the vendor's. */
+  readonly baseUrl?: string;
+  /** Environment to read keys and base URLs from (default `process.env`). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Model catalog (default: a fresh `ModelCatalog.default()`). */
+  readonly catalog?: ModelCatalog;
+  /** Retry policy, or `false` for no retry layer. */
+  readonly retry?: Partial<RetryPolicy> | false;
+  /** Request timeout in milliseconds (default 10 minutes). */
+  readonly timeoutMs?: number;
+  /** Extra HTTP headers on every request. */
+  readonly headers?: Record<string, string>;
+}
+
+/** A ready provider plus what the catalog knows about its model. */
+export interface ProviderHandle extends LlmProvider {
+  readonly modelId: ModelId;
+  readonly info: ModelInfo;
+  /** Warnings raised while building it (e.g. a model unknown to the catalog). */
+  readonly warnings: readonly string[];
+}
+
+interface EnvSpec {
+  readonly keys: readonly string[];
+  readonly baseUrl: string;
+  /** Does the provider work without a key? */
+  readonly keyOptional: boolean;
+  readonly baseUrlRequired: boolean;
+}
+
+export const providerEnv: Record<ProviderKind, EnvSpec> = {
+  anthropic: {
+    keys: ["ANTHROPIC_API_KEY"],
+    baseUrl: "ANTHROPIC_BASE_URL",
+    keyOptional: false,
+    baseUrlRequired: false,
+  },
+  openai: {
+    keys: ["OPENAI_API_KEY"],
+    baseUrl: "OPENAI_BASE_URL",
+    keyOptional: false,
+    baseUrlRequired: false,
+  },
+  "openai-compatible": {
+    keys: ["OPENAI_COMPATIBLE_API_KEY"],
+    baseUrl: "OPENAI_COMPATIBLE_BASE_URL",
+    keyOptional: true,
+    baseUrlRequired: true,
+  },
+  google: {
+    keys: ["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+    baseUrl: "GOOGLE_GEMINI_BASE_URL",
+    keyOptional: false,
+    baseUrlRequired: false,
+  },
+};
+
+function nonEmpty(v: string | undefined): string | undefined {
+  return v === undefined || v.trim() === "" ? undefined : v;
+}
+
+/**
+ * Builds a provider for `provider/model` (`anthropic/claude-sonnet-4-5`, `openai/gpt-5-mini`,
+ * `google/gemini-2.5-flash`, `openai-compatible/<model>`), with keys and base URLs from
+ * the options or the environment, wrapped in the retry layer (unless `retry: false`).
+ * Throws `ProviderConfigError` naming the environment variable when a key or base URL is missing.
+ */
+export function createProvider(model: string, options: CreateProviderOptions = {}): ProviderHandle {
+  const id = parseModelId(model);
+  const env = options.env ?? process.env;
+  const spec = providerEnv[id.provider];
+  const apiKey =
+    nonEmpty(options.apiKey) ?? spec.keys.map((k) => nonEmpty(env[k])).find((v) => v !== undefined);
+  const baseUrl = nonEmpty(options.baseUrl) ?? nonEmpty(env[spec.baseUrl]);
+  if (apiKey === undefined && !spec.keyOptional)
+    throw new ProviderConfigError({
+      message: `no API key for ${id.id}: set ${spec.keys.join(" or ")} (or pass apiKey)`,
+      envVar: spec.keys[0]!,
+    });
+  if (baseUrl === undefined && spec.baseUrlRequired)
+    throw new ProviderConfigError({
+      message: `no base URL for ${id.id}: set ${spec.baseUrl} (e.g. http://localhost:11434/v1 for Ollama) or pass baseUrl`,
+      envVar: spec.baseUrl,
+    });
+  const catalog = options.catalog ?? ModelCatalog.default();
+  const resolved = catalog.resolve(id.id);
+  const warnings = resolved.warning ? [resolved.warning] : [];
+  const config: AdapterConfig = {
+    apiKey: apiKey ?? (spec.keyOptional ? "none" : undefined),
+    baseUrl,
+    model: id.model,
+    info: resolved.info,
+    timeoutMs: options.timeoutMs,
+    headers: options.headers,
+    keyEnv: spec.keys[0],
+    baseUrlEnv: spec.baseUrl,
+  };
+  let provider: LlmProvider;
+  switch (id.provider) {
+    case "anthropic":
+      provider = anthropicProvider(config);
+      break;
+    case "openai":
+      provider = openaiResponsesProvider(config);
+      break;
+    case "openai-compatible":
+      provider = openaiChatProvider(config);
+      break;
+    case "google":
+      provider = googleProvider(config);
+      break;
+  }
+  const wrapped = options.retry === false ? provider : withRetry(provider, options.retry ?? {});
+  return {
+    name: wrapped.name,
+    stream: (request) => wrapped.stream(request.model === "" ? { ...request, model: id.id } : request),
+    modelId: id,
+    info: resolved.info,
+    warnings,
+  };
+}
+
+/** `createProvider` as an Effect: a missing key is a typed failure instead of a throw. */
+export const makeProvider = (
+  model: string,
+  options?: CreateProviderOptions,
+): Effect.Effect<ProviderHandle, ProviderConfigError> =>
+  Effect.try({
+    try: () => createProvider(model, options),
+    catch: (e) =>
+      e instanceof ProviderConfigError
+        ? e
+        : new ProviderConfigError({ message: e instanceof Error ? e.message : String(e) }),
+  });

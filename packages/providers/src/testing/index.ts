@@ -1,0 +1,89 @@
+import type { LlmProvider, ModelInfo } from "@lash/sansio";
+import { anthropicProvider } from "../adapters/anthropic.ts";
+import { googleProvider } from "../adapters/google.ts";
+import { openaiChatProvider } from "../adapters/openai-chat.ts";
+import { openaiResponsesProvider } from "../adapters/openai-responses.ts";
+import { unknownModelInfo } from "../catalog.ts";
+import type { ProviderKind } from "../model-id.ts";
+import type { RetryPolicy } from "../retry.ts";
+import { withRetry } from "../retry.ts";
+import type { MockLlmServer } from "./mock-server.ts";
+import type { WireFormat } from "./reply.ts";
+
+export type { MockLlmServer, MockServerOptions, RecordedRequest, Responder } from "./mock-server.ts";
+export { formatOfPath, startMockServer } from "./mock-server.ts";
+export { rawSdkStream } from "./raw.ts";
+export type { SseEvent } from "./render.ts";
+export { renderError, renderStream, sseText } from "./render.ts";
+export type {
+  MockError,
+  MockErrorCode,
+  MockFinish,
+  MockReasoning,
+  MockReply,
+  MockToolCall,
+  MockUsage,
+  WireFormat,
+} from "./reply.ts";
+export { splitText, wireFormats } from "./reply.ts";
+export type { Script, ScriptedProviderOptions, ScriptStep } from "./scripted.ts";
+export { replyEvents, ScriptedProvider } from "./scripted.ts";
+
+/** The wire format each provider kind speaks. */
+export const formatOfProvider: Record<ProviderKind, WireFormat> = {
+  anthropic: "anthropic",
+  openai: "openai-responses",
+  "openai-compatible": "openai-chat",
+  google: "google",
+};
+
+/** The provider kind that speaks a wire format. */
+export const providerOfFormat: Record<WireFormat, ProviderKind> = {
+  anthropic: "anthropic",
+  "openai-responses": "openai",
+  "openai-chat": "openai-compatible",
+  google: "google",
+};
+
+/**
+ * `createProvider` options pointing at a mock server, for a provider kind or wire format:
+ * `createProvider("anthropic/claude-sonnet-4-5", mockProviderOptions(server, "anthropic"))`.
+ */
+export function mockProviderOptions(
+  server: MockLlmServer,
+  kind: ProviderKind | WireFormat,
+): { apiKey: string; baseUrl: string } {
+  const format = (kind in formatOfProvider ? formatOfProvider[kind as ProviderKind] : kind) as WireFormat;
+  return { apiKey: "test", baseUrl: server.baseUrl(format) };
+}
+
+/**
+ * An adapter for one wire format pointed at a mock server, without the catalog
+ * (model info defaults) and, unless `retry` is given, without the retry layer.
+ */
+export function mockProvider(
+  server: MockLlmServer,
+  format: WireFormat,
+  options: { model?: string; info?: Partial<ModelInfo>; retry?: Partial<RetryPolicy> } = {},
+): LlmProvider {
+  const model = options.model ?? "mock-model";
+  const kind = providerOfFormat[format];
+  const info: ModelInfo = { ...unknownModelInfo(`${kind}/${model}`), ...options.info };
+  const config = {
+    apiKey: "test",
+    baseUrl: server.baseUrl(format),
+    model,
+    info,
+    keyEnv:
+      kind === "google" ? "GEMINI_API_KEY" : kind === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY",
+  };
+  const p =
+    format === "anthropic"
+      ? anthropicProvider(config)
+      : format === "openai-responses"
+        ? openaiResponsesProvider(config)
+        : format === "openai-chat"
+          ? openaiChatProvider(config)
+          : googleProvider(config);
+  return options.retry ? withRetry(p, options.retry) : p;
+}
