@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { stat } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
 import type { ToolContext, ToolDefinition, ToolFailure, ToolOutput } from "@lash/core";
 import { Effect } from "effect";
 import {
@@ -102,6 +102,34 @@ class TailBuffer {
 }
 
 const NAME = "shell";
+
+/**
+ * Whether any live (non-zombie) process is still in the process group, read
+ * from /proc on Linux. Elsewhere falls back to signal 0, which also counts zombies.
+ */
+async function groupAlive(pgid: number): Promise<boolean> {
+  let entries: string[];
+  try {
+    entries = await readdir("/proc");
+  } catch {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "");
+    const close = stat.lastIndexOf(")");
+    if (close < 0) continue;
+    // after "comm)": state ppid pgrp ...
+    const [state, , pgrp] = stat.slice(close + 2).split(" ");
+    if (pgrp === String(pgid) && state !== "Z" && state !== "X") return true;
+  }
+  return false;
+}
 
 function buildEnv(
   options: ShellOptions,
@@ -316,7 +344,20 @@ export function shellTool(
           exitCode = code;
           exitSignal = sig;
         }
-        finish();
+        if (!killing || pid === undefined) {
+          finish();
+          return;
+        }
+        // Pipes close a moment before a dying process is gone: wait until the group has no live member
+        // (the SIGKILL and give-up timers keep running meanwhile).
+        const poll = () => {
+          if (settled) return;
+          void groupAlive(pid).then((alive) => {
+            if (!alive) finish();
+            else timers.push(setTimeout(poll, 10));
+          });
+        };
+        poll();
       });
 
       timers.push(

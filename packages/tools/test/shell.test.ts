@@ -1,0 +1,165 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import type { ToolOutput } from "@lash/core";
+import { Effect, Exit, Fiber } from "effect";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type ShellProgress, type ShellValue, shellTool } from "../src/index.ts";
+import { context, isAlive, makeDirs, run, runFailure, setup, type TempDirs, text } from "./helpers.ts";
+
+let dirs: TempDirs;
+beforeEach(async () => {
+  dirs = makeDirs();
+  await setup(dirs, { "sub/file.txt": "hello\n" });
+});
+afterEach(() => dirs.cleanup());
+
+const value = (out: ToolOutput) => out.value as ShellValue;
+
+/** A progress callback that resolves when the streamed output contains `marker`. */
+function waitForOutput(marker: string) {
+  let seen = "";
+  let resolve: () => void = () => {};
+  const reached = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return {
+    reached,
+    progress: (update: unknown) => {
+      seen += (update as ShellProgress).text;
+      if (seen.includes(marker)) resolve();
+    },
+  };
+}
+
+describe("shell", () => {
+  it("runs a command in the workspace root and returns structured output", async () => {
+    const out = await run(shellTool(dirs.root), { command: "echo out; echo err >&2; pwd" });
+    expect(value(out)).toMatchObject({ exitCode: 0, timedOut: false, truncated: false, stderr: "err\n" });
+    expect(value(out).stdout).toBe(`out\n${dirs.root}\n`);
+    expect(text(out)).toContain("[exit code: 0]");
+    expect(out.isError).toBeUndefined();
+  });
+
+  it("returns a non-zero exit as data, not a failure", async () => {
+    const out = await run(shellTool(dirs.root), { command: "echo nope >&2; exit 3" });
+    expect(value(out).exitCode).toBe(3);
+    expect(value(out).stderr).toBe("nope\n");
+    expect(text(out)).toContain("[exit code: 3]");
+  });
+
+  it("runs in a jailed cwd", async () => {
+    const out = await run(shellTool(dirs.root), { command: "cat file.txt", cwd: "sub" });
+    expect(value(out).stdout).toBe("hello\n");
+    const escaped = await runFailure(shellTool(dirs.root), { command: "ls", cwd: "../outside" });
+    expect(escaped.class).toBe("permissionDenied");
+    const missing = await runFailure(shellTool(dirs.root), { command: "ls", cwd: "nope" });
+    expect(missing.class).toBe("invalidRequest");
+  });
+
+  it("passes the environment through, with additions and removals", async () => {
+    process.env.LASH_TOOLS_TEST_INHERITED = "inherited";
+    process.env.LASH_TOOLS_TEST_REMOVED = "should-not-show";
+    try {
+      const tool = shellTool(dirs.root, { env: { LASH_ADDED: "added", LASH_TOOLS_TEST_REMOVED: null } });
+      const out = await run(tool, {
+        command:
+          'echo "$LASH_TOOLS_TEST_INHERITED|$LASH_ADDED|$(printenv LASH_TOOLS_TEST_REMOVED || echo unset)|$PER_CALL"',
+        env: { PER_CALL: "call" },
+      });
+      expect(value(out).stdout).toBe("inherited|added|unset|call\n");
+    } finally {
+      delete process.env.LASH_TOOLS_TEST_INHERITED;
+      delete process.env.LASH_TOOLS_TEST_REMOVED;
+    }
+  });
+
+  it("keeps the tail of long output with a truncation marker", async () => {
+    const tool = shellTool(dirs.root, { maxOutputBytes: 1000 });
+    const out = await run(tool, { command: "for i in $(seq 1 2000); do echo line$i; done" });
+    expect(value(out).truncated).toBe(true);
+    expect(value(out).stdout).toContain("line2000\n");
+    expect(value(out).stdout).not.toContain("line1\n");
+    expect(Buffer.byteLength(value(out).stdout)).toBeLessThanOrEqual(1000);
+    const t = text(out);
+    expect(t).toMatch(/^\[… output truncated: \d+ earlier bytes not shown/);
+    expect(t).toContain("line2000");
+    expect(t).not.toContain("line1\n");
+  });
+
+  it("streams output through ctx.progress", async () => {
+    const ctx = context();
+    await run(shellTool(dirs.root), { command: "echo one; echo two >&2" }, ctx);
+    const updates = ctx.updates as ShellProgress[];
+    expect(updates.map((u) => u.text).join("")).toContain("one");
+    expect(updates.some((u) => u.stream === "stderr" && u.text.includes("two"))).toBe(true);
+  });
+
+  it("on timeout kills the whole process group, including a grandchild", async () => {
+    const tool = shellTool(dirs.root, { killGraceMs: 500 });
+    const out = await run(tool, { command: "sleep 30 & echo $! > pid; echo started; wait", timeoutMs: 1500 });
+    expect(value(out).timedOut).toBe(true);
+    expect(value(out).exitCode).toBeNull();
+    expect(text(out)).toContain("timed out after 1500 ms");
+    expect(text(out)).toContain("started");
+    const pid = Number(readFileSync(path.join(dirs.root, "pid"), "utf8").trim());
+    expect(pid).toBeGreaterThan(0);
+    expect(isAlive(pid)).toBe(false);
+  });
+
+  it("cancellation through ctx.signal kills the process group and fails as cancelled", async () => {
+    const controller = new AbortController();
+    const ready = waitForOutput("ready");
+    const ctx = context({ signal: controller.signal, progress: ready.progress });
+    const pending = Effect.runPromiseExit(
+      shellTool(dirs.root).execute({ command: "sleep 30 & echo $! > pid; echo ready; wait" }, ctx),
+    );
+    await ready.reached;
+    const pid = Number(readFileSync(path.join(dirs.root, "pid"), "utf8").trim());
+    expect(isAlive(pid)).toBe(true);
+    controller.abort();
+    const exit = await pending;
+    expect(Exit.isFailure(exit)).toBe(true);
+    if (Exit.isFailure(exit)) expect(JSON.stringify(exit.cause)).toContain("cancelled");
+    expect(isAlive(pid)).toBe(false);
+  });
+
+  it("interrupting the fiber kills the process group before the interruption completes", async () => {
+    const ready = waitForOutput("ready");
+    const ctx = context({ progress: ready.progress });
+    const fiber = Effect.runFork(
+      shellTool(dirs.root).execute({ command: "sleep 30 & echo $! > pid; echo ready; wait" }, ctx),
+    );
+    await ready.reached;
+    const pid = Number(readFileSync(path.join(dirs.root, "pid"), "utf8").trim());
+    expect(isAlive(pid)).toBe(true);
+    const exit = await Effect.runPromise(Fiber.interrupt(fiber));
+    expect(Exit.isInterrupted(exit)).toBe(true);
+    expect(isAlive(pid)).toBe(false);
+  });
+
+  it("does not hang on background processes that keep the pipes open", async () => {
+    const out = await run(shellTool(dirs.root), { command: "sleep 30 & echo $! > pid; echo done" });
+    expect(value(out).exitCode).toBe(0);
+    expect(value(out).stdout).toBe("done\n");
+    const pid = Number(readFileSync(path.join(dirs.root, "pid"), "utf8").trim());
+    process.kill(pid, "SIGKILL");
+  });
+
+  it("refuses bad arguments with a clear failure", async () => {
+    const empty = await runFailure(shellTool(dirs.root), { command: "" });
+    expect(empty.class).toBe("invalidRequest");
+    const timeout = await runFailure(shellTool(dirs.root), { command: "true", timeoutMs: "soon" });
+    expect(timeout.message).toContain("timeoutMs");
+    const notObject = await runFailure(shellTool(dirs.root), "ls");
+    expect(notObject.message).toContain("JSON object");
+  });
+
+  it("declares its contract", () => {
+    const tool = shellTool(dirs.root);
+    expect(tool.name).toBe("shell");
+    expect(tool.truncate).toBe("tail");
+    expect(tool.family).toBe("shell");
+    expect(tool.binding).toMatchObject({ module: "shell", operation: "exec" });
+    expect(tool.inputSchema).toMatchObject({ required: ["command"], additionalProperties: false });
+  });
+});
