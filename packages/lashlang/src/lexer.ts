@@ -2,7 +2,7 @@
  * Lashlang lexer (chevrotain). Whitespace and `;` are skipped, `#` and `//` start line comments.
  * Hard keywords are separate token types; contextual words (`finish`, `start`, `let`, ...) are identifiers.
  */
-import { createToken, Lexer, type IToken, type TokenType } from "chevrotain";
+import { createToken, type IToken, Lexer, type TokenType } from "chevrotain";
 
 export const Word = createToken({ name: "Word", pattern: Lexer.NA });
 export const StringLit = createToken({ name: "StringLit", pattern: Lexer.NA, label: "string" });
@@ -61,7 +61,23 @@ export const Not = kw("not");
 export const True = kw("true");
 export const False = kw("false");
 export const Null = kw("null");
-export const KEYWORDS = [If, Else, For, In, Await, Cancel, Submit, Print, Call, And, Or, Not, True, False, Null];
+export const KEYWORDS = [
+  If,
+  Else,
+  For,
+  In,
+  Await,
+  Cancel,
+  Submit,
+  Print,
+  Call,
+  And,
+  Or,
+  Not,
+  True,
+  False,
+  Null,
+];
 export const KEYWORD_WORDS = new Set([
   "if",
   "else",

@@ -3,8 +3,29 @@
  * Context-sensitive decisions (assignment vs expression, `?` unwrap vs ternary, contextual words)
  * are GATEs that scan the token vector, as in §1.3 of the reference.
  */
-import { EmbeddedActionsParser, EOF, type IParserErrorMessageProvider, type IToken, type TokenType, tokenMatcher } from "chevrotain";
-import type { AssignTarget, BinaryOp, CompClause, Expr, Item, Label, ProcessDecl, Program, RecordEntry, Stmt, TypeDecl, TypeExpr, TypeField } from "./ast.ts";
+import {
+  EmbeddedActionsParser,
+  EOF,
+  type IParserErrorMessageProvider,
+  type IToken,
+  type TokenType,
+  tokenMatcher,
+} from "chevrotain";
+import type {
+  AssignTarget,
+  BinaryOp,
+  CompClause,
+  Expr,
+  Item,
+  Label,
+  ProcessDecl,
+  Program,
+  RecordEntry,
+  Stmt,
+  TypeDecl,
+  TypeExpr,
+  TypeField,
+} from "./ast.ts";
 import * as T from "./lexer.ts";
 
 export const NESTING_LIMIT = 40;
@@ -34,10 +55,13 @@ function tokenLabel(t: TokenType): string {
 }
 
 const messages: IParserErrorMessageProvider = {
-  buildMismatchTokenMessage: ({ expected, actual }) => `expected ${tokenLabel(expected)}, found ${describeToken(actual)}`,
+  buildMismatchTokenMessage: ({ expected, actual }) =>
+    `expected ${tokenLabel(expected)}, found ${describeToken(actual)}`,
   buildNotAllInputParsedMessage: ({ firstRedundant }) => `unexpected ${describeToken(firstRedundant)}`,
-  buildNoViableAltMessage: ({ actual }) => `unexpected ${actual[0] ? describeToken(actual[0]) : "end of input"}`,
-  buildEarlyExitMessage: ({ actual }) => `unexpected ${actual[0] ? describeToken(actual[0]) : "end of input"}`,
+  buildNoViableAltMessage: ({ actual }) =>
+    `unexpected ${actual[0] ? describeToken(actual[0]) : "end of input"}`,
+  buildEarlyExitMessage: ({ actual }) =>
+    `unexpected ${actual[0] ? describeToken(actual[0]) : "end of input"}`,
 };
 
 const STRING_TYPES = new Set<TokenType>([
@@ -195,7 +219,10 @@ class LashParser extends EmbeddedActionsParser {
                   ALT: () => {
                     const t = this.CONSUME(T.Word);
                     return this.ACTION(() =>
-                      this.fail(`\`@label\` cannot precede ${t.image === "@" ? "another label" : `\`${t.image}\``}`, t),
+                      this.fail(
+                        `\`@label\` cannot precede ${t.image === "@" ? "another label" : `\`${t.image}\``}`,
+                        t,
+                      ),
                     ) as Item;
                   },
                 },
@@ -222,7 +249,8 @@ class LashParser extends EmbeddedActionsParser {
         },
         {
           GATE: () =>
-            this.isWord(1, "trigger") && (this.tt(2) === T.Identifier || this.tt(2) === T.LCurly || this.tt(2) === T.LParen),
+            this.isWord(1, "trigger") &&
+            (this.tt(2) === T.Identifier || this.tt(2) === T.LCurly || this.tt(2) === T.LParen),
           ALT: () => {
             const t = this.CONSUME(T.Identifier);
             return this.ACTION(() =>
@@ -354,7 +382,13 @@ class LashParser extends EmbeddedActionsParser {
     const name = this.CONSUME2(T.Identifier);
     this.CONSUME(T.Assign);
     const type = this.SUBRULE(this.typeExpr);
-    return this.ACTION(() => ({ k: "typedecl" as const, name: name.image, type, start: start!, end: this.endOf() })) as TypeDecl;
+    return this.ACTION(() => ({
+      k: "typedecl" as const,
+      name: name.image,
+      type,
+      start: start!,
+      end: this.endOf(),
+    })) as TypeDecl;
   });
 
   // ---------- statements ----------
@@ -437,7 +471,10 @@ class LashParser extends EmbeddedActionsParser {
             const tok = this.LA(0);
             this.ACTION(() => {
               if (this.inProcess)
-                this.fail("`print` cannot be used inside a process body; use `yield` to report progress", tok);
+                this.fail(
+                  "`print` cannot be used inside a process body; use `yield` to report progress",
+                  tok,
+                );
             });
             const expr = this.SUBRULE3(this.expr);
             return fin({ k: "print" as const, expr });
@@ -452,15 +489,20 @@ class LashParser extends EmbeddedActionsParser {
         },
         {
           GATE: () =>
-            this.isWord(1, "finish") || this.isWord(1, "fail") || this.isWord(1, "yield") || this.isWord(1, "wake"),
+            this.isWord(1, "finish") ||
+            this.isWord(1, "fail") ||
+            this.isWord(1, "yield") ||
+            this.isWord(1, "wake"),
           ALT: () => {
             const t = this.CONSUME4(T.Identifier);
             this.ACTION(() => {
               const w = t.image;
-              if (w !== "finish" && !this.inProcess) this.fail(`\`${w}\` can only be used inside a process body`, t);
+              if (w !== "finish" && !this.inProcess)
+                this.fail(`\`${w}\` can only be used inside a process body`, t);
               const n = this.tt(1);
               if (n === T.RCurly || n === EOF) {
-                if (w === "finish") this.fail("`finish` requires a value; use `finish null` to finish with null", t);
+                if (w === "finish")
+                  this.fail("`finish` requires a value; use `finish null` to finish with null", t);
                 this.fail(`\`${w}\` requires a value`, t);
               }
             });
@@ -487,7 +529,11 @@ class LashParser extends EmbeddedActionsParser {
           ALT: () => {
             const t = this.CONSUME5(T.Identifier);
             return this.ACTION(() =>
-              this.fail("unexpected `parallel`", t, "start processes first, then `await` a list or record of handles"),
+              this.fail(
+                "unexpected `parallel`",
+                t,
+                "start processes first, then `await` a list or record of handles",
+              ),
             ) as Stmt;
           },
         },
@@ -530,7 +576,14 @@ class LashParser extends EmbeddedActionsParser {
         },
       ]);
     });
-    return this.ACTION(() => ({ k: "if" as const, cond, then, else: els, start: start!, end: this.endOf() })) as Stmt;
+    return this.ACTION(() => ({
+      k: "if" as const,
+      cond,
+      then,
+      else: els,
+      start: start!,
+      end: this.endOf(),
+    })) as Stmt;
   });
 
   assignment = this.RULE("assignment", (): Stmt => {
@@ -567,7 +620,13 @@ class LashParser extends EmbeddedActionsParser {
     this.CONSUME(T.Assign);
     const value = this.SUBRULE2(this.expr);
     return this.ACTION(() => {
-      const s: Stmt = { k: "assign", target: { name: name.image, path }, value, start: start!, end: this.endOf() };
+      const s: Stmt = {
+        k: "assign",
+        target: { name: name.image, path },
+        value,
+        start: start!,
+        end: this.endOf(),
+      };
       if (isLet) s.let = true;
       return s;
     }) as Stmt;
@@ -608,7 +667,9 @@ class LashParser extends EmbeddedActionsParser {
         if (!took) open = false;
       },
     });
-    return this.ACTION(() => (tuple ? { k: "tuple" as const, items, start: start!, end: this.endOf() } : first)) as Expr;
+    return this.ACTION(() =>
+      tuple ? { k: "tuple" as const, items, start: start!, end: this.endOf() } : first,
+    ) as Expr;
   });
 
   ternary = this.RULE("ternary", (): Expr => {
@@ -620,7 +681,14 @@ class LashParser extends EmbeddedActionsParser {
       const a = this.SUBRULE(this.ternary);
       this.CONSUME(T.Colon);
       const b = this.SUBRULE2(this.ternary);
-      result = this.ACTION(() => ({ k: "tern" as const, cond, then: a, else: b, start: start!, end: this.endOf() })) as Expr;
+      result = this.ACTION(() => ({
+        k: "tern" as const,
+        cond,
+        then: a,
+        else: b,
+        start: start!,
+        end: this.endOf(),
+      })) as Expr;
     });
     return result;
   });
@@ -660,7 +728,14 @@ class LashParser extends EmbeddedActionsParser {
         { ALT: () => this.CONSUME(T.Gt) },
       ]);
       const r = this.SUBRULE2(this.addExpr);
-      l = this.ACTION(() => ({ k: "bin" as const, op: op.image as BinaryOp, l, r, start: start!, end: this.endOf() })) as Expr;
+      l = this.ACTION(() => ({
+        k: "bin" as const,
+        op: op.image as BinaryOp,
+        l,
+        r,
+        start: start!,
+        end: this.endOf(),
+      })) as Expr;
     });
     return l;
   });
@@ -671,7 +746,14 @@ class LashParser extends EmbeddedActionsParser {
     this.MANY(() => {
       const op = this.OR([{ ALT: () => this.CONSUME(T.Plus) }, { ALT: () => this.CONSUME(T.Minus) }]);
       const r = this.SUBRULE2(this.mulExpr);
-      l = this.ACTION(() => ({ k: "bin" as const, op: op.image as BinaryOp, l, r, start: start!, end: this.endOf() })) as Expr;
+      l = this.ACTION(() => ({
+        k: "bin" as const,
+        op: op.image as BinaryOp,
+        l,
+        r,
+        start: start!,
+        end: this.endOf(),
+      })) as Expr;
     });
     return l;
   });
@@ -686,7 +768,14 @@ class LashParser extends EmbeddedActionsParser {
         { ALT: () => this.CONSUME(T.Percent) },
       ]);
       const r = this.SUBRULE2(this.unary);
-      l = this.ACTION(() => ({ k: "bin" as const, op: op.image as BinaryOp, l, r, start: start!, end: this.endOf() })) as Expr;
+      l = this.ACTION(() => ({
+        k: "bin" as const,
+        op: op.image as BinaryOp,
+        l,
+        r,
+        start: start!,
+        end: this.endOf(),
+      })) as Expr;
     });
     return l;
   });
@@ -721,44 +810,55 @@ class LashParser extends EmbeddedActionsParser {
     this.MANY({
       GATE: () => this.tt(1) !== T.Question || this.isUnwrap(),
       DEF: () => {
-      this.OR([
-        {
-          ALT: () => {
-            this.CONSUME(T.Dot);
-            const name = this.SUBRULE(this.key);
-            let args: Expr[] | null = null;
-            this.OPTION(() => {
-              this.CONSUME(T.LParen);
-              args = this.SUBRULE(this.args);
-            });
-            const recv = e;
-            e = this.ACTION(() =>
-              args
-                ? { k: "mcall" as const, recv, op: name, args, start: start!, end: this.endOf() }
-                : { k: "field" as const, obj: recv, name, start: start!, end: this.endOf() },
-            ) as Expr;
+        this.OR([
+          {
+            ALT: () => {
+              this.CONSUME(T.Dot);
+              const name = this.SUBRULE(this.key);
+              let args: Expr[] | null = null;
+              this.OPTION(() => {
+                this.CONSUME(T.LParen);
+                args = this.SUBRULE(this.args);
+              });
+              const recv = e;
+              e = this.ACTION(() =>
+                args
+                  ? { k: "mcall" as const, recv, op: name, args, start: start!, end: this.endOf() }
+                  : { k: "field" as const, obj: recv, name, start: start!, end: this.endOf() },
+              ) as Expr;
+            },
           },
-        },
-        {
-          ALT: () => {
-            this.CONSUME(T.LBracket);
-            this.ACTION(() => this.enter());
-            const index = this.SUBRULE(this.expr);
-            this.ACTION(() => this.leave());
-            this.CONSUME(T.RBracket);
-            const obj = e;
-            e = this.ACTION(() => ({ k: "index" as const, obj, index, start: start!, end: this.endOf() })) as Expr;
+          {
+            ALT: () => {
+              this.CONSUME(T.LBracket);
+              this.ACTION(() => this.enter());
+              const index = this.SUBRULE(this.expr);
+              this.ACTION(() => this.leave());
+              this.CONSUME(T.RBracket);
+              const obj = e;
+              e = this.ACTION(() => ({
+                k: "index" as const,
+                obj,
+                index,
+                start: start!,
+                end: this.endOf(),
+              })) as Expr;
+            },
           },
-        },
-        {
-          GATE: () => this.isUnwrap(),
-          ALT: () => {
-            this.CONSUME(T.Question);
-            const inner = e;
-            e = this.ACTION(() => ({ k: "unwrap" as const, expr: inner, start: start!, end: this.endOf() })) as Expr;
+          {
+            GATE: () => this.isUnwrap(),
+            ALT: () => {
+              this.CONSUME(T.Question);
+              const inner = e;
+              e = this.ACTION(() => ({
+                k: "unwrap" as const,
+                expr: inner,
+                start: start!,
+                end: this.endOf(),
+              })) as Expr;
+            },
           },
-        },
-      ]);
+        ]);
       },
     });
     return e;
@@ -863,10 +963,19 @@ class LashParser extends EmbeddedActionsParser {
             const name = this.CONSUME3(T.Identifier);
             this.ACTION(() => {
               if (this.tt(1) !== T.LParen)
-                this.fail(`expected \`(\` after \`start ${name.image}\`, found ${describeToken(this.LA(1))}`, this.LA(1));
+                this.fail(
+                  `expected \`(\` after \`start ${name.image}\`, found ${describeToken(this.LA(1))}`,
+                  this.LA(1),
+                );
             });
             const args = this.SUBRULE(this.namedArgs);
-            return this.ACTION(() => ({ k: "start" as const, name: name.image, args, start, end: this.endOf() })) as Expr;
+            return this.ACTION(() => ({
+              k: "start" as const,
+              name: name.image,
+              args,
+              start,
+              end: this.endOf(),
+            })) as Expr;
           },
         },
         {
@@ -878,7 +987,13 @@ class LashParser extends EmbeddedActionsParser {
               { ALT: () => this.CONSUME5(T.Identifier).image },
             ]);
             const expr = this.SUBRULE(this.unary);
-            return this.ACTION(() => ({ k: "sleep" as const, mode: mode as "for", expr, start, end: this.endOf() })) as Expr;
+            return this.ACTION(() => ({
+              k: "sleep" as const,
+              mode: mode as "for",
+              expr,
+              start,
+              end: this.endOf(),
+            })) as Expr;
           },
         },
         {
@@ -887,13 +1002,24 @@ class LashParser extends EmbeddedActionsParser {
             const name = this.CONSUME6(T.Identifier);
             this.CONSUME(T.LParen);
             const args = this.SUBRULE(this.args);
-            return this.ACTION(() => ({ k: "call" as const, name: name.image, args, start, end: this.endOf() })) as Expr;
+            return this.ACTION(() => ({
+              k: "call" as const,
+              name: name.image,
+              args,
+              start,
+              end: this.endOf(),
+            })) as Expr;
           },
         },
         {
           ALT: () => {
             const name = this.CONSUME7(T.Identifier);
-            return this.ACTION(() => ({ k: "var" as const, name: name.image, start, end: this.endOf() })) as Expr;
+            return this.ACTION(() => ({
+              k: "var" as const,
+              name: name.image,
+              start,
+              end: this.endOf(),
+            })) as Expr;
           },
         },
         {
@@ -906,7 +1032,9 @@ class LashParser extends EmbeddedActionsParser {
             });
             this.CONSUME(T.RParen);
             this.ACTION(() => this.leave());
-            return this.ACTION(() => inner ?? { k: "tuple" as const, items: [], start, end: this.endOf() }) as Expr;
+            return this.ACTION(
+              () => inner ?? { k: "tuple" as const, items: [], start, end: this.endOf() },
+            ) as Expr;
           },
         },
         { ALT: () => this.SUBRULE(this.listLit) },
@@ -1020,7 +1148,9 @@ class LashParser extends EmbeddedActionsParser {
       this.CONSUME(T.Pipe);
       members.push(this.SUBRULE2(this.typeTerm));
     });
-    return this.ACTION(() => (members.length === 1 ? members[0]! : { k: "union" as const, members })) as TypeExpr;
+    return this.ACTION(() =>
+      members.length === 1 ? members[0]! : { k: "union" as const, members },
+    ) as TypeExpr;
   });
 
   typeTerm = this.RULE("typeTerm", (): TypeExpr => {

@@ -1,0 +1,6 @@
+export function printProgram(): string {
+  return "";
+}
+export function printExpr(): string {
+  return "";
+}
