@@ -1,0 +1,297 @@
+// MemoryStore: the SessionStore contract held in plain maps. Every operation
+// runs synchronously inside one `Effect.suspend`, so each is atomic: it
+// validates everything first and mutates only when nothing can fail.
+import { Effect, Layer } from "effect";
+import {
+  type CommitResult,
+  type GraphNode,
+  type JournalEntry,
+  type ListOptions,
+  type PendingTurn,
+  type SessionRecord,
+  SessionStore,
+  type SessionStoreShape,
+  type StoreConflict,
+  StoreError,
+  type StoreFailure,
+  type TurnCommit,
+  type UsageRow,
+} from "../store.ts";
+import {
+  duplicateNode,
+  foreignNode,
+  forkWithoutOrigin,
+  nodeNotFound,
+  revisionConflict,
+  sessionExists,
+  sessionNotFound,
+  stampKey,
+  turnHashConflict,
+} from "./errors.ts";
+
+interface SessionEntry {
+  record: SessionRecord;
+  /** Kept only because another session's path runs through its nodes. */
+  deleted: boolean;
+  /** Creation order, the tie-break of `listSessions`. */
+  readonly order: number;
+  readonly nodeIds: string[];
+}
+
+interface Stamp {
+  readonly hash: string;
+  readonly headRevision: number;
+  readonly leafId: string | null;
+}
+
+export const makeMemoryStore = (): Effect.Effect<SessionStoreShape> =>
+  Effect.sync(() => {
+    const sessions = new Map<string, SessionEntry>();
+    const nodes = new Map<string, GraphNode>();
+    const stamps = new Map<string, Stamp>();
+    const usage = new Map<string, UsageRow[]>();
+    const journal = new Map<string, JournalEntry>();
+    const pending = new Map<string, PendingTurn>();
+    let nodeSeq = 0;
+    let sessionOrder = 0;
+
+    const live = (id: string): SessionEntry | undefined => {
+      const e = sessions.get(id);
+      return e && !e.deleted ? e : undefined;
+    };
+
+    const pathFrom = (leafId: string | null): GraphNode[] | undefined => {
+      const out: GraphNode[] = [];
+      let cur = leafId;
+      while (cur !== null) {
+        const n = nodes.get(cur);
+        if (!n) return out.length === 0 ? undefined : out.reverse();
+        out.push(n);
+        cur = n.parentId;
+      }
+      return out.reverse();
+    };
+
+    const hasDependents = (id: string): boolean => {
+      for (const [otherId, e] of sessions) {
+        if (otherId === id) continue;
+        if (e.record.origin?.sessionId === id || e.record.parentLink?.sessionId === id) return true;
+      }
+      return false;
+    };
+
+    /** Remove a session row and its nodes; then purge kept ancestors nothing depends on any more. */
+    const purge = (id: string): void => {
+      const e = sessions.get(id);
+      if (!e) return;
+      for (const nid of e.nodeIds) nodes.delete(nid);
+      sessions.delete(id);
+      for (const up of [e.record.origin?.sessionId, e.record.parentLink?.sessionId]) {
+        if (up === undefined) continue;
+        const u = sessions.get(up);
+        if (u?.deleted && !hasDependents(up)) purge(up);
+      }
+    };
+
+    const dropTurnScratch = (sessionId: string, turnId: string): void => {
+      for (const [k, j] of journal) if (j.sessionId === sessionId && j.turnId === turnId) journal.delete(k);
+      const p = pending.get(sessionId);
+      if (p?.turnId === turnId) pending.delete(sessionId);
+    };
+
+    const store: SessionStoreShape = {
+      createSession: (record) =>
+        Effect.suspend(() => {
+          if (sessions.has(record.id)) return Effect.fail(sessionExists(record.id));
+          sessions.set(record.id, { record, deleted: false, order: sessionOrder++, nodeIds: [] });
+          return Effect.succeed(record);
+        }),
+
+      getSession: (id) =>
+        Effect.suspend(() => {
+          const e = live(id);
+          return e ? Effect.succeed(e.record) : Effect.fail(sessionNotFound(id));
+        }),
+
+      listSessions: (options: ListOptions = {}) =>
+        Effect.sync(() => {
+          const out = [...sessions.values()]
+            .filter(
+              (e) =>
+                !e.deleted &&
+                (options.includeChildren || e.record.parentLink === undefined) &&
+                (options.cwd === undefined || e.record.cwd === options.cwd),
+            )
+            .sort((a, b) => b.record.updatedAt - a.record.updatedAt || b.order - a.order)
+            .map((e) => e.record);
+          return options.limit !== undefined ? out.slice(0, Math.max(0, options.limit)) : out;
+        }),
+
+      updateSession: (id, patch) =>
+        Effect.suspend(() => {
+          const e = live(id);
+          if (!e) return Effect.fail(sessionNotFound(id));
+          e.record = {
+            ...e.record,
+            ...(patch.title !== undefined ? { title: patch.title } : {}),
+            updatedAt: patch.updatedAt,
+          };
+          return Effect.void;
+        }),
+
+      deleteSession: (id) =>
+        Effect.suspend(() => {
+          const e = live(id);
+          if (!e) return Effect.fail(sessionNotFound(id));
+          for (const [k, j] of journal) if (j.sessionId === id) journal.delete(k);
+          pending.delete(id);
+          usage.delete(id);
+          for (const k of [...stamps.keys()]) if (k.startsWith(`${id}\u0000`)) stamps.delete(k);
+          if (hasDependents(id)) e.deleted = true;
+          else purge(id);
+          return Effect.void;
+        }),
+
+      activePath: (sessionId, leafId) =>
+        Effect.suspend((): Effect.Effect<readonly GraphNode[], StoreFailure> => {
+          const e = live(sessionId);
+          if (!e) return Effect.fail(sessionNotFound(sessionId));
+          const leaf = leafId === undefined ? e.record.leafId : leafId;
+          const path = pathFrom(leaf);
+          return path ? Effect.succeed(path) : Effect.fail(nodeNotFound(leaf ?? "null"));
+        }),
+
+      sessionNodes: (sessionId) =>
+        Effect.suspend(() => {
+          const e = live(sessionId);
+          if (!e) return Effect.fail(sessionNotFound(sessionId));
+          return Effect.succeed(e.nodeIds.map((id) => nodes.get(id)!));
+        }),
+
+      getNode: (nodeId) => Effect.sync(() => nodes.get(nodeId)),
+
+      commit: (c: TurnCommit) =>
+        Effect.suspend((): Effect.Effect<CommitResult, StoreConflict | StoreFailure> => {
+          const e = live(c.sessionId);
+          if (!e) return Effect.fail(sessionNotFound(c.sessionId));
+          const key = stampKey(c.sessionId, c.turnId);
+          const stamp = stamps.get(key);
+          if (stamp) {
+            return stamp.hash === c.hash
+              ? Effect.succeed({ headRevision: stamp.headRevision, leafId: stamp.leafId, duplicate: true })
+              : Effect.fail(turnHashConflict(c.sessionId, c.turnId));
+          }
+          const actual = e.record.headRevision;
+          if (actual !== c.expectedRevision)
+            return Effect.fail(revisionConflict(c.sessionId, c.expectedRevision, actual));
+          const fresh = new Set<string>();
+          for (const n of c.nodes) {
+            if (n.sessionId !== c.sessionId) return Effect.fail(foreignNode(n.id, n.sessionId, c.sessionId));
+            if (nodes.has(n.id) || fresh.has(n.id)) return Effect.fail(duplicateNode(n.id));
+            fresh.add(n.id);
+          }
+          if (c.leafId !== null && !nodes.has(c.leafId) && !fresh.has(c.leafId))
+            return Effect.fail(nodeNotFound(c.leafId));
+          // Nothing below can fail.
+          for (const n of c.nodes) {
+            nodes.set(n.id, { ...n, seq: ++nodeSeq });
+            e.nodeIds.push(n.id);
+          }
+          const headRevision = actual + 1;
+          e.record = {
+            ...e.record,
+            leafId: c.leafId,
+            headRevision,
+            turnCount: e.record.turnCount + 1,
+            updatedAt: c.updatedAt,
+            ...(c.title !== undefined ? { title: c.title } : {}),
+            ...(c.frameId !== undefined ? { frameId: c.frameId } : {}),
+            ...(c.model !== undefined ? { model: c.model } : {}),
+            ...(c.state !== undefined ? { state: c.state } : {}),
+          };
+          if (c.usage.length > 0) {
+            const rows = usage.get(c.sessionId) ?? [];
+            rows.push(...c.usage);
+            usage.set(c.sessionId, rows);
+          }
+          stamps.set(key, { hash: c.hash, headRevision, leafId: c.leafId });
+          dropTurnScratch(c.sessionId, c.turnId);
+          return Effect.succeed({ headRevision, leafId: c.leafId, duplicate: false });
+        }),
+
+      setLeaf: (sessionId, leafId, expectedRevision, updatedAt) =>
+        Effect.suspend((): Effect.Effect<CommitResult, StoreConflict | StoreFailure> => {
+          const e = live(sessionId);
+          if (!e) return Effect.fail(sessionNotFound(sessionId));
+          const actual = e.record.headRevision;
+          if (actual !== expectedRevision)
+            return Effect.fail(revisionConflict(sessionId, expectedRevision, actual));
+          if (leafId !== null && !nodes.has(leafId)) return Effect.fail(nodeNotFound(leafId));
+          const headRevision = actual + 1;
+          e.record = { ...e.record, leafId, headRevision, updatedAt };
+          return Effect.succeed({ headRevision, leafId, duplicate: false });
+        }),
+
+      fork: (session) =>
+        Effect.suspend((): Effect.Effect<SessionRecord, StoreFailure> => {
+          const origin = session.origin;
+          if (!origin) return Effect.fail(forkWithoutOrigin(session.id));
+          if (!live(origin.sessionId)) return Effect.fail(sessionNotFound(origin.sessionId));
+          if (origin.nodeId !== null && !nodes.has(origin.nodeId))
+            return Effect.fail(nodeNotFound(origin.nodeId));
+          if (sessions.has(session.id)) return Effect.fail(sessionExists(session.id));
+          const record: SessionRecord = { ...session, leafId: origin.nodeId };
+          sessions.set(record.id, { record, deleted: false, order: sessionOrder++, nodeIds: [] });
+          return Effect.succeed(record);
+        }),
+
+      usage: (sessionId) =>
+        Effect.suspend(() =>
+          live(sessionId)
+            ? Effect.succeed([...(usage.get(sessionId) ?? [])])
+            : Effect.fail(sessionNotFound(sessionId)),
+        ),
+
+      children: (sessionId) =>
+        Effect.sync(() =>
+          [...sessions.values()]
+            .filter((e) => !e.deleted && e.record.parentLink?.sessionId === sessionId)
+            .sort((a, b) => a.record.createdAt - b.record.createdAt || a.order - b.order)
+            .map((e) => e.record),
+        ),
+
+      journalGet: (key) => Effect.sync(() => journal.get(key)),
+
+      journalPut: (entry) =>
+        Effect.sync(() => {
+          journal.set(entry.key, entry);
+        }),
+
+      journalForTurn: (sessionId, turnId) =>
+        Effect.sync(() =>
+          [...journal.values()].filter((j) => j.sessionId === sessionId && j.turnId === turnId),
+        ),
+
+      beginTurn: (turn) =>
+        Effect.suspend(() => {
+          if (!live(turn.sessionId)) {
+            return Effect.fail(
+              new StoreError({ message: `cannot begin a turn: session ${turn.sessionId} not found` }),
+            );
+          }
+          pending.set(turn.sessionId, turn);
+          return Effect.void;
+        }),
+
+      pendingTurn: (sessionId) => Effect.sync(() => pending.get(sessionId)),
+
+      abandonTurn: (sessionId, turnId) =>
+        Effect.sync(() => {
+          if (pending.get(sessionId)?.turnId === turnId) pending.delete(sessionId);
+        }),
+    };
+    return store;
+  });
+
+/** A fresh, empty in-memory store per layer build. */
+export const MemoryStore: Layer.Layer<SessionStore> = Layer.effect(SessionStore, makeMemoryStore());
