@@ -15,6 +15,9 @@ afterEach(() => dirs.cleanup());
 
 const value = (out: ToolOutput) => out.value as ShellValue;
 
+/** A grandchild that ignores SIGTERM, so only the SIGKILL after the grace period ends it. */
+const STUBBORN = "(trap '' TERM; exec sleep 30) & echo $! > pid; echo ready; wait";
+
 /** A progress callback that resolves when the streamed output contains `marker`. */
 function waitForOutput(marker: string) {
   let seen = "";
@@ -111,7 +114,7 @@ describe("shell", () => {
     const ready = waitForOutput("ready");
     const ctx = context({ signal: controller.signal, progress: ready.progress });
     const pending = Effect.runPromiseExit(
-      shellTool(dirs.root).execute({ command: "sleep 30 & echo $! > pid; echo ready; wait" }, ctx),
+      shellTool(dirs.root, { killGraceMs: 300 }).execute({ command: STUBBORN }, ctx),
     );
     await ready.reached;
     const pid = Number(readFileSync(path.join(dirs.root, "pid"), "utf8").trim());
@@ -123,11 +126,11 @@ describe("shell", () => {
     expect(isAlive(pid)).toBe(false);
   });
 
-  it("interrupting the fiber kills the process group before the interruption completes", async () => {
+  it("interrupting the fiber kills the process group (SIGKILL after the grace) before the interruption completes", async () => {
     const ready = waitForOutput("ready");
     const ctx = context({ progress: ready.progress });
     const fiber = Effect.runFork(
-      shellTool(dirs.root).execute({ command: "sleep 30 & echo $! > pid; echo ready; wait" }, ctx),
+      shellTool(dirs.root, { killGraceMs: 300 }).execute({ command: STUBBORN }, ctx),
     );
     await ready.reached;
     const pid = Number(readFileSync(path.join(dirs.root, "pid"), "utf8").trim());
