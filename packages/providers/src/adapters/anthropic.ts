@@ -223,6 +223,7 @@ class AnthropicTranslator implements Translator<RawMessageStreamEvent> {
   // Per content-block index: kind, and the tool id / signature / redacted data.
   private kinds: number[] = [];
   private ids: (string | undefined)[] = [];
+  private args: boolean[] = [];
   private input: number | undefined;
   private output: number | undefined;
   private reasoning: number | undefined;
@@ -262,8 +263,10 @@ class AnthropicTranslator implements Translator<RawMessageStreamEvent> {
             break;
           case "input_json_delta": {
             const id = this.ids[ev.index];
-            if (d.partial_json !== "" && id !== undefined && this.kinds[ev.index] === TOOL)
+            if (d.partial_json !== "" && id !== undefined && this.kinds[ev.index] === TOOL) {
+              this.args[ev.index] = true;
               emit({ type: "toolCallArgsDelta", id, delta: d.partial_json });
+            }
             break;
           }
           case "thinking_delta":
@@ -297,8 +300,11 @@ class AnthropicTranslator implements Translator<RawMessageStreamEvent> {
             this.ids[i] = b.id;
             emit({ type: "toolCallStart", id: b.id, name: b.name });
             const input = b.input as Record<string, unknown> | null | undefined;
-            if (input && typeof input === "object" && Object.keys(input).length > 0)
+            this.args[i] = false;
+            if (input && typeof input === "object" && Object.keys(input).length > 0) {
+              this.args[i] = true;
               emit({ type: "toolCallArgsDelta", id: b.id, delta: JSON.stringify(input) });
+            }
             break;
           }
           default:
@@ -322,7 +328,11 @@ class AnthropicTranslator implements Translator<RawMessageStreamEvent> {
           });
         } else if (kind === TOOL) {
           const id = this.ids[i];
-          if (id !== undefined) emit({ type: "toolCallEnd", id });
+          if (id !== undefined) {
+            // A call without arguments still gets a valid JSON object.
+            if (!this.args[i]) emit({ type: "toolCallArgsDelta", id, delta: "{}" });
+            emit({ type: "toolCallEnd", id });
+          }
         }
         return false;
       }

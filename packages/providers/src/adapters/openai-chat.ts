@@ -159,6 +159,8 @@ const finishMap: Record<string, StopReason> = {
 class ChatTranslator implements Translator<ChatCompletionChunk> {
   // Tool calls by their stream index.
   private readonly callIds: (string | undefined)[] = [];
+  private readonly open: string[] = [];
+  private readonly withArgs = new Set<string>();
   private openCalls = 0;
   private reasoningOpen = false;
   private anyCall = false;
@@ -180,8 +182,11 @@ class ChatTranslator implements Translator<ChatCompletionChunk> {
 
   private closeCalls(emit: Emit): void {
     if (this.openCalls === 0) return;
-    for (const id of this.callIds) if (id !== undefined) emit({ type: "toolCallEnd", id });
-    this.callIds.length = 0;
+    for (const id of this.open) {
+      if (!this.withArgs.has(id)) emit({ type: "toolCallArgsDelta", id, delta: "{}" });
+      emit({ type: "toolCallEnd", id });
+    }
+    this.open.length = 0;
     this.openCalls = 0;
   }
 
@@ -213,15 +218,21 @@ class ChatTranslator implements Translator<ChatCompletionChunk> {
           const index = tc.index ?? 0;
           let id = this.callIds[index];
           if (id === undefined) {
+            // Calls stream one after another: a new index closes the open ones.
+            this.closeCalls(emit);
             id = tc.id || syntheticCallId();
             this.callIds[index] = id;
+            this.open.push(id);
             this.openCalls++;
             this.anyCall = true;
             this.emitted = true;
             emit({ type: "toolCallStart", id, name: tc.function?.name ?? "" });
           }
           const args = tc.function?.arguments;
-          if (args) emit({ type: "toolCallArgsDelta", id, delta: args });
+          if (args) {
+            this.withArgs.add(id);
+            emit({ type: "toolCallArgsDelta", id, delta: args });
+          }
         }
       }
     }

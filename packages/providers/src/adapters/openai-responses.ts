@@ -194,6 +194,8 @@ class ResponsesTranslator implements Translator<ResponseStreamEvent> {
     switch (ev.type) {
       case "response.output_text.delta":
         if (ev.item_id !== this.textItem) {
+          // Separate message items (e.g. commentary, then final answer) by a blank line.
+          if (this.textItem !== undefined) emit({ type: "textDelta", text: "\n\n" });
           this.textItem = ev.item_id;
           this.textLen = 0;
         }
@@ -224,6 +226,7 @@ class ResponsesTranslator implements Translator<ResponseStreamEvent> {
           emit({ type: "textDelta", text: ev.text.slice(this.textLen) });
           this.textLen = ev.text.length;
         } else if (ev.item_id !== this.textItem && ev.text !== "") {
+          if (this.textItem !== undefined) emit({ type: "textDelta", text: "\n\n" });
           this.textItem = ev.item_id;
           this.textLen = ev.text.length;
           emit({ type: "textDelta", text: ev.text });

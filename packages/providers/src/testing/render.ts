@@ -240,14 +240,14 @@ function anthropic(reply: MockReply, ids: Ids): RenderedStream {
 
 function responsesUsage(u: MockUsage | undefined): unknown {
   if (!u) return null;
+  const inputDetails: Record<string, number> = {};
+  if (u.cacheRead !== undefined) inputDetails.cached_tokens = u.cacheRead;
+  if (u.cacheWrite !== undefined) inputDetails.cache_write_tokens = u.cacheWrite;
   return {
     input_tokens: u.input ?? 0,
-    input_tokens_details: {
-      cached_tokens: u.cacheRead ?? 0,
-      ...(u.cacheWrite !== undefined ? { cache_write_tokens: u.cacheWrite } : {}),
-    },
+    input_tokens_details: inputDetails,
     output_tokens: u.output ?? 0,
-    output_tokens_details: { reasoning_tokens: u.reasoning ?? 0 },
+    output_tokens_details: u.reasoning !== undefined ? { reasoning_tokens: u.reasoning } : {},
     total_tokens: (u.input ?? 0) + (u.output ?? 0),
   };
 }
@@ -428,10 +428,10 @@ function chat(reply: MockReply, ids: Ids): RenderedStream {
           completion_tokens: u.output ?? 0,
           total_tokens: (u.input ?? 0) + (u.output ?? 0),
           prompt_tokens_details: {
-            cached_tokens: u.cacheRead ?? 0,
+            ...(u.cacheRead !== undefined ? { cached_tokens: u.cacheRead } : {}),
             ...(u.cacheWrite !== undefined ? { cache_write_tokens: u.cacheWrite } : {}),
           },
-          completion_tokens_details: { reasoning_tokens: u.reasoning ?? 0 },
+          ...(u.reasoning !== undefined ? { completion_tokens_details: { reasoning_tokens: u.reasoning } } : {}),
         },
       }),
     });
