@@ -786,14 +786,15 @@ export class Compiler {
     const n = fns.length;
     if (n === 1) {
       const f = fns[0]!;
+      const s0 = b[0]!;
       return (c) => {
-        if (++c.steps > c.budget) throw budgetError(c.budget);
+        if (++c.steps > c.budget) return at(budgetError(c.budget), s0);
         return f(c);
       };
     }
     return (c) => {
       for (let i = 0; i < n; i++) {
-        if (++c.steps > c.budget) throw budgetError(c.budget);
+        if (++c.steps > c.budget) return at(budgetError(c.budget), b[i]!);
         const code = fns[i]!(c);
         if (code !== CODE_NORMAL) return code;
       }
@@ -823,7 +824,7 @@ export class Compiler {
         const body = this.block(s.body);
         return (c) => {
           for (;;) {
-            if (++c.steps > c.budget) throw budgetError(c.budget);
+            if (++c.steps > c.budget) return at(budgetError(c.budget), s);
             if (!truthy(cond(c))) return CODE_NORMAL;
             const code = body(c);
             if (code === CODE_BREAK) return CODE_NORMAL;
@@ -847,7 +848,7 @@ export class Compiler {
           const saved = c.slots[slot];
           try {
             for (let k = 0; k < items.length; k++) {
-              if (++c.steps > c.budget) throw budgetError(c.budget);
+              if (++c.steps > c.budget) return at(budgetError(c.budget), s);
               c.slots[slot] = share(items[k]!);
               const code = body(c);
               if (code === CODE_BREAK) break;
@@ -1274,7 +1275,7 @@ export class Compiler {
 
   *genBlock(b: Stmt[], c: Ctx): SGen {
     for (const s of b) {
-      step(c);
+      if (++c.steps > c.budget) return at(budgetError(c.budget), s);
       const code = this.stmtIsPure(s) ? this.stmt(s)(c) : yield* this.genStmt(s, c);
       if (code !== CODE_NORMAL) return code;
     }
