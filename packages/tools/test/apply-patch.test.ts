@@ -166,6 +166,31 @@ describe("apply_patch", () => {
     expect(git.class).toBe("permissionDenied");
   });
 
+  it("tolerates wrong hunk counts and applies several hunks to the same file in one patch", async () => {
+    const patch = [
+      "--- a/a.txt",
+      "+++ b/a.txt",
+      "@@ -1,7 +1,7 @@",
+      " one",
+      "-two",
+      "+2",
+      "@@ -4,1 +4,1 @@",
+      "-four",
+      "+4",
+      "--- a/a.txt",
+      "+++ b/a.txt",
+      "@@ -5 +5 @@",
+      "-five",
+      "+5",
+      "",
+    ].join("\n");
+    const out = await run(applyPatchTool(dirs.root), { patch });
+    expect(read(dirs, "a.txt")).toBe("one\n2\nthree\n4\n5\n");
+    expect((out.value as ApplyPatchValue).files).toEqual([
+      { path: "a.txt", action: "modify", added: 3, removed: 3 },
+    ]);
+  });
+
   it("explains malformed input", async () => {
     expect((await runFailure(applyPatchTool(dirs.root), { patch: "just some text" })).message).toContain(
       "no file changes found",

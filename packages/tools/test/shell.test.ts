@@ -148,6 +148,14 @@ describe("shell", () => {
     process.kill(pid, "SIGKILL");
   });
 
+  it("reports a shell that cannot be started as a failure", async () => {
+    const failure = await runFailure(shellTool(dirs.root, { shell: "/nonexistent/bash" }), {
+      command: "true",
+    });
+    expect(failure.class).toBe("execution");
+    expect(failure.message).toContain("could not start `/nonexistent/bash`");
+  });
+
   it("refuses bad arguments with a clear failure", async () => {
     const empty = await runFailure(shellTool(dirs.root), { command: "" });
     expect(empty.class).toBe("invalidRequest");
