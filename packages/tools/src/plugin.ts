@@ -5,7 +5,6 @@ import { updatePlanTool } from "./plan.ts";
 import { type ReadFileLimits, readFileTool } from "./read-file.ts";
 import { globTool, grepTool, type SearchLimits } from "./search.ts";
 import { type ShellOptions, shellTool } from "./shell.ts";
-import { invalid } from "./util.ts";
 import { Workspace } from "./workspace.ts";
 import { writeFileTool } from "./write-file.ts";
 
@@ -56,7 +55,7 @@ export function toolsPlugin(options: ToolsPluginOptions): ToolsPlugin {
   if (wanted !== undefined) {
     const unknown = wanted.filter((n) => !(TOOL_NAMES as readonly string[]).includes(n));
     if (unknown.length > 0) {
-      throw invalid(
+      throw new Error(
         `toolsPlugin: unknown tool name(s) ${unknown.join(", ")}; known: ${TOOL_NAMES.join(", ")}.`,
       );
     }

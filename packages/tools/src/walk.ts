@@ -89,7 +89,10 @@ export async function walkFiles(
       if (entry.isSymbolicLink()) {
         // Follow file symlinks only when they stay inside the root; never descend into linked directories.
         const target = await realpath(abs).catch(() => undefined);
-        if (target === undefined || workspace.relative(target).startsWith("..")) continue;
+        if (target === undefined) continue;
+        const targetRel = workspace.relative(target);
+        if (targetRel.startsWith("..") || workspace.policyViolation(targetRel, "read") !== undefined)
+          continue;
         const st = await stat(target).catch(() => undefined);
         if (st === undefined || !st.isFile()) continue;
         isDir = false;

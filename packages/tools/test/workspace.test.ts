@@ -121,11 +121,14 @@ describe("workspace jail", () => {
     const docs = await runFailure(readFileTool(ws), { path: "docs/y.md" });
     expect(docs.message).toContain("allow patterns");
     expect(text(await run(readFileTool(ws), { path: "src/x.ts" }))).toContain("x");
+    symlinkSync(path.join(dirs.root, ".env"), path.join(dirs.root, "src", "env-link"));
     const grep = await run(grepTool(ws), { pattern: "." });
     const paths = (grep.value as { matches: { path: string }[] }).matches.map((m) => m.path);
     expect(paths).not.toContain(".env");
     expect(paths).not.toContain("docs/y.md");
     expect(paths).toContain("src/x.ts");
+    expect(paths).not.toContain("src/env-link");
+    expect((await runFailure(readFileTool(ws), { path: "src/env-link" })).class).toBe("permissionDenied");
   });
 
   it("refuses a symlink that leads into a write-protected directory", async () => {
