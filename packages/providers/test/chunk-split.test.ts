@@ -42,10 +42,13 @@ describe.each(wireFormats)("chunk-split invariance: %s", (format) => {
     const size = bodyBytes(format);
     // The mock renders bodies deterministically per request index; ids are scripted.
     await fc.assert(
-      fc.asyncProperty(fc.uniqueArray(fc.integer({ min: 1, max: size - 1 }), { minLength: 1, maxLength: 12 }), async (cuts) => {
-        const got = await events(format, { ...reply, writeSplits: [...cuts].sort((a, b) => a - b) });
-        expect(got).toEqual(baseline);
-      }),
+      fc.asyncProperty(
+        fc.uniqueArray(fc.integer({ min: 1, max: size - 1 }), { minLength: 1, maxLength: 12 }),
+        async (cuts) => {
+          const got = await events(format, { ...reply, writeSplits: [...cuts].sort((a, b) => a - b) });
+          expect(got).toEqual(baseline);
+        },
+      ),
       { numRuns: 12 },
     );
   });

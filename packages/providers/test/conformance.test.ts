@@ -84,7 +84,12 @@ const scenarios: Scenario[] = [
     name: "reasoning then tool call",
     replies: [
       {
-        reasoning: { text: "The user wants a.txt, so I read it.", chunks: 4, signature: "sig-1", encrypted: "enc-1" },
+        reasoning: {
+          text: "The user wants a.txt, so I read it.",
+          chunks: 4,
+          signature: "sig-1",
+          encrypted: "enc-1",
+        },
         toolCalls: [{ id: "call_r", name: "read_file", arguments: { path: "a.txt" }, signature: "fc-sig" }],
         usage: { input: 120, output: 40, reasoning: 25 },
       },

@@ -3,7 +3,16 @@ import { join } from "node:path";
 import type { WireFormat } from "../src/testing/index.ts";
 
 /** `shared/` sits beside the repository checkout. */
-export const fixturesDir = join(import.meta.dirname, "..", "..", "..", "..", "shared", "fixtures", "provider-streams");
+export const fixturesDir = join(
+  import.meta.dirname,
+  "..",
+  "..",
+  "..",
+  "..",
+  "shared",
+  "fixtures",
+  "provider-streams",
+);
 
 export const formatOfDir: Record<string, WireFormat> = {
   anthropic: "anthropic",

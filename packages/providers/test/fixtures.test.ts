@@ -72,7 +72,12 @@ const checks: Record<string, Check> = {
   "anthropic-tool-no-args.chunks.txt": ([r]) => {
     expect(text(r!)).toBe("I'll update the issue list for you.");
     expect(calls(r!)).toEqual([
-      { type: "toolCall", id: "toolu_01QE1WLsSVp5hy5Q3GmGTmjP", name: "updateIssueList", argumentsText: "{}" },
+      {
+        type: "toolCall",
+        id: "toolu_01QE1WLsSVp5hy5Q3GmGTmjP",
+        name: "updateIssueList",
+        argumentsText: "{}",
+      },
     ]);
     expect(r!.stopReason).toBe("toolUse");
   },
@@ -92,7 +97,9 @@ const checks: Record<string, Check> = {
     expect(r!.stopReason).toBe("stop");
   },
   "google-reasoning.chunks.txt": ([r]) => {
-    expect(text(r!)).toBe('There are **3** "r"s in strawberry.\n\nHere is the breakdown: st**r**awbe**rr**y.');
+    expect(text(r!)).toBe(
+      'There are **3** "r"s in strawberry.\n\nHere is the breakdown: st**r**awbe**rr**y.',
+    );
     expect(reasoning(r!)[0]?.replay?.signature).toMatch(/^Eo0HCooHAb4/);
     expect(r!.usage).toEqual({ input: 9, output: 285, reasoning: 256 });
   },
@@ -108,7 +115,10 @@ const checks: Record<string, Check> = {
     ]);
     expect(new Set(cs.map((c) => c.id)).size).toBe(4);
     // The thought signature rides on the first function call.
-    expect(cs[0]!.replay).toMatchObject({ provider: "google", signature: expect.stringMatching(/^AY89a18a8/) });
+    expect(cs[0]!.replay).toMatchObject({
+      provider: "google",
+      signature: expect.stringMatching(/^AY89a18a8/),
+    });
     expect(cs[1]!.replay).toBeUndefined();
     expect(r!.usage).toEqual({ input: 249, output: 241, reasoning: 183 });
     expect(r!.stopReason).toBe("toolUse");
@@ -174,7 +184,12 @@ const checks: Record<string, Check> = {
   "xai-tool-call.chunks.txt": ([r]) => {
     expect(reasoning(r!)[0]?.text).toMatch(/^First, the user is asking about the weather/);
     expect(calls(r!)).toEqual([
-      { type: "toolCall", id: "call_79382389", name: "weather", argumentsText: '{"location":"San Francisco"}' },
+      {
+        type: "toolCall",
+        id: "call_79382389",
+        name: "weather",
+        argumentsText: '{"location":"San Francisco"}',
+      },
     ]);
     expect(r!.usage).toEqual({ input: 307, output: 253, reasoning: 227, cacheRead: 306 });
     expect(r!.stopReason).toBe("toolUse");
@@ -189,7 +204,9 @@ const checks: Record<string, Check> = {
     const t = text(r!);
     // Commentary and final answer, separated; the done events fill in what the deltas left out.
     expect(t.startsWith("Got it — I’ll quickly check reliable")).toBe(true);
-    expect(t).toContain("with links.\n\nHere are a few **AI headlines for today (Wednesday, February 25, 2026)**");
+    expect(t).toContain(
+      "with links.\n\nHere are a few **AI headlines for today (Wednesday, February 25, 2026)**",
+    );
     expect(r!.usage).toEqual({ input: 7112, output: 463, reasoning: 64, cacheRead: 3072 });
     expect(r!.stopReason).toBe("stop");
   },

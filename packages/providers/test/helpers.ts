@@ -11,9 +11,9 @@ export function run(provider: LlmProvider, request: LlmRequest): Promise<Outcome
   return Effect.runPromise(
     Effect.gen(function* () {
       const events: LlmEvent[] = [];
-      const r = yield* Stream.runForEach(provider.stream(request), (e) => Effect.sync(() => events.push(e))).pipe(
-        Effect.either,
-      );
+      const r = yield* Stream.runForEach(provider.stream(request), (e) =>
+        Effect.sync(() => events.push(e)),
+      ).pipe(Effect.either);
       return Either.isLeft(r) ? { events, error: r.left } : { events };
     }),
   );
@@ -90,7 +90,11 @@ export function userText(text: string, id = "u1"): Message {
   return { id, role: "user", parts: [{ type: "text", text }] };
 }
 
-export function request(model: string, messages: Message[] = [userText("hi")], extra: Partial<LlmRequest> = {}): LlmRequest {
+export function request(
+  model: string,
+  messages: Message[] = [userText("hi")],
+  extra: Partial<LlmRequest> = {},
+): LlmRequest {
   return {
     model,
     messages,

@@ -113,12 +113,18 @@ describe("withRetry", () => {
 
   it.effect("retries a stream that ends without a finish", () =>
     Effect.gen(function* () {
-      const scripted = new ScriptedProvider([{ events: [{ type: "textDelta", text: "cut off" }] }, { text: "whole" }]);
+      const scripted = new ScriptedProvider([
+        { events: [{ type: "textDelta", text: "cut off" }] },
+        { text: "whole" },
+      ]);
       const p = withRetry(scripted, { baseDelayMs: 100, jitter: 0 });
       const { result } = yield* drive(scripted, p.stream(req), [100, 0]);
       const events = Either.getOrThrow(result);
       expect(retries(events)).toEqual([["streamIncomplete", 100]]);
-      expect(accumulate(events)).toMatchObject({ parts: [{ type: "text", text: "whole" }], stopReason: "stop" });
+      expect(accumulate(events)).toMatchObject({
+        parts: [{ type: "text", text: "whole" }],
+        stopReason: "stop",
+      });
     }),
   );
 

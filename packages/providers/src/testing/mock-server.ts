@@ -50,6 +50,10 @@ export interface MockLlmServer {
   respondWith(responder: Responder | undefined): void;
   /** Resolves when at least `n` requests have arrived. */
   waitForRequests(n: number): Promise<readonly RecordedRequest[]>;
+  /** Requests whose connection is still open (e.g. hanging ones). */
+  readonly inFlight: number;
+  /** Resolves when no request is in flight (hung requests end when the client aborts). */
+  waitForIdle(): Promise<void>;
   /** Base URL the given SDK expects (`/v1` for OpenAI, bare for Anthropic and Gemini). */
   baseUrl(format: WireFormat): string;
   close(): Promise<void>;
@@ -92,6 +96,8 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
   const waiters: { n: number; resolve: (r: readonly RecordedRequest[]) => void }[] = [];
   const sockets = new Set<Socket>();
   let closing = false;
+  let inFlight = 0;
+  let idleWaiters: (() => void)[] = [];
 
   const nextReply = async (req: RecordedRequest): Promise<MockReply> => {
     const queued = queue.shift();
@@ -239,6 +245,15 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
   };
 
   const server: Server = createServer((req, res) => {
+    inFlight++;
+    res.on("close", () => {
+      inFlight--;
+      if (inFlight === 0) {
+        const w = idleWaiters;
+        idleWaiters = [];
+        for (const f of w) f();
+      }
+    });
     handle(req, res).catch((e: unknown) => {
       if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { message: `mock-llm: ${String(e)}` } }));
@@ -273,6 +288,13 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     waitForRequests(n) {
       if (requests.length >= n) return Promise.resolve(requests.slice());
       return new Promise((resolve) => waiters.push({ n, resolve }));
+    },
+    get inFlight() {
+      return inFlight;
+    },
+    waitForIdle() {
+      if (inFlight === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => idleWaiters.push(resolve));
     },
     baseUrl(format) {
       return format === "openai-chat" || format === "openai-responses" ? `${url}/v1` : url;

@@ -431,7 +431,9 @@ function chat(reply: MockReply, ids: Ids): RenderedStream {
             ...(u.cacheRead !== undefined ? { cached_tokens: u.cacheRead } : {}),
             ...(u.cacheWrite !== undefined ? { cache_write_tokens: u.cacheWrite } : {}),
           },
-          ...(u.reasoning !== undefined ? { completion_tokens_details: { reasoning_tokens: u.reasoning } } : {}),
+          ...(u.reasoning !== undefined
+            ? { completion_tokens_details: { reasoning_tokens: u.reasoning } }
+            : {}),
         },
       }),
     });
