@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { readdir, readFile, stat } from "node:fs/promises";
+import { StringDecoder } from "node:string_decoder";
 import type { ToolContext, ToolDefinition, ToolFailure, ToolOutput } from "@lash/core";
 import { Effect } from "effect";
 import {
@@ -306,14 +307,20 @@ export function shellTool(
       };
       ctx.signal.addEventListener("abort", onAbort, { once: true });
 
-      const onData = (stream: "stdout" | "stderr", buffer: TailBuffer) => (chunk: Buffer) => {
-        buffer.push(chunk);
-        combined.push(chunk);
-        try {
-          ctx.progress({ type: "output", stream, text: chunk.toString("utf8") } satisfies ShellProgress);
-        } catch {
-          // a failing progress listener must not break the command
-        }
+      const onData = (stream: "stdout" | "stderr", buffer: TailBuffer) => {
+        // A decoder per stream keeps multi-byte characters split across chunks whole.
+        const decoder = new StringDecoder("utf8");
+        return (chunk: Buffer) => {
+          buffer.push(chunk);
+          combined.push(chunk);
+          const text = decoder.write(chunk);
+          if (text === "") return;
+          try {
+            ctx.progress({ type: "output", stream, text } satisfies ShellProgress);
+          } catch {
+            // a failing progress listener must not break the command
+          }
+        };
       };
       child.stdout?.on("data", onData("stdout", stdout));
       child.stderr?.on("data", onData("stderr", stderr));
