@@ -35,8 +35,8 @@ export interface Translator<T> {
 
 /**
  * Runs an SDK stream under an AbortController tied to the Effect stream's scope:
- * interrupting the consumer aborts the HTTP request. Events go straight into the
- * stream's mailbox (no per-event Effect work on the producer side).
+ * interrupting the consumer aborts the HTTP request. The SDK is iterated by a plain
+ * async loop (no per-event Effect work); events reach the stream's mailbox in batches.
  */
 export function runSdkStream<T>(
   ctx: ErrorContext,
@@ -50,8 +50,23 @@ export function runSdkStream<T>(
           const controller = new AbortController();
           const signal = controller.signal;
           const t = translator();
+          // Events are batched per macrotask: everything parsed from one network read
+          // enters the Effect stream as one chunk (one wake-up of the consumer, not one per event).
+          let buffer: LlmEvent[] = [];
+          let scheduled = false;
+          const flush = (): void => {
+            scheduled = false;
+            if (buffer.length === 0 || signal.aborted) return;
+            const batch = buffer;
+            buffer = [];
+            emit.array(batch);
+          };
           const push: Emit = (e) => {
-            emit.single(e);
+            buffer.push(e);
+            if (!scheduled) {
+              scheduled = true;
+              setImmediate(flush);
+            }
           };
           (async () => {
             try {
@@ -61,10 +76,12 @@ export function runSdkStream<T>(
               }
               if (signal.aborted) return;
               const err = t.end(push);
+              flush();
               if (err) emit.fail(err);
               else emit.end();
             } catch (e) {
               if (signal.aborted) return;
+              flush();
               emit.fail(classifyError(e, ctx, signal));
             }
           })();

@@ -1,4 +1,5 @@
-import type { LlmProvider, ModelInfo } from "@lash/sansio";
+import type { LlmProvider, LlmRequest, ModelInfo } from "@lash/sansio";
+import { Effect, Stream } from "effect";
 import { anthropicProvider } from "../adapters/anthropic.ts";
 import { googleProvider } from "../adapters/google.ts";
 import { openaiChatProvider } from "../adapters/openai-chat.ts";
@@ -50,7 +51,7 @@ export const providerOfFormat: Record<WireFormat, ProviderKind> = {
  * `createProvider("anthropic/claude-sonnet-4-5", mockProviderOptions(server, "anthropic"))`.
  */
 export function mockProviderOptions(
-  server: MockLlmServer,
+  server: Pick<MockLlmServer, "baseUrl">,
   kind: ProviderKind | WireFormat,
 ): { apiKey: string; baseUrl: string } {
   const format = (kind in formatOfProvider ? formatOfProvider[kind as ProviderKind] : kind) as WireFormat;
@@ -62,7 +63,7 @@ export function mockProviderOptions(
  * (model info defaults) and, unless `retry` is given, without the retry layer.
  */
 export function mockProvider(
-  server: MockLlmServer,
+  server: Pick<MockLlmServer, "baseUrl">,
   format: WireFormat,
   options: { model?: string; info?: Partial<ModelInfo>; retry?: Partial<RetryPolicy> } = {},
 ): LlmProvider {
@@ -86,4 +87,16 @@ export function mockProvider(
           ? openaiChatProvider(config)
           : googleProvider(config);
   return options.retry ? withRetry(p, options.retry) : p;
+}
+
+/** Runs a provider stream to its end and returns how many events it produced (benchmarks). */
+export function drainEvents(provider: LlmProvider, request: LlmRequest): Promise<number> {
+  let n = 0;
+  return Effect.runPromise(
+    Stream.runForEachChunk(provider.stream(request), (chunk) =>
+      Effect.sync(() => {
+        n += chunk.length;
+      }),
+    ),
+  ).then(() => n);
 }

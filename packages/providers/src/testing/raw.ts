@@ -13,7 +13,7 @@ import type { WireFormat } from "./reply.ts";
  */
 export function rawSdkStream(
   format: WireFormat,
-  server: MockLlmServer,
+  server: Pick<MockLlmServer, "baseUrl">,
   request: LlmRequest,
   info: ModelInfo,
 ): () => Promise<AsyncIterable<unknown>> {
