@@ -103,7 +103,9 @@ function cell300(): { lashlang: string; js: string } {
     l.push("}");
     l.push(`res_${i} = await files.read({ path: "src/" + to_string(${i}) + ".rs" })`);
     l.push(`summary_${i} = res_${i}.ok ? "ok" : res_${i}.error`);
-    j.push(`let rows_${i} = [{ id: ${i}, name: "row ${i}", tags: ["a", "b"] }, { id: ${i + 1}, name: "next" }];`);
+    j.push(
+      `let rows_${i} = [{ id: ${i}, name: "row ${i}", tags: ["a", "b"] }, { id: ${i + 1}, name: "next" }];`,
+    );
     j.push(`let acc_${i};`);
     j.push(`for (const r of rows_${i}) {`);
     j.push(`  if (r.id % 2 === 0 && r.name.length > 3) {`);
@@ -143,7 +145,22 @@ function quickjsRun(src: string): unknown {
   }
 }
 
-const surface = { modules: { files: { operations: { read: { input: { type: "object", properties: { path: { type: "string" } }, required: ["path"], additionalProperties: false } } } } } };
+const surface = {
+  modules: {
+    files: {
+      operations: {
+        read: {
+          input: {
+            type: "object",
+            properties: { path: { type: "string" } },
+            required: ["path"],
+            additionalProperties: false,
+          },
+        },
+      },
+    },
+  },
+};
 const rows: (string | number)[][] = [];
 const results: Record<string, unknown> = {};
 const fmt = (ms: number) => ms.toFixed(2);
@@ -193,7 +210,13 @@ for (const w of workloads) {
   }
   const m = { lashlang: median(lash), quickjs: median(qjs), v8: median(v8) };
   results.d = { title: "(d) parse + check a 300-line cell", runs: RUNS, medianMs: m, all: { lash, qjs, v8 } };
-  rows.push(["(d) parse + check a 300-line cell (JS: compile only)", fmt(m.lashlang), fmt(m.quickjs), fmt(m.v8), (m.quickjs / m.lashlang).toFixed(2) + "×"]);
+  rows.push([
+    "(d) parse + check a 300-line cell (JS: compile only)",
+    fmt(m.lashlang),
+    fmt(m.quickjs),
+    fmt(m.v8),
+    (m.quickjs / m.lashlang).toFixed(2) + "×",
+  ]);
 }
 
 report({

@@ -104,7 +104,114 @@ export function sliceValue(x: Value, s: Value, e: Value): Value {
   throw typeError(`\`slice\` expects a string, list or tuple, got ${typeName(x)}`);
 }
 
+type Part = string | number;
+const templateCache = new Map<string, Part[] | LangError>();
+
+/** Parses a template into literal parts and argument indexes (cached; errors cached too). */
+function parseTemplate(tpl: string, nargs: number): Part[] {
+  let parts = templateCache.get(tpl);
+  if (parts === undefined) {
+    try {
+      parts = parseTemplateUncached(tpl);
+    } catch (e) {
+      parts = e as LangError;
+    }
+    if (templateCache.size > 512) templateCache.clear();
+    templateCache.set(tpl, parts);
+  }
+  if (parts instanceof LangError) throw valueError(parts.message);
+  void nargs;
+  return parts;
+}
+
+function parseTemplateUncached(tpl: string): Part[] {
+  const out: Part[] = [];
+  let lit = "";
+  let seq = 0;
+  let usedSeq = false;
+  let usedIdx = false;
+  const n = tpl.length;
+  let i = 0;
+  while (i < n) {
+    const c = tpl.charCodeAt(i);
+    if (c === 123) {
+      if (tpl.charCodeAt(i + 1) === 123) {
+        lit += "{";
+        i += 2;
+        continue;
+      }
+      const close = tpl.indexOf("}", i + 1);
+      if (close < 0) throw valueError("unmatched `{` in format string");
+      const inner = tpl.slice(i + 1, close);
+      let idx: number;
+      if (inner === "") {
+        if (usedIdx) throw valueError("can't mix `{}` and indexed format placeholders");
+        usedSeq = true;
+        idx = seq++;
+      } else if (/^\d+$/.test(inner)) {
+        if (usedSeq) throw valueError("can't mix `{}` and indexed format placeholders");
+        usedIdx = true;
+        idx = Number(inner);
+      } else throw valueError("unmatched `{` in format string");
+      if (lit !== "") out.push(lit);
+      lit = "";
+      out.push(idx);
+      i = close + 1;
+      continue;
+    }
+    if (c === 125) {
+      if (tpl.charCodeAt(i + 1) === 125) {
+        lit += "}";
+        i += 2;
+        continue;
+      }
+      throw valueError("unmatched `}` in format string");
+    }
+    let j = i + 1;
+    while (j < n) {
+      const d = tpl.charCodeAt(j);
+      if (d === 123 || d === 125) break;
+      j++;
+    }
+    lit += tpl.slice(i, j);
+    i = j;
+  }
+  if (lit !== "") out.push(lit);
+  return out;
+}
+
 export function formatString(tpl: Value, args: Value[]): string {
+  if (typeof tpl !== "string") throw typeError(`\`format\` requires a string template, got ${typeName(tpl)}`);
+  const parts = parseTemplate(tpl, args.length);
+  let out = "";
+  let used = 0;
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i]!;
+    if (typeof p === "string") out += p;
+    else {
+      if (p >= args.length) {
+        const seqStyle = !parts.some(
+          (x) => typeof x === "number" && x !== parts.filter((y) => typeof y === "number").indexOf(x),
+        );
+        throw valueError(
+          seqStyle && tpl.includes("{}")
+            ? `format string has more \`{}\` placeholders than arguments (${args.length})`
+            : `format placeholder \`{${p}}\` has no matching argument`,
+        );
+      }
+      const a = args[p]!;
+      out += typeof a === "string" ? a : stringify(a);
+      if (p < 31) used |= 1 << p;
+    }
+  }
+  for (let k = 0; k < args.length; k++) {
+    const isUsed = k < 31 ? (used & (1 << k)) !== 0 : parts.includes(k);
+    if (!isUsed) throw valueError(`format argument \`${k}\` is unused`);
+  }
+  return out;
+}
+
+export function formatStringOld(tpl: Value, args: Value[]): string {
   if (typeof tpl !== "string") throw typeError(`\`format\` requires a string template, got ${typeName(tpl)}`);
   let out = "";
   let seq = 0;

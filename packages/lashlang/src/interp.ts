@@ -585,9 +585,11 @@ export class Compiler {
   }
 
   private compileBin(e: Extract<Expr, { k: "bin" }>): (c: Ctx) => Value {
+    const op = e.op;
+    const special = this.binSpecial(e);
+    if (special) return special;
     const l = this.expr(e.l);
     const r = this.expr(e.r);
-    const op = e.op;
     const slow = (a: Value, b: Value): Value => {
       try {
         return binary(op, a, b);
@@ -671,6 +673,91 @@ export class Compiler {
               : !equals(a, b);
         };
     }
+  }
+
+  /** Specialised closures for `var op number` / `var op var` arithmetic and comparisons. */
+  private binSpecial(e: Extract<Expr, { k: "bin" }>): ((c: Ctx) => Value) | null {
+    const op = e.op;
+    if (op === "==" || op === "!=") return null;
+    const lv = e.l.k === "var" && !this.projectedNames.has(e.l.name) ? this.slot(e.l.name) : -1;
+    const rk = e.r.k === "lit" && typeof e.r.value === "number" ? e.r.value : null;
+    const rv = e.r.k === "var" && !this.projectedNames.has(e.r.name) ? this.slot(e.r.name) : -1;
+    const l = this.expr(e.l);
+    const r = this.expr(e.r);
+    const slow = (a: Value, b: Value): Value => {
+      try {
+        return binary(op, a, b);
+      } catch (err) {
+        return at(err, e);
+      }
+    };
+    if (rk !== null) {
+      const k = rk;
+      const get =
+        lv >= 0
+          ? (c: Ctx): Value => {
+              const v = c.slots[lv];
+              return v === undefined ? l(c) : v;
+            }
+          : l;
+      switch (op) {
+        case "+":
+          return (c) => {
+            const a = get(c);
+            return typeof a === "number" ? a + k : slow(a, k);
+          };
+        case "-":
+          return (c) => {
+            const a = get(c);
+            return typeof a === "number" ? a - k : slow(a, k);
+          };
+        case "*":
+          return (c) => {
+            const a = get(c);
+            return typeof a === "number" ? a * k : slow(a, k);
+          };
+        case "/":
+          return (c) => {
+            const a = get(c);
+            return typeof a === "number" ? a / k : slow(a, k);
+          };
+        case "%":
+          return (c) => {
+            const a = get(c);
+            return typeof a === "number" ? a % k : slow(a, k);
+          };
+        case "<":
+          return (c) => {
+            const a = get(c);
+            return typeof a === "number" ? a < k : slow(a, k);
+          };
+        case "<=":
+          return (c) => {
+            const a = get(c);
+            return typeof a === "number" ? a <= k : slow(a, k);
+          };
+        case ">":
+          return (c) => {
+            const a = get(c);
+            return typeof a === "number" ? a > k : slow(a, k);
+          };
+        case ">=":
+          return (c) => {
+            const a = get(c);
+            return typeof a === "number" ? a >= k : slow(a, k);
+          };
+      }
+    }
+    if (lv >= 0 && rv >= 0 && op === "+") {
+      return (c) => {
+        let a = c.slots[lv];
+        let b = c.slots[rv];
+        if (a === undefined) a = l(c);
+        if (b === undefined) b = r(c);
+        return typeof a === "number" && typeof b === "number" ? a + b : slow(a, b);
+      };
+    }
+    return null;
   }
 
   private compileCall(e: Extract<Expr, { k: "call" }>): (c: Ctx) => Value {
@@ -817,7 +904,10 @@ export class Compiler {
         const cond = this.expr(s.cond);
         const then = this.block(s.then);
         const els = s.else ? this.block(s.else) : null;
-        return (c) => (truthy(cond(c)) ? then(c) : els ? els(c) : CODE_NORMAL);
+        return (c) => {
+          const v = cond(c);
+          return v === true || (v !== false && truthy(v)) ? then(c) : els ? els(c) : CODE_NORMAL;
+        };
       }
       case "while": {
         const cond = this.expr(s.cond);
@@ -825,7 +915,8 @@ export class Compiler {
         return (c) => {
           for (;;) {
             if (++c.steps > c.budget) return at(budgetError(c.budget), s);
-            if (!truthy(cond(c))) return CODE_NORMAL;
+            const v = cond(c);
+            if (v !== true && (v === false || !truthy(v))) return CODE_NORMAL;
             const code = body(c);
             if (code === CODE_BREAK) return CODE_NORMAL;
             if (code === CODE_FINISH) return code;
@@ -972,7 +1063,13 @@ export class Compiler {
       sameTarget(t, value.args[0]!)
     )
       return this.pure(value.args[1]!) ? { item: value.args[1]!, push: true } : null;
-    if (value.k === "bin" && value.op === "+" && sameTarget(t, value.l) && this.pure(value.r))
+    if (
+      value.k === "bin" &&
+      value.op === "+" &&
+      (value.r.k === "list" || value.r.k === "comp") &&
+      sameTarget(t, value.l) &&
+      this.pure(value.r)
+    )
       return { item: value.r, push: false };
     return null;
   }

@@ -40,7 +40,6 @@ function prec(e: Expr): number {
     case "field":
     case "index":
     case "mcall":
-    case "unwrap":
       return 9;
     default:
       return 10;
@@ -108,7 +107,8 @@ export function printExpr(e: Expr): string {
     case "mcall":
       return `${paren(e.recv, 9)}.${printKey(e.op)}(${e.args.map((x) => paren(x, 2)).join(", ")})`;
     case "unwrap":
-      return `${paren(e.expr, 9)}?`;
+      // Parenthesised so the newline-blind `?`/ternary lookahead always sees `)` next.
+      return `(${paren(e.expr, 9)}?)`;
     case "neg":
       return `-${paren(e.expr, 8)}`;
     case "not":
@@ -222,7 +222,9 @@ function printItem(it: Item): string {
   if (it.k === "typedecl") return `type ${it.name} = ${printType(it.type)}`;
   if (it.k === "process") {
     const params = it.params.map((p) => `${p.name}: ${printType(p.type)}`).join(", ");
-    const sig = it.signals.length ? ` signals { ${it.signals.map((p) => `${p.name}: ${printType(p.type)}`).join(", ")} }` : "";
+    const sig = it.signals.length
+      ? ` signals { ${it.signals.map((p) => `${p.name}: ${printType(p.type)}`).join(", ")} }`
+      : "";
     const ret = it.returns ? ` -> ${printType(it.returns)}` : "";
     return `${printLabel(it.label, "")}process ${it.name}(${params})${sig}${ret} ${printBlock(it.body, "")}`;
   }
