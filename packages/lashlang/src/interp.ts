@@ -161,7 +161,7 @@ export function binary(op: string, a: Value, b: Value): Value {
   else {
     const x = toNumber(a);
     const y = toNumber(b);
-    if (x !== x || y !== y) return false;
+    if (Number.isNaN(x) || Number.isNaN(y)) return false;
     cmp = x < y ? -1 : x > y ? 1 : 0;
   }
   switch (op) {
@@ -656,7 +656,7 @@ export class Compiler {
         return (c) => {
           const a = l(c);
           const b = r(c);
-          return a === b && a === a
+          return a === b && !Number.isNaN(a)
             ? true
             : typeof a !== "object" && typeof b !== "object"
               ? false
@@ -666,7 +666,7 @@ export class Compiler {
         return (c) => {
           const a = l(c);
           const b = r(c);
-          return a === b && a === a
+          return a === b && !Number.isNaN(a)
             ? false
             : typeof a !== "object" && typeof b !== "object"
               ? true
@@ -838,7 +838,7 @@ export class Compiler {
       try {
         items = iterItems(cl.fn(c));
       } catch (err) {
-        return at(err, cl.node);
+        at(err, cl.node);
       }
       const saved = c.slots[cl.slot];
       try {
@@ -1627,9 +1627,7 @@ export function compileProgram(program: Program, projectedNames: Iterable<string
       program,
       pure: true,
       runSync: () => CODE_NORMAL,
-      runGen: function* () {
-        return CODE_NORMAL;
-      },
+      runGen: (c) => compiler.genBlock([], c),
     };
   }
   // Make sure every statement is compiled (so slots are allocated) before running.
@@ -1649,7 +1647,7 @@ function collectNames(b: Stmt[], comp: Compiler): void {
         e.items.forEach(visitE);
         return;
       case "record":
-        e.entries.forEach((x: RecordEntry) => visitE(x.value));
+        for (const x of e.entries as RecordEntry[]) visitE(x.value);
         return;
       case "comp":
         visitE(e.elem);
@@ -1690,7 +1688,7 @@ function collectNames(b: Stmt[], comp: Compiler): void {
         visitE(e.else);
         return;
       case "start":
-        e.args.forEach((x) => visitE(x.value));
+        for (const x of e.args) visitE(x.value);
         return;
       default:
         return;

@@ -684,6 +684,7 @@ class LashParser extends EmbeddedActionsParser {
       result = this.ACTION(() => ({
         k: "tern" as const,
         cond,
+        // biome-ignore lint/suspicious/noThenProperty: AST field name, not a thenable
         then: a,
         else: b,
         start: start!,

@@ -202,7 +202,7 @@ export function formatNumber(n: number): string {
     if (Math.abs(n) < 1e21) return Object.is(n, -0) ? "-0" : String(n);
     return BigInt(n).toString();
   }
-  if (n !== n) return "NaN";
+  if (Number.isNaN(n)) return "NaN";
   if (n === Number.POSITIVE_INFINITY) return "inf";
   if (n === Number.NEGATIVE_INFINITY) return "-inf";
   const s = String(n);

@@ -61,7 +61,9 @@ function surfaceOf(fx: FixtureHost | null): HostSurface {
   for (const key of Object.keys(fx?.ops ?? {})) {
     const i = key.lastIndexOf(".");
     const mod = key.slice(0, i);
-    (modules[mod] ??= { operations: {} }).operations[key.slice(i + 1)] = {};
+    const spec = modules[mod] ?? { operations: {} };
+    spec.operations[key.slice(i + 1)] = {};
+    modules[mod] = spec;
   }
   return { modules };
 }

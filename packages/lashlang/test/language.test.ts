@@ -137,7 +137,10 @@ describe("scoping and copy-on-write", () => {
 class RecordingHost implements LashlangHost {
   calls: OperationCall[] = [];
   prints: string[] = [];
-  constructor(readonly answer: (c: OperationCall) => OperationResult | Promise<OperationResult>) {}
+  readonly answer: (c: OperationCall) => OperationResult | Promise<OperationResult>;
+  constructor(answer: (c: OperationCall) => OperationResult | Promise<OperationResult>) {
+    this.answer = answer;
+  }
   async call(c: OperationCall): Promise<OperationResult> {
     this.calls.push(c);
     return this.answer(c);
@@ -496,7 +499,12 @@ describe("REPL state, snapshots, projected bindings", () => {
   it("a session scopes call ids per cell", async () => {
     const ids: string[] = [];
     const s = new LashlangSession({
-      host: { call: async (c) => (ids.push(c.id), { ok: true, value: null }) },
+      host: {
+        call: async (c) => {
+          ids.push(c.id);
+          return { ok: true, value: null };
+        },
+      },
     });
     await s.run("await m.x({})");
     await s.run("await m.x({})");
