@@ -1,0 +1,173 @@
+// The SqliteStore schema: an ordered list of forward migrations, the version
+// the code writes (`PRAGMA user_version`), and the read-only preflight that
+// refuses a damaged file or one written by a newer lash before anything is
+// written to it.
+import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
+import { SchemaTooNew, StoreCorrupt, StoreError } from "../store.ts";
+
+/**
+ * Migration `i` takes the database from version `i` to `i + 1`; each is a list
+ * of single SQL statements applied, with the version bump, in one transaction.
+ * Append only: never edit a migration that has shipped.
+ */
+export const sqliteMigrations: readonly (readonly string[])[] = [
+  // 1: the tables.
+  [
+    `CREATE TABLE sessions (
+      id TEXT PRIMARY KEY,
+      title TEXT,
+      cwd TEXT,
+      model TEXT NOT NULL,
+      mode TEXT NOT NULL,
+      system_prompt TEXT,
+      created_at INTEGER NOT NULL,
+      updated_at INTEGER NOT NULL,
+      leaf_id TEXT,
+      head_revision INTEGER NOT NULL,
+      turn_count INTEGER NOT NULL,
+      frame_id TEXT NOT NULL,
+      origin_session TEXT,
+      origin_node TEXT,
+      parent_session TEXT,
+      parent_call TEXT,
+      depth INTEGER,
+      state_json TEXT NOT NULL,
+      deleted INTEGER NOT NULL DEFAULT 0
+    )`,
+    `CREATE TABLE nodes (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      id TEXT NOT NULL UNIQUE,
+      session_id TEXT NOT NULL REFERENCES sessions(id),
+      parent_id TEXT,
+      frame_id TEXT NOT NULL,
+      kind TEXT NOT NULL,
+      turn_id TEXT,
+      payload_json TEXT,
+      created_at INTEGER NOT NULL
+    )`,
+    "CREATE INDEX nodes_session ON nodes(session_id, seq)",
+    `CREATE TABLE turn_commits (
+      session_id TEXT NOT NULL,
+      turn_id TEXT NOT NULL,
+      hash TEXT NOT NULL,
+      result_json TEXT NOT NULL,
+      PRIMARY KEY (session_id, turn_id)
+    ) WITHOUT ROWID`,
+    `CREATE TABLE usage (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      session_id TEXT NOT NULL,
+      turn_id TEXT NOT NULL,
+      source TEXT NOT NULL,
+      model TEXT NOT NULL,
+      input INTEGER,
+      output INTEGER,
+      reasoning INTEGER,
+      cache_read INTEGER,
+      cache_write INTEGER,
+      cost_usd REAL
+    )`,
+    `CREATE TABLE journal (
+      key TEXT PRIMARY KEY,
+      session_id TEXT NOT NULL,
+      turn_id TEXT NOT NULL,
+      hash TEXT NOT NULL,
+      status TEXT NOT NULL,
+      outcome_json TEXT,
+      updated_at INTEGER NOT NULL
+    )`,
+    `CREATE TABLE pending_turns (
+      session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+      turn_id TEXT NOT NULL,
+      input_json TEXT,
+      expected_revision INTEGER NOT NULL,
+      started_at INTEGER NOT NULL
+    )`,
+  ],
+  // 2: secondary indexes for listing, children, fork dependents, usage and the journal.
+  [
+    "CREATE INDEX sessions_updated ON sessions(updated_at)",
+    "CREATE INDEX sessions_parent ON sessions(parent_session) WHERE parent_session IS NOT NULL",
+    "CREATE INDEX sessions_origin ON sessions(origin_session) WHERE origin_session IS NOT NULL",
+    "CREATE INDEX usage_session ON usage(session_id, seq)",
+    "CREATE INDEX journal_turn ON journal(session_id, turn_id)",
+  ],
+];
+
+/** The schema version this code writes and reads. */
+export const SQLITE_SCHEMA_VERSION = sqliteMigrations.length;
+
+const MAGIC = "SQLite format 3\u0000";
+
+export const corrupt = (path: string, what: string): StoreCorrupt =>
+  new StoreCorrupt({
+    path,
+    message: `${path} is not a usable lash database: ${what}. Move it aside (e.g. rename it to ${path}.broken); lash will create a new one.`,
+  });
+
+export const tooNew = (path: string, found: number): SchemaTooNew =>
+  new SchemaTooNew({
+    path,
+    found,
+    supported: SQLITE_SCHEMA_VERSION,
+    message: `${path} was written by a newer lash (schema version ${found}; this lash supports up to ${SQLITE_SCHEMA_VERSION}). Upgrade lash to open it; the file was not modified.`,
+  });
+
+export type Preflight =
+  /** No file or an empty one: a new database. */
+  | { readonly kind: "new" }
+  /** The header's version is current (no WAL content could override it). */
+  | { readonly kind: "checked"; readonly version: number }
+  /** A non-empty WAL exists, so the header may be stale: ask SQLite, read-only. */
+  | { readonly kind: "walPending" };
+
+/**
+ * Inspect the file's header without opening it with SQLite (opening would
+ * create `-wal`/`-shm` files): the magic string, truncation against the page
+ * count the header records, and the schema version.
+ */
+export function preflight(path: string): Preflight | StoreCorrupt | SchemaTooNew | StoreError {
+  try {
+    if (!existsSync(path)) return { kind: "new" };
+    const st = statSync(path);
+    if (!st.isFile()) return new StoreError({ message: `${path} is not a file` });
+    if (st.size === 0) return { kind: "new" };
+    const header = Buffer.alloc(100);
+    const fd = openSync(path, "r");
+    let read: number;
+    try {
+      read = readSync(fd, header, 0, 100, 0);
+    } finally {
+      closeSync(fd);
+    }
+    if (read < 100 || header.toString("latin1", 0, 16) !== MAGIC)
+      return corrupt(path, "not an SQLite database");
+    const rawPageSize = header.readUInt16BE(16);
+    const pageSize = rawPageSize === 1 ? 65_536 : rawPageSize;
+    if (pageSize < 512 || (pageSize & (pageSize - 1)) !== 0)
+      return corrupt(path, "damaged header (page size)");
+    const wal = `${path}-wal`;
+    if (existsSync(wal) && statSync(wal).size > 0) return { kind: "walPending" };
+    if (st.size % pageSize !== 0)
+      return corrupt(path, `truncated (${st.size} bytes is not a whole number of pages)`);
+    const changeCounter = header.readUInt32BE(24);
+    const pages = header.readUInt32BE(28);
+    const validFor = header.readUInt32BE(92);
+    if (changeCounter === validFor && pages > 0 && st.size < pages * pageSize) {
+      return corrupt(
+        path,
+        `truncated (the header records ${pages * pageSize} bytes, the file has ${st.size})`,
+      );
+    }
+    const version = header.readInt32BE(60);
+    if (version > SQLITE_SCHEMA_VERSION) return tooNew(path, version);
+    return { kind: "checked", version };
+  } catch (cause) {
+    return new StoreError({ message: `cannot read ${path}: ${String(cause)}`, cause });
+  }
+}
+
+/** SQLite result codes (primary) that mean the file itself is damaged. */
+export function isCorruption(cause: unknown): boolean {
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" && (code.startsWith("SQLITE_CORRUPT") || code.startsWith("SQLITE_NOTADB"));
+}

@@ -1,0 +1,53 @@
+// Temp directories and raw SQLite access for the SqliteStore tests.
+import { createHash } from "node:crypto";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as Reactivity from "@effect/experimental/Reactivity";
+import type { SqlClient } from "@effect/sql/SqlClient";
+import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient";
+import { Effect, type Scope } from "effect";
+
+/** A temp directory removed when the scope closes. */
+export const tempDir: Effect.Effect<string, never, Scope.Scope> = Effect.acquireRelease(
+  Effect.sync(() => mkdtempSync(join(tmpdir(), "lash-store-"))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true })),
+);
+
+export const tempDb: Effect.Effect<string, never, Scope.Scope> = Effect.map(tempDir, (dir) =>
+  join(dir, "lash.db"),
+);
+
+export const sha256 = (path: string): string => createHash("sha256").update(readFileSync(path)).digest("hex");
+
+/** The files next to the database (`-wal`, `-shm` …). */
+export const siblings = (path: string): string[] => {
+  const dir = join(path, "..");
+  return existsSync(dir) ? readdirSync(dir).sort() : [];
+};
+
+/**
+ * A raw connection to `filename` for the duration of `use` (closed after, which
+ * checkpoints and removes the WAL when it is the last connection).
+ */
+export const withRaw = <A, E>(
+  filename: string,
+  use: (sql: SqlClient) => Effect.Effect<A, E>,
+): Effect.Effect<A, E | unknown> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const sql = yield* SqliteClient.make({ filename }).pipe(Effect.provide(Reactivity.layer));
+      return yield* use(sql);
+    }),
+  );
+
+/** Every table's full contents, for "nothing else changed" assertions. */
+export const dumpTables = (sql: SqlClient) =>
+  Effect.gen(function* () {
+    const tables = yield* sql<{
+      name: string;
+    }>`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`;
+    const out: Record<string, readonly unknown[]> = {};
+    for (const { name } of tables) out[name] = yield* sql.unsafe(`SELECT * FROM "${name}"`);
+    return out;
+  });
