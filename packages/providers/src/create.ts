@@ -24,6 +24,8 @@ export interface CreateProviderOptions {
   readonly retry?: Partial<RetryPolicy> | false;
   /** Request timeout in milliseconds (default 10 minutes). */
   readonly timeoutMs?: number;
+  /** A stream with no data for this long fails with a retryable `timeout` (default 120 s; 0 = off). */
+  readonly idleTimeoutMs?: number;
   /** Extra HTTP headers on every request. */
   readonly headers?: Record<string, string>;
 }
@@ -107,6 +109,7 @@ export function createProvider(model: string, options: CreateProviderOptions = {
     model: id.model,
     info: resolved.info,
     timeoutMs: options.timeoutMs,
+    idleTimeoutMs: options.idleTimeoutMs,
     headers: options.headers,
     keyEnv: spec.keys[0],
     baseUrlEnv: spec.baseUrl,

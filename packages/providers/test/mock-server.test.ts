@@ -193,3 +193,16 @@ describe("ScriptedProvider", () => {
     ]);
   });
 });
+
+describe("stalled streams", () => {
+  it.each(["anthropic", "openai-responses", "openai-chat", "google"] as const)(
+    "%s: no data for idleTimeoutMs is a retryable timeout",
+    async (format) => {
+      server.enqueue({ text: "abc", textChunks: 3, hangAfterChunks: 2 });
+      const out = await run(mockProvider(server, format, { idleTimeoutMs: 150 }), request("x/m"));
+      expect(out.error).toMatchObject({ kind: "timeout", retryable: true });
+      expect(out.error?.message).toContain("stalled");
+      await server.waitForIdle();
+    },
+  );
+});

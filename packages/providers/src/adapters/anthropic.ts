@@ -402,6 +402,7 @@ export function anthropicProvider(config: AdapterConfig): LlmProvider {
         ctx,
         (signal) => client.messages.create(params, { signal }),
         () => new AnthropicTranslator(ctx),
+        config.idleTimeoutMs,
       );
     },
   };

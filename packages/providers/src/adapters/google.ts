@@ -396,6 +396,7 @@ export function googleProvider(config: AdapterConfig): LlmProvider {
             },
           }),
         () => new GoogleTranslator(ctx),
+        config.idleTimeoutMs,
       );
     },
   };

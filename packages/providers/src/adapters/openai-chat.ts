@@ -280,6 +280,7 @@ export function openaiChatProvider(config: AdapterConfig, clientOverride?: OpenA
         ctx,
         (signal) => client.chat.completions.create(params, { signal }),
         () => new ChatTranslator(ctx),
+        config.idleTimeoutMs,
       );
     },
   };

@@ -363,6 +363,7 @@ export function openaiResponsesProvider(config: AdapterConfig): LlmProvider {
         ctx,
         (signal) => client.responses.create(params, { signal }),
         () => new ResponsesTranslator(ctx),
+        config.idleTimeoutMs,
       );
     },
   };

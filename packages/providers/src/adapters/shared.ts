@@ -1,4 +1,5 @@
-import type { LlmError, LlmEvent, ModelInfo, Part, Usage } from "@lash/sansio";
+import type { LlmEvent, ModelInfo, Part, Usage } from "@lash/sansio";
+import { LlmError } from "@lash/sansio";
 import { Effect, Stream } from "effect";
 import type { ErrorContext } from "../errors.ts";
 import { classifyError } from "../errors.ts";
@@ -12,6 +13,8 @@ export interface AdapterConfig {
   readonly info: ModelInfo;
   /** Request timeout in ms for the whole HTTP call (default 10 minutes). */
   readonly timeoutMs?: number | undefined;
+  /** Fail with a retryable `timeout` when the stream makes no progress for this long (default 120 s; 0 = off). */
+  readonly idleTimeoutMs?: number | undefined;
   /** Extra headers sent with every request. */
   readonly headers?: Record<string, string> | undefined;
   readonly keyEnv?: string | undefined;
@@ -19,6 +22,7 @@ export interface AdapterConfig {
 }
 
 export const defaultTimeoutMs = 10 * 60_000;
+export const defaultIdleTimeoutMs = 120_000;
 
 export type Emit = (event: LlmEvent) => void;
 
@@ -42,6 +46,7 @@ export function runSdkStream<T>(
   ctx: ErrorContext,
   open: (signal: AbortSignal) => Promise<AsyncIterable<T>>,
   translator: () => Translator<T>,
+  idleTimeoutMs: number = defaultIdleTimeoutMs,
 ): Stream.Stream<LlmEvent, LlmError> {
   return Stream.asyncPush<LlmEvent, LlmError>(
     (emit) =>
@@ -68,21 +73,53 @@ export function runSdkStream<T>(
               setImmediate(flush);
             }
           };
+          // Idle watchdog: one interval per stream, a counter per event (no timer churn per chunk).
+          let progress = 0;
+          let stalled = false;
+          let watchdog: ReturnType<typeof setInterval> | undefined;
+          if (idleTimeoutMs > 0) {
+            let seen = -1;
+            watchdog = setInterval(() => {
+              if (progress === seen) {
+                stalled = true;
+                clearInterval(watchdog);
+                controller.abort();
+              }
+              seen = progress;
+            }, idleTimeoutMs);
+            watchdog.unref();
+          }
           (async () => {
             try {
               const iterable = await open(signal);
               for await (const event of iterable) {
+                progress++;
                 if (t.push(event, push)) break;
               }
+              if (stalled) throw new Error("stalled");
               if (signal.aborted) return;
               const err = t.end(push);
               flush();
               if (err) emit.fail(err);
               else emit.end();
             } catch (e) {
+              if (stalled) {
+                flush();
+                emit.fail(
+                  new LlmError({
+                    kind: "timeout",
+                    message: `${ctx.provider} (${ctx.model}): no data for ${idleTimeoutMs} ms — the stream stalled`,
+                    provider: ctx.provider,
+                    retryable: true,
+                  }),
+                );
+                return;
+              }
               if (signal.aborted) return;
               flush();
               emit.fail(classifyError(e, ctx, signal));
+            } finally {
+              clearInterval(watchdog);
             }
           })();
           return controller;

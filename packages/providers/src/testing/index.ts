@@ -65,7 +65,12 @@ export function mockProviderOptions(
 export function mockProvider(
   server: Pick<MockLlmServer, "baseUrl">,
   format: WireFormat,
-  options: { model?: string; info?: Partial<ModelInfo>; retry?: Partial<RetryPolicy> } = {},
+  options: {
+    model?: string;
+    info?: Partial<ModelInfo>;
+    retry?: Partial<RetryPolicy>;
+    idleTimeoutMs?: number;
+  } = {},
 ): LlmProvider {
   const model = options.model ?? "mock-model";
   const kind = providerOfFormat[format];
@@ -75,6 +80,7 @@ export function mockProvider(
     baseUrl: server.baseUrl(format),
     model,
     info,
+    idleTimeoutMs: options.idleTimeoutMs,
     keyEnv:
       kind === "google" ? "GEMINI_API_KEY" : kind === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY",
   };
