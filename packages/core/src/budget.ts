@@ -1,0 +1,145 @@
+import type { ToolResultContent } from "@lash/sansio";
+import { Effect } from "effect";
+import type { Plugin, ProjectedResult } from "./plugin.ts";
+import { defineTool, ToolFailure, type ToolOutput, textOutput } from "./tool.ts";
+
+export interface OutputBudgetOptions {
+  /** Bytes of text the model sees per tool result (default 16 KiB). */
+  readonly maxBytes?: number;
+  /** Lines the model sees per tool result (default 400). */
+  readonly maxLines?: number;
+  /** Full outputs kept in memory for `read_output` (default 200). */
+  readonly keep?: number;
+}
+
+const encoder = new TextEncoder();
+
+/** Cut `text` to the budget, keeping the head or the tail. Returns undefined when it fits. */
+export function cutText(
+  text: string,
+  direction: "head" | "tail",
+  maxBytes: number,
+  maxLines: number,
+): { readonly kept: string; readonly removedLines: number; readonly totalLines: number } | undefined {
+  const lines = text.split("\n");
+  const bytes = encoder.encode(text).length;
+  if (lines.length <= maxLines && bytes <= maxBytes) return undefined;
+  const kept: string[] = [];
+  let used = 0;
+  const order = direction === "head" ? lines : [...lines].reverse();
+  for (const line of order) {
+    const size = encoder.encode(line).length + 1;
+    if (kept.length >= maxLines || used + size > maxBytes) {
+      if (kept.length === 0) {
+        // a single over-long line: cut it at a character boundary
+        const chars = [...line];
+        let piece = "";
+        let n = 0;
+        const seq = direction === "head" ? chars : chars.reverse();
+        for (const ch of seq) {
+          const b = encoder.encode(ch).length;
+          if (n + b > maxBytes) break;
+          n += b;
+          piece = direction === "head" ? piece + ch : ch + piece;
+        }
+        kept.push(piece);
+      }
+      break;
+    }
+    kept.push(line);
+    used += size;
+  }
+  if (direction === "tail") kept.reverse();
+  return { kept: kept.join("\n"), removedLines: lines.length - kept.length, totalLines: lines.length };
+}
+
+/**
+ * The tool-output budget: results over the byte/line budget are cut (head, or
+ * tail for tools that declare `truncate: "tail"` such as shell) before the
+ * model sees them. The full output stays in the graph; the model is told how
+ * to read the rest with the plugin's `read_output` tool.
+ */
+export function outputBudgetPlugin(options: OutputBudgetOptions = {}): Plugin {
+  const maxBytes = options.maxBytes ?? 16 * 1024;
+  const maxLines = options.maxLines ?? 400;
+  const keep = options.keep ?? 200;
+  const full = new Map<string, string>();
+
+  const remember = (callId: string, text: string) => {
+    full.set(callId, text);
+    while (full.size > keep) full.delete(full.keys().next().value as string);
+  };
+
+  const readOutput = defineTool<{ callId: string; offset?: number; limit?: number }>({
+    name: "read_output",
+    description:
+      "Read more of a tool result that was cut to fit the context budget. Give the callId from the truncation note, " +
+      "and a 1-based line offset and a line limit. Returns the requested lines with line numbers.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        callId: { type: "string", description: "The tool call id named in the truncation note." },
+        offset: { type: "integer", minimum: 1, description: "First line to return (1-based, default 1)." },
+        limit: { type: "integer", minimum: 1, description: "Number of lines (default 200)." },
+      },
+      required: ["callId"],
+      additionalProperties: false,
+    },
+    readOnly: true,
+    family: "read",
+    run: async ({ callId, offset = 1, limit = 200 }) => {
+      const text = full.get(callId);
+      if (text === undefined) {
+        throw new ToolFailure({
+          class: "invalidRequest",
+          message: `No stored output for call ${callId} (only the ${keep} most recent cut outputs of this process are kept). Re-run the original tool with a narrower query instead.`,
+        });
+      }
+      const lines = text.split("\n");
+      const slice = lines.slice(offset - 1, offset - 1 + limit);
+      const body = slice.map((l, i) => `${String(offset + i).padStart(6)}\t${l}`).join("\n");
+      const more =
+        offset - 1 + limit < lines.length
+          ? `\n\n(${lines.length - (offset - 1 + limit)} more lines; continue with offset ${offset + limit})`
+          : "";
+      return textOutput(`${body}${more}`);
+    },
+  });
+
+  const project = (
+    callId: string,
+    name: string,
+    direction: "head" | "tail",
+    output: ToolOutput,
+  ): ProjectedResult => {
+    let cutAny = false;
+    const content: ToolResultContent[] = output.content.map((part) => {
+      if (part.type !== "text") return part;
+      const cut = cutText(part.text, direction, maxBytes, maxLines);
+      if (!cut) return part;
+      cutAny = true;
+      remember(callId, part.text);
+      const marker = `[… ${cut.removedLines} of ${cut.totalLines} lines cut from the ${direction === "head" ? "end" : "start"} to fit the context budget …]`;
+      const hint = `The full output of ${name} is kept. Read the rest with read_output {"callId": "${callId}", "offset": N, "limit": M}${direction === "tail" ? " (line 1 is the first line of the full output)" : ""}.`;
+      return {
+        type: "text",
+        text:
+          direction === "head" ? `${cut.kept}\n\n${marker}\n${hint}` : `${marker}\n${hint}\n\n${cut.kept}`,
+      };
+    });
+    return cutAny ? { content, full: output.content } : { content: output.content };
+  };
+
+  return {
+    name: "output-budget",
+    tools: [readOutput],
+    hooks: {
+      projectToolResult: (_ctx, call, output) =>
+        Effect.sync(() =>
+          call.name === "read_output"
+            ? { content: output.content }
+            : project(call.callId, call.name, call.tool?.truncate ?? "head", output),
+        ),
+    },
+  };
+}

@@ -1,0 +1,130 @@
+import type { LlmProvider, Message, ModelInfo } from "@lash/sansio";
+import { Effect, Layer, ManagedRuntime } from "effect";
+import type { TurnActivity } from "./activity.ts";
+import type { Plugin } from "./plugin.ts";
+import {
+  type CreateSessionOptions,
+  LashRuntime,
+  type RuntimeOptions,
+  type TurnInput,
+  type TurnOptions,
+  type TurnResult,
+  type UsageSummary,
+} from "./runtime.ts";
+import { IdGenerator, LlmProviders, ModelCatalog } from "./services.ts";
+import type { ListOptions, SessionRecord, SessionStore } from "./store.ts";
+
+export interface LashOptions extends Omit<RuntimeOptions, "plugins"> {
+  /** Where sessions live: a `Layer<SessionStore>` (e.g. `MemoryStore.layer`, `SqliteStore.layer({ filename })`). */
+  readonly store: Layer.Layer<SessionStore, unknown>;
+  /** One provider for every model, or a resolver by `provider/model` name. */
+  readonly provider: LlmProvider | ((model: string) => LlmProvider);
+  readonly catalog?: readonly ModelInfo[];
+  readonly plugins?: readonly Plugin[];
+}
+
+/** A running turn: iterate it for activity events; `result` settles when it has committed. */
+export interface TurnRun extends AsyncIterable<TurnActivity> {
+  readonly result: Promise<TurnResult>;
+  /** Cancel gracefully: what finished is committed; the outcome is `Stopped{cancelled}`. */
+  cancel(): void;
+}
+
+export interface LashSession {
+  readonly id: string;
+  turn(input: string | TurnInput, options?: Omit<TurnOptions, "onEvent">): TurnRun;
+  readView(): Promise<readonly Message[]>;
+  usage(): Promise<UsageSummary>;
+  fork(options?: { atNode?: string; title?: string }): Promise<SessionRecord>;
+  info(): Promise<SessionRecord>;
+}
+
+export interface Lash {
+  createSession(options: CreateSessionOptions): Promise<LashSession>;
+  session(id: string): LashSession;
+  listSessions(options?: ListOptions): Promise<readonly SessionRecord[]>;
+  deleteSession(id: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The promise facade for hosts that do not use Effect. */
+export function createLash(options: LashOptions): Lash {
+  const { store, provider, catalog, ...runtimeOptions } = options;
+  const providers =
+    typeof provider === "function" ? LlmProviders.fromFunction(provider) : LlmProviders.single(provider);
+  const layer = LashRuntime.layer(runtimeOptions).pipe(
+    Layer.provide(
+      Layer.mergeAll(
+        store,
+        providers,
+        IdGenerator.Live,
+        catalog ? ModelCatalog.fromEntries(catalog) : ModelCatalog.Empty,
+      ),
+    ),
+  );
+  const runtime = ManagedRuntime.make(layer);
+  const run = <A, E>(f: (rt: typeof LashRuntime.Service) => Effect.Effect<A, E>): Promise<A> =>
+    runtime.runPromise(Effect.flatMap(LashRuntime, f));
+
+  const session = (id: string): LashSession => ({
+    id,
+    turn(input, turnOptions = {}) {
+      const buffer: TurnActivity[] = [];
+      let wake: (() => void) | undefined;
+      let finished = false;
+      let cancel: (() => void) | undefined;
+      let cancelRequested = false;
+      const result = runtime.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const rt = yield* LashRuntime;
+            const handle = yield* rt.startTurn(id, typeof input === "string" ? { text: input } : input, {
+              ...turnOptions,
+              onEvent: (e) => {
+                buffer.push(e);
+                wake?.();
+              },
+            });
+            cancel = () => runtime.runFork(handle.cancel);
+            if (cancelRequested) cancel();
+            return yield* handle.result;
+          }),
+        ),
+      );
+      const settle = () => {
+        finished = true;
+        wake?.();
+      };
+      result.then(settle, settle);
+      return {
+        result,
+        cancel: () => {
+          cancelRequested = true;
+          cancel?.();
+        },
+        async *[Symbol.asyncIterator]() {
+          for (;;) {
+            while (buffer.length) yield buffer.shift()!;
+            if (finished) return;
+            await new Promise<void>((resolve) => {
+              wake = resolve;
+            });
+            wake = undefined;
+          }
+        },
+      };
+    },
+    readView: () => run((rt) => rt.readView(id)),
+    usage: () => run((rt) => rt.usage(id)),
+    fork: (o) => run((rt) => rt.fork(id, o)),
+    info: () => run((rt) => rt.getSession(id)),
+  });
+
+  return {
+    createSession: (o) => run((rt) => Effect.map(rt.createSession(o), (s) => session(s.id))),
+    session,
+    listSessions: (o) => run((rt) => rt.listSessions(o)),
+    deleteSession: (id) => run((rt) => rt.deleteSession(id)),
+    close: () => runtime.dispose(),
+  };
+}

@@ -1,0 +1,57 @@
+import { Clock, Effect, PubSub, type Queue, Stream } from "effect";
+import type { TurnActivity, TurnActivityBody } from "./activity.ts";
+
+/**
+ * Per-session activity hub: numbers events (`seq`), keeps a bounded log for
+ * reconnecting readers and publishes live. `observe(cursor)` yields every
+ * event after `cursor` exactly once, then follows live.
+ */
+export class ActivityHub {
+  private seq = 0;
+  private readonly log: TurnActivity[] = [];
+  readonly pubsub: PubSub.PubSub<TurnActivity>;
+  private readonly capacity: number;
+  readonly sessionId: string;
+
+  private constructor(sessionId: string, pubsub: PubSub.PubSub<TurnActivity>, capacity: number) {
+    this.sessionId = sessionId;
+    this.pubsub = pubsub;
+    this.capacity = capacity;
+  }
+
+  static make(sessionId: string, capacity = 20_000): Effect.Effect<ActivityHub> {
+    return Effect.map(PubSub.unbounded<TurnActivity>(), (p) => new ActivityHub(sessionId, p, capacity));
+  }
+
+  get lastSeq(): number {
+    return this.seq;
+  }
+
+  publish(turnId: string, body: TurnActivityBody): Effect.Effect<TurnActivity> {
+    return Effect.flatMap(Clock.currentTimeMillis, (at) => {
+      const event = { ...body, sessionId: this.sessionId, turnId, seq: ++this.seq, at } as TurnActivity;
+      this.log.push(event);
+      if (this.log.length > this.capacity) this.log.splice(0, this.log.length - this.capacity);
+      return Effect.as(PubSub.publish(this.pubsub, event), event);
+    });
+  }
+
+  /** Every event with `seq > cursor` (from the retained log), then live events, each exactly once. */
+  observe(cursor = 0): Stream.Stream<TurnActivity> {
+    return Stream.unwrapScoped(
+      Effect.gen(this, function* () {
+        const subscription = yield* PubSub.subscribe(this.pubsub);
+        const backlog = this.log.filter((e) => e.seq > cursor);
+        let last = backlog.length ? backlog[backlog.length - 1]!.seq : cursor;
+        const live = Stream.fromQueue(subscription as Queue.Dequeue<TurnActivity>).pipe(
+          Stream.filter((e) => {
+            if (e.seq <= last) return false;
+            last = e.seq;
+            return true;
+          }),
+        );
+        return Stream.concat(Stream.fromIterable(backlog), live);
+      }),
+    );
+  }
+}

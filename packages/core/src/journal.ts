@@ -1,0 +1,97 @@
+import { hashValue } from "@lash/sansio";
+import { Clock, Data, Effect } from "effect";
+import type { JournalEntry, SessionStoreShape, StoreError } from "./store.ts";
+
+/** A recorded effect was asked again with different content: replay cannot continue. */
+export class JournalMismatch extends Data.TaggedError("JournalMismatch")<{
+  readonly key: string;
+  readonly message: string;
+}> {}
+
+export interface Recorded<A> {
+  readonly value: A;
+  /** True when the value came from the journal and nothing ran. */
+  readonly replayed: boolean;
+}
+
+/**
+ * The effect journal: each reply-producing turn effect and each tool attempt
+ * is recorded by replay key and envelope hash. On replay a completed record
+ * is returned without running anything; a different hash is a terminal error.
+ */
+export class EffectJournal {
+  private readonly store: SessionStoreShape | undefined;
+  constructor(store: SessionStoreShape | undefined) {
+    this.store = store;
+  }
+
+  get enabled(): boolean {
+    return this.store !== undefined;
+  }
+
+  static hash(envelope: unknown): string {
+    return hashValue(envelope);
+  }
+
+  lookup(key: string): Effect.Effect<JournalEntry | undefined, StoreError> {
+    return this.store ? this.store.journalGet(key) : Effect.succeed(undefined);
+  }
+
+  /** Fail with a mismatch if a record exists under `key` with another hash. */
+  check(entry: JournalEntry | undefined, key: string, hash: string): Effect.Effect<void, JournalMismatch> {
+    if (entry && entry.hash !== hash) {
+      return Effect.fail(
+        new JournalMismatch({
+          key,
+          message:
+            `journal mismatch at ${key}: the resumed turn asked for something different from what was recorded ` +
+            "(the session's history or configuration changed since the crash). Abandon the interrupted turn to continue.",
+        }),
+      );
+    }
+    return Effect.void;
+  }
+
+  record(
+    ids: { readonly sessionId: string; readonly turnId: string },
+    key: string,
+    hash: string,
+    status: "started" | "completed",
+    outcome?: unknown,
+  ): Effect.Effect<void, StoreError> {
+    const store = this.store;
+    if (!store) return Effect.void;
+    return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      store.journalPut({
+        key,
+        sessionId: ids.sessionId,
+        turnId: ids.turnId,
+        hash,
+        status,
+        ...(outcome !== undefined ? { outcome } : {}),
+        updatedAt: now,
+      }),
+    );
+  }
+
+  /** Run `effect` once per key: a completed record with the same hash is returned instead. */
+  once<A, E, R>(
+    ids: { readonly sessionId: string; readonly turnId: string },
+    key: string,
+    envelope: unknown,
+    effect: Effect.Effect<A, E, R>,
+    encode: (a: A) => unknown = (a) => a,
+    decode: (u: unknown) => A = (u) => u as A,
+  ): Effect.Effect<Recorded<A>, E | JournalMismatch | StoreError, R> {
+    if (!this.store) return Effect.map(effect, (value) => ({ value, replayed: false }));
+    const hash = EffectJournal.hash(envelope);
+    return Effect.gen(this, function* () {
+      const entry = yield* this.lookup(key);
+      yield* this.check(entry, key, hash);
+      if (entry?.status === "completed") return { value: decode(entry.outcome), replayed: true };
+      const value = yield* effect;
+      yield* this.record(ids, key, hash, "completed", encode(value));
+      return { value, replayed: false };
+    });
+  }
+}

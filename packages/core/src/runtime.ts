@@ -1,0 +1,1059 @@
+import {
+  addUsage,
+  costOf,
+  type ExecResult,
+  hashValue,
+  type LlmError,
+  type LlmErrorInfo,
+  type LlmRequest,
+  type LlmResult,
+  type Message,
+  messageText,
+  type ProtocolDriver,
+  ResponseAccumulator,
+  standardDriver,
+  type ToolSpec,
+  type TurnEffect,
+  TurnMachine,
+  type TurnOutcome,
+  type Usage,
+} from "@lash/sansio";
+import {
+  Clock,
+  Context,
+  Data,
+  Deferred,
+  Effect,
+  Either,
+  Fiber,
+  Layer,
+  Option,
+  type Scope,
+  Stream,
+} from "effect";
+import type { TurnActivity, TurnActivityBody } from "./activity.ts";
+import { type DispatchOptions, type NamedHooks, runToolBatch } from "./dispatch.ts";
+import { ActivityHub } from "./hub.ts";
+import { EffectJournal } from "./journal.ts";
+import type { HookContext, Plugin, ProjectedResult } from "./plugin.ts";
+import { IdGenerator, LlmProviders, ModelCatalog, type UnknownModel } from "./services.ts";
+import {
+  type CommitResult,
+  type GraphNode,
+  type NewNode,
+  type PendingTurn,
+  type SessionMode,
+  SessionNotFound,
+  type SessionRecord,
+  SessionStore,
+  type StoreConflict,
+  StoreError,
+  type UsageRow,
+} from "./store.ts";
+import { type ToolDefinition, toolSpec } from "./tool.ts";
+
+// ---------------------------------------------------------------------------
+// Public types
+
+export interface RuntimeOptions {
+  /** Plugins every session gets (tools, hooks, prompt text). */
+  readonly plugins?: readonly Plugin[];
+  /** Record every effect for crash-resume (default true). */
+  readonly journal?: boolean;
+  readonly dispatch?: DispatchOptions;
+  /** Model calls per turn before the final-notice iteration (default 50). */
+  readonly maxTurns?: number;
+  /** Protocol drivers by mode; `standard` is built in. */
+  readonly drivers?: { readonly [mode: string]: ProtocolDriver };
+  /** Executes `execCode` effects (the RLM mode installs one). */
+  readonly codeExecutor?: CodeExecutor;
+}
+
+export interface CodeExecutor {
+  readonly execute: (
+    ctx: HookContext & { readonly iteration: number; readonly effectId: number },
+    language: string,
+    code: string,
+  ) => Effect.Effect<ExecResult, unknown>;
+}
+
+export interface CreateSessionOptions {
+  readonly model: string;
+  readonly mode?: SessionMode;
+  readonly systemPrompt?: string;
+  readonly title?: string;
+  readonly cwd?: string;
+  /** Restrict the session to these tool names. */
+  readonly tools?: readonly string[];
+  readonly parentLink?: SessionRecord["parentLink"];
+  /** Extra plugins for this session (kept in memory by this runtime). */
+  readonly plugins?: readonly Plugin[];
+}
+
+export interface TurnInput {
+  readonly text?: string;
+  readonly messages?: readonly Message[];
+}
+
+export interface TurnOptions {
+  readonly maxTurns?: number;
+  /** Called synchronously for every activity event of this turn. */
+  readonly onEvent?: (event: TurnActivity) => void;
+  /** Resume an interrupted turn of this session first (default true). */
+  readonly resumePending?: boolean;
+}
+
+export interface TurnResult {
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly outcome: TurnOutcome;
+  /** The assistant's final text ("" when the turn ended otherwise). */
+  readonly text: string;
+  readonly finalValue?: unknown;
+  readonly usage: Usage;
+  /** Absent when the model's price is unknown. */
+  readonly costUsd?: number;
+  readonly messages: readonly Message[];
+  readonly headRevision: number;
+  readonly toolCalls: number;
+  readonly durationMs: number;
+  readonly resumed: boolean;
+}
+
+/** The turn could not run or commit (typed, for hosts to match on). */
+export class TurnError extends Data.TaggedError("TurnError")<{
+  readonly sessionId: string;
+  readonly reason: "conflict" | "journalMismatch" | "store" | "unknownModel" | "busy" | "invalidSession";
+  readonly message: string;
+  /** The turn's messages when it ran but could not commit. */
+  readonly messages?: readonly Message[];
+}> {}
+
+export interface Comparison {
+  readonly ancestor: string | null;
+  readonly onlyA: readonly GraphNode[];
+  readonly onlyB: readonly GraphNode[];
+}
+
+export interface UsageSummary {
+  readonly rows: readonly UsageRow[];
+  readonly total: Usage;
+  readonly costUsd?: number;
+  /** Per `(source, model)`. */
+  readonly bySource: readonly {
+    readonly source: string;
+    readonly model: string;
+    readonly usage: Usage;
+    readonly costUsd?: number;
+  }[];
+}
+
+export interface LashRuntimeShape {
+  createSession(options: CreateSessionOptions): Effect.Effect<SessionRecord, StoreError>;
+  getSession(id: string): Effect.Effect<SessionRecord, SessionNotFound | StoreError>;
+  listSessions(
+    options?: import("./store.ts").ListOptions,
+  ): Effect.Effect<readonly SessionRecord[], StoreError>;
+  deleteSession(id: string): Effect.Effect<void, SessionNotFound | StoreError>;
+  /** Attach in-memory plugins to a session opened from the store (reopen in another process). */
+  attachPlugins(sessionId: string, plugins: readonly Plugin[]): Effect.Effect<void>;
+  /** A new session continuing from `atNode` (default: the leaf). Cost independent of history length. */
+  fork(
+    sessionId: string,
+    options?: { readonly atNode?: string; readonly title?: string },
+  ): Effect.Effect<SessionRecord, SessionNotFound | StoreError>;
+  /** Move the session's leaf to `nodeId` (a node on any of its branches). */
+  branch(
+    sessionId: string,
+    nodeId: string | null,
+  ): Effect.Effect<CommitResult, StoreConflict | SessionNotFound | StoreError>;
+  compare(leafA: string, leafB: string): Effect.Effect<Comparison, StoreError | SessionNotFound>;
+  /** The settled transcript of the active path. */
+  readView(sessionId: string): Effect.Effect<readonly Message[], SessionNotFound | StoreError>;
+  /** Active-path nodes in order (messages, protocol events, frames). */
+  chronological(sessionId: string): Effect.Effect<readonly GraphNode[], SessionNotFound | StoreError>;
+  /** Run a turn to its end. Interrupting this effect cancels the turn gracefully: what finished is committed. */
+  turn(
+    sessionId: string,
+    input: TurnInput,
+    options?: TurnOptions,
+  ): Effect.Effect<TurnResult, TurnError | SessionNotFound>;
+  /** Start a turn in the background: its events, its result, and a cancel handle. */
+  startTurn(
+    sessionId: string,
+    input: TurnInput,
+    options?: TurnOptions,
+  ): Effect.Effect<TurnHandle, never, Scope.Scope>;
+  /** Finish a turn that was cut off (crash) from its journal. `undefined` when there is none. */
+  resumePending(
+    sessionId: string,
+    options?: TurnOptions,
+  ): Effect.Effect<TurnResult | undefined, TurnError | SessionNotFound>;
+  /** Activity after `cursor` (exactly once), then live. */
+  observe(sessionId: string, cursor?: number): Stream.Stream<TurnActivity>;
+  usage(sessionId: string): Effect.Effect<UsageSummary, SessionNotFound | StoreError>;
+  /** Status of every plugin that reports one (MCP servers …). */
+  pluginStatus(): { readonly [plugin: string]: unknown };
+  /** The tools a session sees now. */
+  tools(sessionId: string): Effect.Effect<readonly ToolSpec[], SessionNotFound | StoreError>;
+}
+
+export interface TurnHandle {
+  readonly events: Stream.Stream<TurnActivity>;
+  readonly result: Effect.Effect<TurnResult, TurnError | SessionNotFound>;
+  readonly cancel: Effect.Effect<void>;
+}
+
+export class LashRuntime extends Context.Tag("@lash/core/LashRuntime")<LashRuntime, LashRuntimeShape>() {
+  static layer(options: RuntimeOptions = {}) {
+    return Layer.scoped(LashRuntime, makeRuntime(options));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Implementation
+
+const MAX_FRAME_SWITCHES = 16;
+
+interface SessionLocal {
+  readonly hub: ActivityHub;
+  readonly lock: Effect.Semaphore;
+  plugins: readonly Plugin[];
+}
+
+function toInfo(e: LlmError): LlmErrorInfo {
+  return {
+    kind: e.kind,
+    message: e.message,
+    retryable: e.retryable,
+    ...(e.status !== undefined ? { status: e.status } : {}),
+    ...(e.provider !== undefined ? { provider: e.provider } : {}),
+    ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {}),
+  };
+}
+
+function describe(e: unknown): string {
+  if (typeof e === "object" && e !== null && "message" in e)
+    return String((e as { message: unknown }).message);
+  return String(e);
+}
+
+export const makeRuntime = (options: RuntimeOptions) =>
+  Effect.gen(function* () {
+    const store = yield* SessionStore;
+    const ids = yield* IdGenerator;
+    const providers = yield* LlmProviders;
+    const catalog = yield* ModelCatalog;
+    const runtimeScope = yield* Effect.scope;
+    const journal = new EffectJournal(options.journal === false ? undefined : store);
+    const drivers: { readonly [mode: string]: ProtocolDriver } = {
+      standard: standardDriver,
+      ...options.drivers,
+    };
+    const basePlugins = options.plugins ?? [];
+    const codeExecutor = options.codeExecutor;
+    const options_dispatch = options.dispatch;
+    const locals = new Map<string, SessionLocal>();
+
+    const projectors = basePlugins.filter((p) => p.hooks?.projectToolResult);
+    if (projectors.length > 1) {
+      return yield* Effect.dieMessage(
+        `only one plugin may project tool results; found ${projectors.map((p) => p.name).join(", ")}`,
+      );
+    }
+
+    const local = (sessionId: string): Effect.Effect<SessionLocal> =>
+      Effect.suspend(() => {
+        const existing = locals.get(sessionId);
+        if (existing) return Effect.succeed(existing);
+        return Effect.map(ActivityHub.make(sessionId), (hub) => {
+          const again = locals.get(sessionId);
+          if (again) return again;
+          const created: SessionLocal = { hub, lock: Effect.unsafeMakeSemaphore(1), plugins: [] };
+          locals.set(sessionId, created);
+          return created;
+        });
+      });
+
+    const pluginsOf = (sessionId: string): readonly Plugin[] => [
+      ...basePlugins,
+      ...(locals.get(sessionId)?.plugins ?? []),
+    ];
+
+    const toolAllow = (session: SessionRecord): readonly string[] | undefined =>
+      session.state["lash.tools"] as readonly string[] | undefined;
+
+    const catalogFor = (session: SessionRecord): Effect.Effect<Map<string, ToolDefinition>> =>
+      Effect.gen(function* () {
+        const map = new Map<string, ToolDefinition>();
+        for (const plugin of pluginsOf(session.id)) {
+          for (const tool of plugin.tools ?? []) if (!map.has(tool.name)) map.set(tool.name, tool);
+          if (plugin.dynamicTools) {
+            const dynamic = yield* plugin.dynamicTools();
+            for (const tool of dynamic) if (!map.has(tool.name)) map.set(tool.name, tool);
+          }
+        }
+        const allow = toolAllow(session);
+        if (allow) {
+          const allowed = new Set(allow);
+          // plugin-internal helper tools (read_output) follow their owner's availability
+          for (const name of [...map.keys()])
+            if (!allowed.has(name) && name !== "read_output") map.delete(name);
+        }
+        return map;
+      });
+
+    const systemPromptFor = (session: SessionRecord): string | undefined => {
+      const parts = [session.systemPrompt, ...pluginsOf(session.id).map((p) => p.prompt)].filter(
+        (s): s is string => typeof s === "string" && s.trim() !== "",
+      );
+      return parts.length ? parts.join("\n\n") : undefined;
+    };
+
+    const createSession: LashRuntimeShape["createSession"] = (o) =>
+      Effect.gen(function* () {
+        const id = yield* ids.next("ses");
+        const frameId = yield* ids.next("frame");
+        const now = yield* Clock.currentTimeMillis;
+        const mode = o.mode ?? "standard";
+        if (!drivers[mode]) {
+          return yield* Effect.fail(
+            new StoreError({
+              message: `mode "${mode}" is not available in this runtime (available: ${Object.keys(drivers).join(", ")})`,
+            }),
+          );
+        }
+        const record: SessionRecord = {
+          id,
+          model: o.model,
+          mode,
+          createdAt: now,
+          updatedAt: now,
+          leafId: null,
+          headRevision: 0,
+          turnCount: 0,
+          frameId,
+          state: o.tools ? { "lash.tools": [...o.tools] } : {},
+          ...(o.title !== undefined ? { title: o.title } : {}),
+          ...(o.cwd !== undefined ? { cwd: o.cwd } : {}),
+          ...(o.systemPrompt !== undefined ? { systemPrompt: o.systemPrompt } : {}),
+          ...(o.parentLink !== undefined ? { parentLink: o.parentLink } : {}),
+        };
+        const created = yield* store.createSession(record);
+        if (o.plugins?.length) (yield* local(id)).plugins = o.plugins;
+        return created;
+      });
+
+    const attachPlugins: LashRuntimeShape["attachPlugins"] = (sessionId, plugins) =>
+      Effect.map(local(sessionId), (l) => {
+        l.plugins = plugins;
+      });
+
+    const fork: LashRuntimeShape["fork"] = (sessionId, o = {}) =>
+      Effect.gen(function* () {
+        const source = yield* store.getSession(sessionId);
+        const at = o.atNode ?? source.leafId;
+        let frameId = source.frameId;
+        if (at) {
+          const node = yield* store.getNode(at);
+          if (!node)
+            return yield* Effect.fail(new SessionNotFound({ sessionId, message: `node ${at} not found` }));
+          frameId = node.frameId;
+        }
+        const id = yield* ids.next("ses");
+        const now = yield* Clock.currentTimeMillis;
+        const { parentLink: _omit, ...rest } = source;
+        return yield* store.fork({
+          ...rest,
+          id,
+          title: o.title ?? (source.title ? `${source.title} (fork)` : "fork"),
+          createdAt: now,
+          updatedAt: now,
+          leafId: at,
+          headRevision: 0,
+          turnCount: 0,
+          frameId,
+          origin: { sessionId, nodeId: at },
+        });
+      });
+
+    const branch: LashRuntimeShape["branch"] = (sessionId, nodeId) =>
+      Effect.gen(function* () {
+        const session = yield* store.getSession(sessionId);
+        const now = yield* Clock.currentTimeMillis;
+        return yield* store.setLeaf(sessionId, nodeId, session.headRevision, now);
+      });
+
+    const pathOfLeaf = (leaf: string) =>
+      Effect.gen(function* () {
+        const node = yield* store.getNode(leaf);
+        if (!node)
+          return yield* Effect.fail(
+            new SessionNotFound({ sessionId: "?", message: `node ${leaf} not found` }),
+          );
+        return yield* store.activePath(node.sessionId, leaf);
+      });
+
+    const compare: LashRuntimeShape["compare"] = (leafA, leafB) =>
+      Effect.gen(function* () {
+        const a = yield* pathOfLeaf(leafA);
+        const b = yield* pathOfLeaf(leafB);
+        let i = 0;
+        while (i < a.length && i < b.length && a[i]!.id === b[i]!.id) i++;
+        return { ancestor: i > 0 ? a[i - 1]!.id : null, onlyA: a.slice(i), onlyB: b.slice(i) };
+      });
+
+    const chronological: LashRuntimeShape["chronological"] = (sessionId) =>
+      Effect.flatMap(store.getSession(sessionId), () => store.activePath(sessionId));
+
+    const readView: LashRuntimeShape["readView"] = (sessionId) =>
+      Effect.map(chronological(sessionId), (nodes) =>
+        nodes.filter((n) => n.kind === "message").map((n) => n.payload as Message),
+      );
+
+    const usage: LashRuntimeShape["usage"] = (sessionId) =>
+      Effect.gen(function* () {
+        yield* store.getSession(sessionId);
+        const rows = yield* store.usage(sessionId);
+        let total: Usage = {};
+        let cost: number | undefined;
+        const groups = new Map<string, { source: string; model: string; usage: Usage; costUsd?: number }>();
+        for (const r of rows) {
+          total = addUsage(total, r.usage);
+          if (r.costUsd !== undefined) cost = (cost ?? 0) + r.costUsd;
+          const key = `${r.source}\u0000${r.model}`;
+          const g = groups.get(key) ?? { source: r.source, model: r.model, usage: {} };
+          g.usage = addUsage(g.usage, r.usage);
+          if (r.costUsd !== undefined) g.costUsd = (g.costUsd ?? 0) + r.costUsd;
+          groups.set(key, g);
+        }
+        return {
+          rows,
+          total,
+          ...(cost !== undefined ? { costUsd: cost } : {}),
+          bySource: [...groups.values()],
+        };
+      });
+
+    const tools: LashRuntimeShape["tools"] = (sessionId) =>
+      Effect.gen(function* () {
+        const session = yield* store.getSession(sessionId);
+        const map = yield* catalogFor(session);
+        return [...map.values()].map(toolSpec);
+      });
+
+    // ---- the turn ----
+
+    interface RunArgs {
+      readonly sessionId: string;
+      readonly input: readonly Message[];
+      readonly options: TurnOptions;
+      readonly pending?: PendingTurn;
+      readonly cancel: Deferred.Deferred<void>;
+    }
+
+    const storeFailure =
+      (sessionId: string) =>
+      (e: {
+        readonly _tag: string;
+        readonly message: string;
+      }): Effect.Effect<never, TurnError | SessionNotFound> =>
+        e._tag === "SessionNotFound"
+          ? Effect.fail(e as SessionNotFound)
+          : Effect.fail(new TurnError({ sessionId, reason: "store", message: e.message }));
+
+    const runOneTurn = (args: RunArgs): Effect.Effect<TurnResult, TurnError | SessionNotFound> =>
+      Effect.gen(function* () {
+        const { sessionId, options, cancel } = args;
+        const startedAt = yield* Clock.currentTimeMillis;
+        const session = yield* store.getSession(sessionId).pipe(Effect.catchAll(storeFailure(sessionId)));
+        const l = yield* local(sessionId);
+        const turnId = args.pending?.turnId ?? (yield* ids.next("turn"));
+        const resumed = args.pending !== undefined;
+        const input = args.input.map((m, i) => (m.id ? m : { ...m, id: `${turnId}.in${i}` }));
+        if (!resumed) {
+          yield* store
+            .beginTurn({
+              sessionId,
+              turnId,
+              input: { messages: input, maxTurns: options.maxTurns },
+              expectedRevision: session.headRevision,
+              startedAt,
+            })
+            .pipe(Effect.catchAll(storeFailure(sessionId)));
+        }
+        const emit = (body: TurnActivityBody) =>
+          Effect.map(l.hub.publish(turnId, body), (event) => {
+            options.onEvent?.(event);
+          });
+        const hook: HookContext = { session, turnId };
+        const plugins = pluginsOf(sessionId);
+        const namedHooks: NamedHooks[] = plugins.flatMap((p) =>
+          p.hooks ? [{ plugin: p.name, hooks: p.hooks }] : [],
+        );
+        const projector = plugins.find((p) => p.hooks?.projectToolResult)?.hooks?.projectToolResult;
+        const project = (
+          call: Parameters<NonNullable<typeof projector>>[1],
+          out: Parameters<NonNullable<typeof projector>>[2],
+        ) =>
+          projector ? projector(hook, call, out) : Effect.succeed<ProjectedResult>({ content: out.content });
+
+        yield* emit({ type: "turnStarted", input, resumed, model: session.model });
+
+        const provider = yield* providers
+          .forModel(session.model)
+          .pipe(
+            Effect.catchAll((e: UnknownModel) =>
+              Effect.fail(new TurnError({ sessionId, reason: "unknownModel", message: e.message })),
+            ),
+          );
+        const info = catalog.info(session.model);
+        const path = yield* store.activePath(sessionId).pipe(Effect.catchAll(storeFailure(sessionId)));
+        const history = path
+          .filter((n) => n.kind === "message" && n.frameId === session.frameId)
+          .map((n) => n.payload as Message);
+
+        // beforeTurn hooks (a failure or abort stops the turn before any model call)
+        let turnInput = input;
+        let abort: string | undefined;
+        for (const { plugin, hooks } of namedHooks) {
+          if (!hooks.beforeTurn || abort) continue;
+          const r = yield* Effect.either(hooks.beforeTurn(hook, turnInput));
+          if (Either.isLeft(r)) abort = `the ${plugin} plugin failed before the turn: ${describe(r.left)}`;
+          else if (r.right && "abort" in r.right) abort = r.right.abort;
+          else if (r.right && "messages" in r.right) turnInput = [...turnInput, ...r.right.messages];
+        }
+
+        const driver = drivers[session.mode] ?? standardDriver;
+        const initialCatalog = yield* catalogFor(session);
+        const machine = new TurnMachine({
+          sessionId,
+          turnId,
+          model: session.model,
+          driver,
+          history,
+          input: turnInput,
+          tools: [...initialCatalog.values()].map(toolSpec),
+          maxTurns:
+            options.maxTurns ??
+            (args.pending?.input as { maxTurns?: number } | undefined)?.maxTurns ??
+            options.maxTurns ??
+            50,
+          ...(systemPromptFor(session) !== undefined ? { system: systemPromptFor(session)! } : {}),
+          ...(info ? { contextWindow: info.contextWindow } : {}),
+        });
+        if (abort !== undefined) {
+          machine.cancel();
+        }
+        const ids2 = { sessionId, turnId };
+        const keyOf = (e: TurnEffect & { effectId: number; iteration: number }) =>
+          `${sessionId}:${turnId}:${e.iteration}:${e.kind}:${e.effectId}`;
+        let catalogNow = initialCatalog;
+        let toolCalls = 0;
+        let turnCost: number | undefined;
+        let done: Extract<TurnEffect, { kind: "done" }> | undefined;
+        const isCancelled = () => Effect.map(Deferred.poll(cancel), Option.isSome);
+
+        const callModel = (request: LlmRequest) =>
+          Effect.gen(function* () {
+            let req = request;
+            for (const { hooks } of namedHooks) {
+              if (hooks.transformContext)
+                req = yield* Effect.orElseSucceed(hooks.transformContext(hook, req), () => req);
+            }
+            for (const { hooks } of namedHooks)
+              if (hooks.beforeLlmCall) yield* Effect.ignore(hooks.beforeLlmCall(hook, req));
+            const acc = new ResponseAccumulator();
+            const consume = Stream.runForEach(provider.stream(req), (event) =>
+              Effect.gen(function* () {
+                acc.push(event);
+                switch (event.type) {
+                  case "textDelta":
+                    return yield* emit({ type: "textDelta", text: event.text });
+                  case "reasoningDelta":
+                    return yield* emit({ type: "reasoningDelta", text: event.text });
+                  case "toolCallStart":
+                    return yield* emit({ type: "toolCallDelta", callId: event.id, name: event.name });
+                  case "toolCallArgsDelta":
+                    return yield* emit({ type: "toolCallDelta", callId: event.id, argsDelta: event.delta });
+                  case "retry":
+                    return yield* emit({
+                      type: "retry",
+                      attempt: event.attempt,
+                      delayMs: event.delayMs,
+                      error: event.error,
+                    });
+                  case "attemptReset":
+                    return yield* emit({ type: "attemptReset", attempt: event.attempt });
+                  default:
+                    return;
+                }
+              }),
+            );
+            const outcome = yield* Effect.raceFirst(
+              Effect.map(Effect.either(consume), (r) => ({ cancelled: false as const, r })),
+              Effect.as(Deferred.await(cancel), { cancelled: true as const }),
+            );
+            if (outcome.cancelled) {
+              const partial = acc.result();
+              return { ok: true, response: { ...partial, stopReason: "cancelled" } } satisfies LlmResult;
+            }
+            if (Either.isLeft(outcome.r))
+              return { ok: false, error: toInfo(outcome.r.left) } satisfies LlmResult;
+            const response = acc.result();
+            for (const { hooks } of namedHooks)
+              if (hooks.afterLlmResponse) yield* Effect.ignore(hooks.afterLlmResponse(hook, response));
+            return { ok: true, response } satisfies LlmResult;
+          });
+
+        const failTurn = (e: { readonly _tag: string; readonly message: string }) =>
+          e._tag === "JournalMismatch"
+            ? new TurnError({ sessionId, reason: "journalMismatch", message: e.message })
+            : new TurnError({ sessionId, reason: "store", message: e.message });
+
+        for (let guard = 0; guard < 1_000_000; guard++) {
+          const effect = machine.poll();
+          if (!effect) {
+            machine.cancel("internal error: the turn machine stalled");
+            continue;
+          }
+          if (effect.kind === "done") {
+            done = effect;
+            break;
+          }
+          switch (effect.kind) {
+            case "emit": {
+              const ev = effect.event;
+              if (ev.type === "llmRequest")
+                yield* emit({
+                  type: "llmRequest",
+                  iteration: ev.iteration,
+                  messageCount: ev.messageCount,
+                  tools: ev.tools,
+                });
+              else if (ev.type === "usage") {
+                const c = costOf(ev.usage, info?.pricing);
+                if (c !== undefined) turnCost = (turnCost ?? 0) + c;
+                yield* emit({
+                  type: "usage",
+                  usage: ev.usage,
+                  cumulative: ev.cumulative,
+                  ...(turnCost !== undefined ? { costUsd: turnCost } : {}),
+                });
+              } else if (ev.type === "error")
+                yield* emit({ type: "error", message: ev.message, kind: ev.kind });
+              else if (ev.type === "protocol")
+                yield* emit({ type: "plugin", plugin: driver.name, name: ev.name, data: ev.data });
+              continue;
+            }
+            case "progress":
+              yield* emit({ type: "messages", messages: effect.messages });
+              continue;
+            case "log":
+              continue;
+            default:
+              break;
+          }
+          if (yield* isCancelled()) {
+            machine.cancel("cancelled by the user");
+            continue;
+          }
+          const key = keyOf(effect);
+          switch (effect.kind) {
+            case "syncEnvironment": {
+              const r = yield* journal
+                .once(
+                  ids2,
+                  key,
+                  { kind: effect.kind, effectId: effect.effectId, iteration: effect.iteration },
+                  Effect.gen(function* () {
+                    catalogNow = yield* catalogFor(session);
+                    const system = systemPromptFor(session);
+                    return {
+                      tools: [...catalogNow.values()].map(toolSpec),
+                      ...(system !== undefined ? { system } : {}),
+                    };
+                  }),
+                )
+                .pipe(Effect.mapError(failTurn));
+              machine.respond({ kind: "environmentSynced", effectId: effect.effectId, ...r.value });
+              break;
+            }
+            case "callLlm": {
+              const t0 = yield* Clock.currentTimeMillis;
+              const { request } = effect;
+              const envelope = {
+                kind: effect.kind,
+                effectId: effect.effectId,
+                iteration: effect.iteration,
+                request,
+              };
+              const r = yield* journal
+                .once(ids2, key, envelope, callModel(request))
+                .pipe(Effect.mapError(failTurn));
+              const t1 = yield* Clock.currentTimeMillis;
+              if (r.replayed && r.value.ok) {
+                const text = r.value.response.parts
+                  .flatMap((p) => (p.type === "text" ? [p.text] : []))
+                  .join("");
+                if (text) yield* emit({ type: "textDelta", text });
+              }
+              if (r.value.ok) {
+                const c = costOf(r.value.response.usage, info?.pricing);
+                yield* emit({
+                  type: "llmResponse",
+                  iteration: effect.iteration,
+                  stopReason: r.value.response.stopReason,
+                  usage: r.value.response.usage,
+                  ...(c !== undefined ? { costUsd: c } : {}),
+                  durationMs: t1 - t0,
+                  replayed: r.replayed,
+                });
+              }
+              machine.respond({
+                kind: "llmComplete",
+                effectId: effect.effectId,
+                result: r.value,
+                textStreamed: !r.replayed,
+              });
+              break;
+            }
+            case "runTools": {
+              toolCalls += effect.calls.length;
+              const envelope = {
+                kind: effect.kind,
+                effectId: effect.effectId,
+                iteration: effect.iteration,
+                calls: effect.calls,
+              };
+              const batch = runToolBatch(
+                {
+                  hook,
+                  catalog: catalogNow,
+                  hooks: namedHooks,
+                  project,
+                  journal,
+                  batchKey: key,
+                  emit,
+                  cancel,
+                  ...(options_dispatch ? { options: options_dispatch } : {}),
+                },
+                effect.calls,
+              );
+              const r = yield* journal.once(ids2, key, envelope, batch).pipe(Effect.mapError(failTurn));
+              if (r.replayed) {
+                for (const res of r.value.results) {
+                  yield* emit({
+                    type: "toolCompleted",
+                    callId: res.callId,
+                    name: res.name,
+                    isError: res.isError,
+                    content: res.content,
+                    ...(res.details !== undefined ? { details: res.details } : {}),
+                    durationMs: res.durationMs ?? 0,
+                    replayed: true,
+                  });
+                }
+              }
+              machine.respond({ kind: "toolResults", effectId: effect.effectId, results: r.value.results });
+              if (r.value.cancelled) machine.cancel("cancelled by the user");
+              break;
+            }
+            case "execCode": {
+              const executor = codeExecutor;
+              const envelope = {
+                kind: effect.kind,
+                effectId: effect.effectId,
+                iteration: effect.iteration,
+                language: effect.language,
+                code: effect.code,
+              };
+              const run = executor
+                ? Effect.orElseSucceed(
+                    executor.execute(
+                      { ...hook, iteration: effect.iteration, effectId: effect.effectId },
+                      effect.language,
+                      effect.code,
+                    ),
+                    (): ExecResult => ({ ok: false, output: [], error: "the code executor failed" }),
+                  )
+                : Effect.succeed<ExecResult>({
+                    ok: false,
+                    output: [],
+                    error: `no executor for ${effect.language} cells in this runtime`,
+                  });
+              const r = yield* journal.once(ids2, key, envelope, run).pipe(Effect.mapError(failTurn));
+              machine.respond({ kind: "execResult", effectId: effect.effectId, result: r.value });
+              break;
+            }
+            case "checkpoint": {
+              const envelope = {
+                kind: effect.kind,
+                effectId: effect.effectId,
+                iteration: effect.iteration,
+                checkpoint: effect.checkpoint,
+              };
+              const collect = Effect.gen(function* () {
+                const out: Message[] = [];
+                for (const { hooks } of namedHooks) {
+                  if (!hooks.onCheckpoint) continue;
+                  const r = yield* Effect.orElseSucceed(
+                    hooks.onCheckpoint(hook, effect.checkpoint),
+                    () => undefined,
+                  );
+                  if (r) out.push(...r);
+                }
+                return out;
+              });
+              const r = yield* journal.once(ids2, key, envelope, collect).pipe(Effect.mapError(failTurn));
+              machine.respond({ kind: "checkpointDelivered", effectId: effect.effectId, messages: r.value });
+              break;
+            }
+          }
+        }
+        if (!done)
+          return yield* Effect.fail(
+            new TurnError({ sessionId, reason: "store", message: "the turn did not finish" }),
+          );
+
+        let outcome = done.outcome;
+        if (abort !== undefined) outcome = { type: "stopped", reason: "pluginAbort", message: abort };
+
+        // ---- commit ----
+        const now = yield* Clock.currentTimeMillis;
+        let parent = session.leafId;
+        const nodes: NewNode[] = [];
+        for (const message of done.messages) {
+          nodes.push({
+            id: message.id,
+            sessionId,
+            parentId: parent,
+            frameId: session.frameId,
+            kind: "message",
+            turnId,
+            payload: message,
+            createdAt: now,
+          });
+          parent = message.id;
+        }
+        let frameId: string | undefined;
+        if (outcome.type === "frameSwitch") {
+          frameId = outcome.frameId;
+          nodes.push({
+            id: `${turnId}.frame`,
+            sessionId,
+            parentId: parent,
+            frameId: outcome.frameId,
+            kind: "frame",
+            turnId,
+            payload: {
+              frameId: outcome.frameId,
+              previous: session.frameId,
+              task: outcome.task,
+              seed: outcome.seed ?? null,
+              reason: "continue_as",
+            },
+            createdAt: now,
+          });
+          parent = `${turnId}.frame`;
+        }
+        const cost = costOf(done.usage, info?.pricing);
+        const hasUsage = Object.keys(done.usage).length > 0;
+        const usageRows: UsageRow[] = hasUsage
+          ? [
+              {
+                turnId,
+                source: "turn",
+                model: session.model,
+                usage: done.usage,
+                ...(cost !== undefined ? { costUsd: cost } : {}),
+              },
+            ]
+          : [];
+        const firstText = input.map(messageText).join(" ").trim();
+        const title = session.title ?? (firstText ? firstText.replace(/\s+/g, " ").slice(0, 80) : undefined);
+        const hash = hashValue({ turnId, messages: done.messages, outcome });
+        const commit = yield* store
+          .commit({
+            sessionId,
+            turnId,
+            hash,
+            expectedRevision: args.pending?.expectedRevision ?? session.headRevision,
+            nodes,
+            leafId: parent,
+            usage: usageRows,
+            updatedAt: now,
+            ...(title !== undefined ? { title } : {}),
+            ...(frameId !== undefined ? { frameId } : {}),
+          })
+          .pipe(
+            Effect.catchAll((e) =>
+              e._tag === "StoreConflict"
+                ? Effect.fail(
+                    new TurnError({
+                      sessionId,
+                      reason: "conflict",
+                      message: `${e.message} — another writer committed to this session first; this turn's messages were not committed (they are returned on this error and its journal is kept)`,
+                      messages: done!.messages,
+                    }),
+                  )
+                : storeFailure(sessionId)(e),
+            ),
+          );
+        for (const { hooks } of namedHooks) {
+          if (hooks.afterCommit)
+            yield* Effect.ignore(hooks.afterCommit(hook, { headRevision: commit.headRevision }));
+        }
+        yield* emit({
+          type: "turnFinished",
+          outcome,
+          usage: done.usage,
+          ...(cost !== undefined ? { costUsd: cost } : {}),
+          headRevision: commit.headRevision,
+        });
+        const endedAt = yield* Clock.currentTimeMillis;
+        const text =
+          outcome.type === "finished" && outcome.finish.kind === "assistantMessage"
+            ? outcome.finish.text
+            : outcome.type === "stopped"
+              ? (outcome.text ?? "")
+              : "";
+        return {
+          sessionId,
+          turnId,
+          outcome,
+          text,
+          ...(outcome.type === "finished" && outcome.finish.kind !== "assistantMessage"
+            ? { finalValue: outcome.finish.value }
+            : {}),
+          usage: done.usage,
+          ...(cost !== undefined ? { costUsd: cost } : {}),
+          messages: done.messages,
+          headRevision: commit.headRevision,
+          toolCalls,
+          durationMs: endedAt - startedAt,
+          resumed,
+        } satisfies TurnResult;
+      });
+
+    /** A logical turn: the turn plus follow-up turns after frame switches (at most 16). */
+    const runLogical = (args: RunArgs) =>
+      Effect.gen(function* () {
+        let result = yield* runOneTurn(args);
+        for (let n = 0; result.outcome.type === "frameSwitch" && n < MAX_FRAME_SWITCHES; n++) {
+          const task = result.outcome.task;
+          result = yield* runOneTurn({
+            sessionId: args.sessionId,
+            options: args.options,
+            cancel: args.cancel,
+            input: [{ id: "", role: "user", parts: [{ type: "text", text: task }] }],
+          });
+        }
+        return result;
+      });
+
+    const inputMessages = (input: TurnInput): Message[] => {
+      const out: Message[] = [...(input.messages ?? [])];
+      if (input.text !== undefined)
+        out.push({ id: "", role: "user", parts: [{ type: "text", text: input.text }] });
+      return out;
+    };
+
+    const resumeLocked = (sessionId: string, options: TurnOptions, cancel: Deferred.Deferred<void>) =>
+      Effect.gen(function* () {
+        const pending = yield* store.pendingTurn(sessionId).pipe(Effect.catchAll(storeFailure(sessionId)));
+        if (!pending) return undefined;
+        const stored = pending.input as { messages?: Message[] } | undefined;
+        return yield* runLogical({ sessionId, input: stored?.messages ?? [], options, pending, cancel });
+      });
+
+    const withLock = <A, E, R>(sessionId: string, effect: Effect.Effect<A, E, R>) =>
+      Effect.flatMap(local(sessionId), (l) => l.lock.withPermits(1)(effect));
+
+    /** Run `body` with a cancel signal; interrupting the caller signals cancel and waits for the commit. */
+    const cancellable = <A, E>(body: (cancel: Deferred.Deferred<void>) => Effect.Effect<A, E>) =>
+      Effect.gen(function* () {
+        const cancel = yield* Deferred.make<void>();
+        const fiber = yield* Effect.forkIn(body(cancel), runtimeScope);
+        return yield* Fiber.join(fiber).pipe(
+          Effect.onInterrupt(() => Effect.zipRight(Deferred.succeed(cancel, undefined), Fiber.await(fiber))),
+        );
+      });
+
+    const turn: LashRuntimeShape["turn"] = (sessionId, input, options = {}) =>
+      cancellable((cancel) =>
+        withLock(
+          sessionId,
+          Effect.gen(function* () {
+            if (options.resumePending !== false) yield* resumeLocked(sessionId, options, cancel);
+            return yield* runLogical({ sessionId, input: inputMessages(input), options, cancel });
+          }),
+        ),
+      );
+
+    const resumePending: LashRuntimeShape["resumePending"] = (sessionId, options = {}) =>
+      cancellable((cancel) => withLock(sessionId, resumeLocked(sessionId, options, cancel)));
+
+    const startTurn: LashRuntimeShape["startTurn"] = (sessionId, input, options = {}) =>
+      Effect.gen(function* () {
+        const l = yield* local(sessionId);
+        const cancel = yield* Deferred.make<void>();
+        const from = l.hub.lastSeq;
+        const resultDeferred = yield* Deferred.make<TurnResult, TurnError | SessionNotFound>();
+        const body = withLock(
+          sessionId,
+          Effect.gen(function* () {
+            if (options.resumePending !== false) yield* resumeLocked(sessionId, options, cancel);
+            return yield* runLogical({ sessionId, input: inputMessages(input), options, cancel });
+          }),
+        ).pipe(
+          Effect.tapError((e) =>
+            l.hub.publish("", { type: "error", kind: "turnFailed", message: e.message }),
+          ),
+        );
+        yield* Effect.forkIn(Effect.intoDeferred(body, resultDeferred), runtimeScope);
+        const ends = (e: TurnActivity) =>
+          (e.type === "turnFinished" && e.outcome.type !== "frameSwitch") ||
+          (e.type === "error" && e.kind === "turnFailed");
+        return {
+          events: l.hub.observe(from).pipe(Stream.takeUntil(ends)),
+          result: Deferred.await(resultDeferred),
+          cancel: Deferred.succeed(cancel, undefined).pipe(Effect.asVoid),
+        };
+      });
+
+    const observe: LashRuntimeShape["observe"] = (sessionId, cursor = 0) =>
+      Stream.unwrap(Effect.map(local(sessionId), (l) => l.hub.observe(cursor)));
+
+    const pluginStatus = () => {
+      const out: { [plugin: string]: unknown } = {};
+      for (const p of basePlugins) if (p.status) out[p.name] = p.status();
+      return out;
+    };
+
+    const deleteSession: LashRuntimeShape["deleteSession"] = (id) =>
+      Effect.zipRight(
+        store.deleteSession(id),
+        Effect.sync(() => locals.delete(id)),
+      );
+
+    return {
+      createSession,
+      getSession: (id) => store.getSession(id),
+      listSessions: (o) => store.listSessions(o),
+      deleteSession,
+      attachPlugins,
+      fork,
+      branch,
+      compare,
+      readView,
+      chronological,
+      turn,
+      startTurn,
+      resumePending,
+      observe,
+      usage,
+      pluginStatus,
+      tools,
+    } satisfies LashRuntimeShape;
+  });
