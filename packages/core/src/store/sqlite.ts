@@ -200,6 +200,19 @@ const toPending = (r: PendingRow): PendingTurn => ({
   startedAt: r.started_at,
 });
 
+/**
+ * The recursive CTE yields leaf → root (SQLite runs it as a FIFO queue), which
+ * spares an ORDER BY over the whole path; reverse it, and sort only if the
+ * engine ever produced another order.
+ */
+function rootFirst<R extends { readonly depth: number }>(rows: readonly R[]): R[] {
+  const out = [...rows].reverse();
+  for (let i = 1; i < out.length; i++) {
+    if (out[i - 1]!.depth <= out[i]!.depth) return out.sort((a, b) => b.depth - a.depth);
+  }
+  return out;
+}
+
 const NODE_CHUNK = 500;
 const ID_CHUNK = 500;
 
@@ -271,6 +284,10 @@ export const makeSqliteStore = (
       yield* sql.unsafe("PRAGMA journal_mode = WAL");
       yield* sql.unsafe("PRAGMA synchronous = NORMAL");
       yield* sql.unsafe("PRAGMA foreign_keys = ON");
+      const seen = yield* userVersion(sql);
+      if (seen > SQLITE_SCHEMA_VERSION) return yield* Effect.fail(tooNew(filename, seen));
+      if (seen === SQLITE_SCHEMA_VERSION) return;
+      // Migrate under the write lock, re-reading the version another process may have moved.
       yield* immediate(
         Effect.gen(function* () {
           const version = yield* userVersion(sql);
@@ -439,7 +456,7 @@ function makeShape(
         SELECT p.depth + 1, n.seq, n.id, n.session_id, n.parent_id, n.frame_id, n.kind, n.turn_id, n.payload_json, n.created_at
           FROM nodes n JOIN path p ON n.id = p.parent_id
       )
-      SELECT * FROM path ORDER BY depth DESC`;
+      SELECT * FROM path`;
 
   const store: SessionStoreShape = {
     createSession: Effect.fn("SqliteStore.createSession")(function* (record: SessionRecord) {
@@ -504,7 +521,7 @@ function makeShape(
           if (leaf === null) return [];
           const rows = yield* activePathFrom(leaf);
           if (rows.length === 0) return yield* Effect.fail(nodeNotFound(leaf));
-          return rows.map(toNode);
+          return rootFirst(rows).map(toNode);
         }),
       );
     }),
