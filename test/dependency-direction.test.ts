@@ -43,6 +43,7 @@ const external: Record<string, readonly string[]> = {
     "@effect/platform-node",
     "@effect/sql",
     "@effect/sql-sqlite-node",
+    "@effect/experimental",
   ],
   "packages/providers": ["effect", "@anthropic-ai/sdk", "openai", "@google/genai"],
   "packages/tools": ["effect", "ignore", "diff"],
