@@ -5,7 +5,14 @@ import { EffectJournal, type JournalMismatch } from "./journal.ts";
 import { validateJson } from "./jsonschema.ts";
 import type { HookContext, PluginHooks, ProjectedResult, ToolCallInfo } from "./plugin.ts";
 import type { StoreError } from "./store.ts";
-import { isIdempotent, type ToolDefinition, ToolFailure, type ToolOutput } from "./tool.ts";
+import {
+  isIdempotent,
+  type ToolDefinition,
+  ToolFailure,
+  type ToolHost,
+  type ToolOutput,
+  type ToolUsage,
+} from "./tool.ts";
 
 export interface DispatchOptions {
   /** Calls of one batch running at once (default 8). */
@@ -33,6 +40,15 @@ export interface DispatchContext {
   /** Completed when the turn is cancelled. */
   readonly cancel: Deferred.Deferred<void>;
   readonly options?: DispatchOptions;
+  /** Lent to tools that drive the runtime (subagents). */
+  readonly host?: ToolHost;
+}
+
+export interface BatchResult {
+  readonly results: CompletedToolCall[];
+  readonly cancelled: boolean;
+  /** Model usage the calls reported (subagents, sub-queries), for the ledger. */
+  readonly usage: readonly ToolUsage[];
 }
 
 /** A prepared call: either ready to run, or already settled (unknown tool, bad arguments, hook result). */
@@ -148,8 +164,10 @@ function attemptOnce(
     const context = {
       sessionId: ctx.hook.session.id,
       callId: p.call.callId,
+      turnId: ctx.hook.turnId,
       attempt,
       signal: controller.signal,
+      ...(ctx.host ? { host: ctx.host } : {}),
       progress: (update: unknown) => {
         Effect.runFork(ctx.emit({ type: "toolProgress", callId: p.call.callId, update }));
       },
@@ -252,13 +270,11 @@ function hashOf(p: Extract<Prepared, { kind: "run" }>): string {
 export function runToolBatch(
   ctx: DispatchContext,
   calls: readonly PendingToolCall[],
-): Effect.Effect<
-  { readonly results: CompletedToolCall[]; readonly cancelled: boolean },
-  JournalMismatch | StoreError
-> {
+): Effect.Effect<BatchResult, JournalMismatch | StoreError> {
   return Effect.gen(function* () {
     const prepared = yield* prepare(ctx, calls);
     const done = yield* Ref.make(new Map<number, CompletedToolCall>());
+    const spent: ToolUsage[] = [];
     const settle = (p: Prepared, output: ToolOutput, startedAt: number, replayed: boolean) =>
       Effect.gen(function* () {
         let out = output;
@@ -281,6 +297,7 @@ export function runToolBatch(
           content: out.content,
         }));
         const now = yield* Clock.currentTimeMillis;
+        if (out.usage) spent.push(...out.usage);
         const completed: CompletedToolCall = {
           callId: p.call.callId,
           name: p.call.name,
@@ -289,6 +306,7 @@ export function runToolBatch(
           ...(projected.full ? { full: projected.full } : {}),
           ...(out.value !== undefined ? { value: out.value } : {}),
           ...(out.details !== undefined ? { details: out.details } : {}),
+          ...(out.control !== undefined && !out.isError ? { control: out.control } : {}),
           durationMs: now - startedAt,
         };
         yield* Ref.update(done, (m) => new Map(m).set(p.index, completed));
@@ -356,6 +374,6 @@ export function runToolBatch(
         }
       }
     }
-    return { results, cancelled: winner || Option.isSome(yield* Deferred.poll(ctx.cancel)) };
+    return { results, cancelled: winner || Option.isSome(yield* Deferred.poll(ctx.cancel)), usage: spent };
   });
 }

@@ -8,5 +8,8 @@ export * from "./jsonschema.ts";
 export * from "./plugin.ts";
 export * from "./runtime.ts";
 export * from "./services.ts";
+export * from "./store/memory.ts";
+export * from "./store/promise.ts";
+export * from "./store/sqlite.ts";
 export * from "./store.ts";
 export * from "./tool.ts";

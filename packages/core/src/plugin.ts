@@ -86,4 +86,11 @@ export interface Plugin {
   readonly prompt?: string;
   /** Status for hosts (`/info`, `lash doctor`): any JSON value. */
   readonly status?: () => unknown;
+  /**
+   * Durable per-session state: `snapshot` is taken at every commit and stored
+   * under the plugin's name in the session record; `restore` receives it at the
+   * start of every turn (also after a restart). JSON values only.
+   */
+  readonly snapshot?: (ctx: HookContext) => Effect.Effect<unknown>;
+  readonly restore?: (ctx: HookContext, state: unknown) => Effect.Effect<void>;
 }

@@ -1,5 +1,6 @@
 import {
   addUsage,
+  type CompletedToolCall,
   costOf,
   type ExecResult,
   hashValue,
@@ -9,6 +10,7 @@ import {
   type LlmResult,
   type Message,
   messageText,
+  type PendingToolCall,
   type ProtocolDriver,
   ResponseAccumulator,
   standardDriver,
@@ -50,7 +52,7 @@ import {
   StoreError,
   type UsageRow,
 } from "./store.ts";
-import { type ToolDefinition, toolSpec } from "./tool.ts";
+import { type ToolDefinition, type ToolHost, type ToolUsage, toolSpec } from "./tool.ts";
 
 // ---------------------------------------------------------------------------
 // Public types
@@ -69,12 +71,32 @@ export interface RuntimeOptions {
   readonly codeExecutor?: CodeExecutor;
 }
 
+/** What a code executor (the RLM mode) may use while it runs a cell. */
+export interface ExecContext extends HookContext {
+  readonly iteration: number;
+  readonly effectId: number;
+  /** Replay key of the cell; derive keys for anything the executor journals under it. */
+  readonly key: string;
+  readonly frameId: string;
+  /** Run tool calls through the same dispatch as standard mode (validation, journal, hooks, budget, concurrency). */
+  readonly dispatch: (
+    calls: readonly PendingToolCall[],
+    label: string,
+  ) => Effect.Effect<readonly CompletedToolCall[], TurnError>;
+  /** A one-shot, journaled model call (no tools) on `model` (default: the session's); usage is recorded under the turn. */
+  readonly complete: (
+    request: Omit<LlmRequest, "model"> & { readonly model?: string },
+    label: string,
+  ) => Effect.Effect<LlmResult, TurnError>;
+  /** The tools visible to this turn. */
+  readonly tools: ReadonlyMap<string, ToolDefinition>;
+  readonly emit: (body: TurnActivityBody) => Effect.Effect<void>;
+  /** Completed when the turn is cancelled. */
+  readonly cancelled: Deferred.Deferred<void>;
+}
+
 export interface CodeExecutor {
-  readonly execute: (
-    ctx: HookContext & { readonly iteration: number; readonly effectId: number },
-    language: string,
-    code: string,
-  ) => Effect.Effect<ExecResult, unknown>;
+  readonly execute: (ctx: ExecContext, language: string, code: string) => Effect.Effect<ExecResult, unknown>;
 }
 
 export interface CreateSessionOptions {
@@ -499,6 +521,9 @@ export const makeRuntime = (options: RuntimeOptions) =>
           projector ? projector(hook, call, out) : Effect.succeed<ProjectedResult>({ content: out.content });
 
         yield* emit({ type: "turnStarted", input, resumed, model: session.model });
+        for (const p of plugins) {
+          if (p.restore) yield* Effect.ignore(p.restore(hook, session.state[p.name]));
+        }
 
         const provider = yield* providers
           .forModel(session.model)
@@ -546,10 +571,18 @@ export const makeRuntime = (options: RuntimeOptions) =>
           machine.cancel();
         }
         const ids2 = { sessionId, turnId };
+        const toolHost: ToolHost = {
+          runtime: self,
+          session,
+          emit: (event) => {
+            Effect.runFork(emit(event));
+          },
+        };
         const keyOf = (e: TurnEffect & { effectId: number; iteration: number }) =>
           `${sessionId}:${turnId}:${e.iteration}:${e.kind}:${e.effectId}`;
         let catalogNow = initialCatalog;
         let toolCalls = 0;
+        const extraUsage: ToolUsage[] = [];
         let turnCost: number | undefined;
         let done: Extract<TurnEffect, { kind: "done" }> | undefined;
         const isCancelled = () => Effect.map(Deferred.poll(cancel), Option.isSome);
@@ -736,6 +769,7 @@ export const makeRuntime = (options: RuntimeOptions) =>
                   batchKey: key,
                   emit,
                   cancel,
+                  host: toolHost,
                   ...(options_dispatch ? { options: options_dispatch } : {}),
                 },
                 effect.calls,
@@ -755,6 +789,7 @@ export const makeRuntime = (options: RuntimeOptions) =>
                   });
                 }
               }
+              extraUsage.push(...r.value.usage);
               machine.respond({ kind: "toolResults", effectId: effect.effectId, results: r.value.results });
               if (r.value.cancelled) machine.cancel("cancelled by the user");
               break;
@@ -768,21 +803,100 @@ export const makeRuntime = (options: RuntimeOptions) =>
                 language: effect.language,
                 code: effect.code,
               };
+              const execCtx: ExecContext = {
+                ...hook,
+                iteration: effect.iteration,
+                effectId: effect.effectId,
+                key,
+                frameId: session.frameId,
+                tools: catalogNow,
+                emit,
+                cancelled: cancel,
+                dispatch: (calls, label) =>
+                  Effect.gen(function* () {
+                    toolCalls += calls.length;
+                    const batchKey = `${key}:${label}`;
+                    const run = runToolBatch(
+                      {
+                        hook,
+                        catalog: catalogNow,
+                        hooks: namedHooks,
+                        project,
+                        journal,
+                        batchKey,
+                        emit,
+                        cancel,
+                        host: toolHost,
+                        ...(options_dispatch ? { options: options_dispatch } : {}),
+                      },
+                      calls,
+                    );
+                    const r = yield* journal
+                      .once(ids2, batchKey, { calls }, run)
+                      .pipe(Effect.mapError(failTurn));
+                    extraUsage.push(...r.value.usage);
+                    return r.value.results;
+                  }),
+                complete: (request, label) =>
+                  Effect.gen(function* () {
+                    const model = request.model ?? session.model;
+                    const sub =
+                      model === session.model
+                        ? provider
+                        : yield* providers
+                            .forModel(model)
+                            .pipe(
+                              Effect.mapError(
+                                (e) =>
+                                  new TurnError({ sessionId, reason: "unknownModel", message: e.message }),
+                              ),
+                            );
+                    const full: LlmRequest = { ...request, model };
+                    const subKey = `${key}:${label}`;
+                    const run = Effect.gen(function* () {
+                      const acc = new ResponseAccumulator();
+                      const r = yield* Effect.either(
+                        Stream.runForEach(sub.stream(full), (e) => Effect.sync(() => acc.push(e))),
+                      );
+                      if (Either.isLeft(r)) return { ok: false, error: toInfo(r.left) } satisfies LlmResult;
+                      return { ok: true, response: acc.result() } satisfies LlmResult;
+                    });
+                    const r = yield* journal.once(ids2, subKey, full, run).pipe(Effect.mapError(failTurn));
+                    if (r.value.ok && Object.keys(r.value.response.usage).length > 0) {
+                      const subInfo = catalog.info(model);
+                      const c = costOf(r.value.response.usage, subInfo?.pricing);
+                      extraUsage.push({
+                        source: "llm.query",
+                        model,
+                        usage: r.value.response.usage,
+                        ...(c !== undefined ? { costUsd: c } : {}),
+                      });
+                    }
+                    return r.value;
+                  }),
+              };
               const run = executor
-                ? Effect.orElseSucceed(
-                    executor.execute(
-                      { ...hook, iteration: effect.iteration, effectId: effect.effectId },
-                      effect.language,
-                      effect.code,
-                    ),
-                    (): ExecResult => ({ ok: false, output: [], error: "the code executor failed" }),
-                  )
+                ? executor
+                    .execute(execCtx, effect.language, effect.code)
+                    .pipe(
+                      Effect.catchAll((e) =>
+                        e instanceof TurnError
+                          ? Effect.fail(e)
+                          : Effect.succeed<ExecResult>({
+                              ok: false,
+                              output: [],
+                              error: `the code executor failed: ${describe(e)}`,
+                            }),
+                      ),
+                    )
                 : Effect.succeed<ExecResult>({
                     ok: false,
                     output: [],
                     error: `no executor for ${effect.language} cells in this runtime`,
                   });
-              const r = yield* journal.once(ids2, key, envelope, run).pipe(Effect.mapError(failTurn));
+              const r = yield* journal
+                .once(ids2, key, envelope, run)
+                .pipe(Effect.mapError((e) => (e instanceof TurnError ? e : failTurn(e))));
               machine.respond({ kind: "execResult", effectId: effect.effectId, result: r.value });
               break;
             }
@@ -870,6 +984,16 @@ export const makeRuntime = (options: RuntimeOptions) =>
               },
             ]
           : [];
+        for (const u of extraUsage) usageRows.push({ turnId, ...u });
+        let state: { [key: string]: unknown } | undefined;
+        for (const p of plugins) {
+          if (!p.snapshot) continue;
+          const snap = yield* Effect.either(p.snapshot(hook));
+          if (Either.isRight(snap) && snap.right !== undefined) {
+            state ??= { ...session.state };
+            state[p.name] = snap.right;
+          }
+        }
         const firstText = input.map(messageText).join(" ").trim();
         const title = session.title ?? (firstText ? firstText.replace(/\s+/g, " ").slice(0, 80) : undefined);
         const hash = hashValue({ turnId, messages: done.messages, outcome });
@@ -885,6 +1009,7 @@ export const makeRuntime = (options: RuntimeOptions) =>
             updatedAt: now,
             ...(title !== undefined ? { title } : {}),
             ...(frameId !== undefined ? { frameId } : {}),
+            ...(state !== undefined ? { state } : {}),
           })
           .pipe(
             Effect.catchAll((e) =>
@@ -1037,7 +1162,7 @@ export const makeRuntime = (options: RuntimeOptions) =>
         Effect.sync(() => locals.delete(id)),
       );
 
-    return {
+    const self: LashRuntimeShape = {
       createSession,
       getSession: (id) => store.getSession(id),
       listSessions: (o) => store.listSessions(o),
@@ -1055,5 +1180,6 @@ export const makeRuntime = (options: RuntimeOptions) =>
       usage,
       pluginStatus,
       tools,
-    } satisfies LashRuntimeShape;
+    };
+    return self;
   });

@@ -1,4 +1,4 @@
-import type { ToolResultContent, ToolSpec } from "@lash/sansio";
+import type { ToolControl, ToolResultContent, ToolSpec, Usage } from "@lash/sansio";
 import { Data, Effect } from "effect";
 
 /** A JSON Schema object (draft 2020-12 subset) describing a tool's input. */
@@ -38,6 +38,18 @@ export interface ToolOutput {
   readonly value?: unknown;
   /** Data for UIs and exporters (diff, plan items, exit code). Kept in the graph; never sent to the model. */
   readonly details?: unknown;
+  /** Usage this call spent on models (a subagent, an `llm.query`): added to the session's ledger. */
+  readonly usage?: readonly ToolUsage[];
+  /** Ask the turn to end (`finish`) or switch agent frames. */
+  readonly control?: ToolControl;
+}
+
+export interface ToolUsage {
+  /** Ledger source, e.g. `agent:<childSessionId>`. */
+  readonly source: string;
+  readonly model: string;
+  readonly usage: Usage;
+  readonly costUsd?: number;
 }
 
 export interface ToolContext {
@@ -49,6 +61,25 @@ export interface ToolContext {
   readonly signal: AbortSignal;
   /** Live progress for UIs (e.g. shell output as it arrives). Not journaled. */
   readonly progress: (update: unknown) => void;
+  /** The turn this call belongs to. */
+  readonly turnId?: string;
+  /** Host access for tools that drive the runtime (subagents). Set by `LashRuntime`. */
+  readonly host?: ToolHost;
+}
+
+/** What the runtime lends a tool that needs to drive it (e.g. `spawn_agent`). */
+export interface ToolHost {
+  /** The runtime itself (typed loosely here to keep the module graph acyclic; cast to `LashRuntimeShape`). */
+  readonly runtime: unknown;
+  /** The calling session's record. */
+  readonly session: unknown;
+  /** Publish an activity event on the calling turn (e.g. child started/finished). */
+  readonly emit: (event: {
+    readonly type: "plugin";
+    readonly plugin: string;
+    readonly name: string;
+    readonly data: unknown;
+  }) => void;
 }
 
 export interface ToolDefinition<A = unknown> {
