@@ -876,19 +876,17 @@ export const makeRuntime = (options: RuntimeOptions) =>
                   }),
               };
               const run = executor
-                ? executor
-                    .execute(execCtx, effect.language, effect.code)
-                    .pipe(
-                      Effect.catchAll((e) =>
-                        e instanceof TurnError
-                          ? Effect.fail(e)
-                          : Effect.succeed<ExecResult>({
-                              ok: false,
-                              output: [],
-                              error: `the code executor failed: ${describe(e)}`,
-                            }),
-                      ),
-                    )
+                ? executor.execute(execCtx, effect.language, effect.code).pipe(
+                    Effect.catchAll((e) =>
+                      e instanceof TurnError
+                        ? Effect.fail(e)
+                        : Effect.succeed<ExecResult>({
+                            ok: false,
+                            output: [],
+                            error: `the code executor failed: ${describe(e)}`,
+                          }),
+                    ),
+                  )
                 : Effect.succeed<ExecResult>({
                     ok: false,
                     output: [],
