@@ -218,6 +218,10 @@ export interface LashRuntimeShape {
   pluginStatus(): { readonly [plugin: string]: unknown };
   /** The tools a session sees now. */
   tools(sessionId: string): Effect.Effect<readonly ToolSpec[], SessionNotFound | StoreError>;
+  /** The tool definitions a session sees now (flags such as `readOnly` included). */
+  toolDefinitions(sessionId: string): Effect.Effect<readonly ToolDefinition[], SessionNotFound | StoreError>;
+  /** Subagent sessions whose `parentLink.sessionId` is this session. */
+  children(sessionId: string): Effect.Effect<readonly SessionRecord[], StoreError>;
 }
 
 export interface TurnHandle {
@@ -462,6 +466,13 @@ export const makeRuntime = (options: RuntimeOptions) =>
         const session = yield* store.getSession(sessionId);
         const map = yield* catalogFor(session);
         return [...map.values()].map(toolSpec);
+      });
+
+    const toolDefinitions: LashRuntimeShape["toolDefinitions"] = (sessionId) =>
+      Effect.gen(function* () {
+        const session = yield* store.getSession(sessionId);
+        const map = yield* catalogFor(session);
+        return [...map.values()];
       });
 
     // ---- the turn ----
@@ -1178,6 +1189,8 @@ export const makeRuntime = (options: RuntimeOptions) =>
       usage,
       pluginStatus,
       tools,
+      toolDefinitions,
+      children: (id) => store.children(id),
     };
     return self;
   });
