@@ -1,0 +1,240 @@
+// Crash-resume in real child processes: SIGKILL a lash process at four points
+// of a turn and reopen the same SQLite file in a new process.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type MockReply, startMockServer } from "@lash/providers/testing";
+import type { Message } from "@lash/sansio";
+import { afterEach, describe, expect, it } from "vitest";
+
+const worker = join(import.meta.dirname, "crash", "worker.ts");
+type Server = Awaited<ReturnType<typeof startMockServer>>;
+const servers: Server[] = [];
+const children: ChildProcess[] = [];
+
+afterEach(async () => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill("SIGKILL");
+  for (const s of servers.splice(0)) await s.close();
+});
+
+interface Run {
+  readonly child: ChildProcess;
+  readonly lines: string[];
+  /** Resolves with the first stdout line starting with `prefix`. */
+  waitFor(prefix: string): Promise<string>;
+  exited: Promise<number | null>;
+}
+
+function start(args: string[], env: Record<string, string> = {}): Run {
+  const child = spawn(process.execPath, [worker, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  const lines: string[] = [];
+  const waiters: { prefix: string; resolve: (l: string) => void }[] = [];
+  let buf = "";
+  let stderr = "";
+  child.stdout!.on("data", (d: Buffer) => {
+    buf += d.toString();
+    let i = buf.indexOf("\n");
+    while (i >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      lines.push(line);
+      for (const w of [...waiters]) {
+        if (line.startsWith(w.prefix)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(line);
+        }
+      }
+      i = buf.indexOf("\n");
+    }
+  });
+  child.stderr!.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return {
+    child,
+    lines,
+    exited,
+    waitFor: (prefix) => {
+      const seen = lines.find((l) => l.startsWith(prefix));
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        waiters.push({ prefix, resolve });
+        exited.then((code) =>
+          reject(new Error(`worker exited (${code}) before "${prefix}"; stderr: ${stderr}`)),
+        );
+      });
+    },
+  };
+}
+
+async function kill(run: Run): Promise<void> {
+  run.child.kill("SIGKILL");
+  await run.exited;
+}
+
+async function finish(run: Run): Promise<string> {
+  const line = await run.waitFor("COMMITTED");
+  expect(await run.exited).toBe(0);
+  return line;
+}
+
+const toolCall = (name: string, label: string): MockReply => ({
+  toolCalls: [{ name, arguments: { label } }],
+  usage: { input: 50, output: 10 },
+});
+const text = (t: string): MockReply => ({ text: t, usage: { input: 60, output: 5 } });
+
+async function setup(replies: MockReply[]) {
+  const server = await startMockServer({ replies });
+  servers.push(server);
+  const dir = mkdtempSync(join(tmpdir(), "lash-crash-"));
+  const db = join(dir, "lash.db");
+  const counter = join(dir, "counter.txt");
+  writeFileSync(counter, "");
+  const baseUrl = server.baseUrl("openai-chat");
+  return { server, db, counter, baseUrl };
+}
+
+async function inspect(db: string, baseUrl: string, counter: string, sessionId: string) {
+  const run = start([db, baseUrl, counter, "inspect", "none", sessionId]);
+  const line = await run.waitFor("VIEW ");
+  await run.exited;
+  return JSON.parse(line.slice(5)) as { messages: Message[]; turnCount: number };
+}
+
+const counterLines = (counter: string) => readFileSync(counter, "utf8").split("\n").filter(Boolean);
+
+/** A committed first turn, so every scenario also checks committed turns stay intact. */
+async function firstTurn(db: string, baseUrl: string, counter: string) {
+  const run = start([db, baseUrl, counter, "turn", "none"], { TURN_TEXT: "warm up" });
+  const sessionLine = await run.waitFor("SESSION ");
+  await finish(run);
+  return sessionLine.slice(8);
+}
+
+function noDuplicateIds(messages: Message[]) {
+  const ids = messages.map((m) => m.id);
+  expect(new Set(ids).size).toBe(ids.length);
+}
+
+describe("crash-resume (SIGKILL in a child process, reopen the same database)", () => {
+  it("(a) during an LLM stream: the completed call and tool are not repeated; the cut call is re-made", async () => {
+    const { server, db, counter, baseUrl } = await setup([
+      text("ready"),
+      toolCall("side_effect", "one"),
+      { text: "never finished", hangAfterChunks: 1 },
+    ]);
+    const sessionId = await firstTurn(db, baseUrl, counter);
+    const run = start([db, baseUrl, counter, "turn", "none", sessionId]);
+    await server.waitForRequests(3);
+    await kill(run);
+    expect(counterLines(counter)).toEqual(["one"]);
+    server.enqueue(text("all done"));
+    const resumed = start([db, baseUrl, counter, "resume", "none", sessionId]);
+    const line = await finish(resumed);
+    expect(JSON.parse(line.slice(10))).toMatchObject({ text: "all done", resumed: true });
+    expect(server.requests).toHaveLength(4); // warm-up, call 1, cut call 2, call 2 again — call 1 not re-requested
+    expect(server.requests[3]!.body).toEqual(server.requests[2]!.body);
+    expect(counterLines(counter)).toEqual(["one"]);
+    const view = await inspect(db, baseUrl, counter, sessionId);
+    expect(view.turnCount).toBe(2);
+    expect(view.messages.map((m) => m.role)).toEqual([
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+      "tool",
+      "assistant",
+    ]);
+    noDuplicateIds(view.messages);
+  });
+
+  it("(b) while a non-idempotent tool runs: it is not re-run; the model gets an interrupted result", async () => {
+    const { server, db, counter, baseUrl } = await setup([text("ready"), toolCall("side_effect", "once")]);
+    const sessionId = await firstTurn(db, baseUrl, counter);
+    const run = start([db, baseUrl, counter, "turn", "tool", sessionId]);
+    await run.waitFor("TOOL_RUNNING");
+    await kill(run);
+    server.enqueue(text("understood"));
+    await finish(start([db, baseUrl, counter, "resume", "none", sessionId]));
+    expect(counterLines(counter)).toEqual(["once"]);
+    expect(server.requests).toHaveLength(3);
+    const view = await inspect(db, baseUrl, counter, sessionId);
+    const toolResult = view.messages[4]!.parts[0]!;
+    expect(toolResult).toMatchObject({ type: "toolResult", isError: true });
+    expect(JSON.stringify(toolResult)).toContain("interrupted");
+    expect(view.messages.at(-1)).toMatchObject({
+      role: "assistant",
+      parts: [{ type: "text", text: "understood" }],
+    });
+    noDuplicateIds(view.messages);
+  });
+
+  it("(b') while an idempotent tool runs: it is run again", async () => {
+    const { server, db, counter, baseUrl } = await setup([text("ready"), toolCall("idem_effect", "again")]);
+    const sessionId = await firstTurn(db, baseUrl, counter);
+    const run = start([db, baseUrl, counter, "turn", "tool", sessionId]);
+    await run.waitFor("TOOL_RUNNING");
+    await kill(run);
+    server.enqueue(text("ok"));
+    await finish(start([db, baseUrl, counter, "resume", "none", sessionId]));
+    expect(counterLines(counter)).toEqual(["again", "again"]);
+    const view = await inspect(db, baseUrl, counter, sessionId);
+    expect(view.messages[4]!.parts[0]).toMatchObject({ type: "toolResult", isError: false });
+  });
+
+  it("(c) after tools completed, before the commit: nothing is re-requested or re-run", async () => {
+    const { server, db, counter, baseUrl } = await setup([
+      text("ready"),
+      toolCall("side_effect", "x"),
+      text("final answer"),
+    ]);
+    const sessionId = await firstTurn(db, baseUrl, counter);
+    const run = start([db, baseUrl, counter, "turn", "beforeCommit", sessionId]);
+    await run.waitFor("BEFORE_COMMIT");
+    await kill(run);
+    const before = await inspect(db, baseUrl, counter, sessionId);
+    expect(before.turnCount).toBe(1); // the cut turn is not committed yet
+    const line = await finish(start([db, baseUrl, counter, "resume", "none", sessionId]));
+    expect(JSON.parse(line.slice(10))).toMatchObject({ text: "final answer", resumed: true });
+    expect(server.requests).toHaveLength(3);
+    expect(counterLines(counter)).toEqual(["x"]);
+    const view = await inspect(db, baseUrl, counter, sessionId);
+    expect(view.turnCount).toBe(2);
+    expect(view.messages.map((m) => m.role)).toEqual([
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+      "tool",
+      "assistant",
+    ]);
+    noDuplicateIds(view.messages);
+  });
+
+  it("(d) right after the commit: reopening re-runs nothing", async () => {
+    const { server, db, counter, baseUrl } = await setup([
+      text("ready"),
+      toolCall("side_effect", "y"),
+      text("done"),
+    ]);
+    const sessionId = await firstTurn(db, baseUrl, counter);
+    const run = start([db, baseUrl, counter, "turn", "afterCommit", sessionId]);
+    await run.waitFor("COMMITTED");
+    await kill(run);
+    const line = await finish(start([db, baseUrl, counter, "resume", "none", sessionId]));
+    expect(line).toBe("COMMITTED null");
+    expect(server.requests).toHaveLength(3);
+    expect(counterLines(counter)).toEqual(["y"]);
+    const view = await inspect(db, baseUrl, counter, sessionId);
+    expect(view.turnCount).toBe(2);
+    expect(view.messages).toHaveLength(6);
+    noDuplicateIds(view.messages);
+  });
+});
