@@ -110,6 +110,8 @@ export interface CreateSessionOptions {
   readonly parentLink?: SessionRecord["parentLink"];
   /** Extra plugins for this session (kept in memory by this runtime). */
   readonly plugins?: readonly Plugin[];
+  /** Initial durable state entries (JSON values), e.g. a subagent's spawn record. */
+  readonly state?: { readonly [key: string]: unknown };
 }
 
 export interface TurnInput {
@@ -359,7 +361,7 @@ export const makeRuntime = (options: RuntimeOptions) =>
           headRevision: 0,
           turnCount: 0,
           frameId,
-          state: o.tools ? { "lash.tools": [...o.tools] } : {},
+          state: { ...o.state, ...(o.tools ? { "lash.tools": [...o.tools] } : {}) },
           ...(o.title !== undefined ? { title: o.title } : {}),
           ...(o.cwd !== undefined ? { cwd: o.cwd } : {}),
           ...(o.systemPrompt !== undefined ? { systemPrompt: o.systemPrompt } : {}),
