@@ -25,7 +25,9 @@ for (const name of names) {
   const out = join(tmpdir(), `lash-bench-${process.pid}-${name}.json`);
   process.stdout.write(`\n▶ ${name}\n`);
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, [join(perf, name, "run.ts"), "--json", out], { stdio: "inherit" });
+  const r = spawnSync(process.execPath, ["--expose-gc", join(perf, name, "run.ts"), "--json", out], {
+    stdio: "inherit",
+  });
   const seconds = (performance.now() - t0) / 1000;
   if (r.status !== 0 || !existsSync(out)) {
     failures.push(`${name} (exit ${r.status ?? r.signal})`);

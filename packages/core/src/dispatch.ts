@@ -182,7 +182,6 @@ function attemptOnce(
           }),
       }),
       Effect.onInterrupt(() => Effect.sync(() => controller.abort())),
-      Effect.ensuring(Effect.sync(() => controller.abort())),
       Effect.map((output): AttemptRecord => ({ ok: true, output })),
       Effect.catchAllDefect((defect) =>
         Effect.succeed<AttemptRecord>({

@@ -1,0 +1,215 @@
+// Host overhead of @lash/core per LLM round trip (scripted provider, no HTTP),
+// with MemoryStore and with SqliteStore + journal; open time against session
+// size; RSS per open idle session.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  createLash,
+  defineTool,
+  type GraphNode,
+  MemoryStore,
+  openSqliteStore,
+  SqliteStore,
+  textOutput,
+} from "@lash/core";
+import { ScriptedProvider } from "@lash/providers/testing";
+import type { LlmEvent, LlmRequest } from "@lash/sansio";
+import { markdownTable, median, report } from "../util.ts";
+
+const ROUNDS = 20;
+const SESSIONS = 20;
+const RUNS = 5;
+
+const echo = defineTool<{ n: number }>({
+  name: "echo",
+  description: "echo",
+  inputSchema: { type: "object", properties: { n: { type: "number" } }, required: ["n"] },
+  readOnly: true,
+  run: async ({ n }) => textOutput(String(n)),
+});
+
+function loopScript(request: LlmRequest): { events: LlmEvent[] } {
+  // count tool messages of the current turn only: the last user text message starts it
+  let sinceUser = 0;
+  for (let i = request.messages.length - 1; i >= 0; i--) {
+    const m = request.messages[i]!;
+    if (m.role === "user" && m.parts.some((p) => p.type === "text")) break;
+    if (m.role === "tool") sinceUser++;
+  }
+  if (sinceUser < ROUNDS) {
+    const id = `c${sinceUser}`;
+    return {
+      events: [
+        { type: "toolCallStart", id, name: "echo" },
+        { type: "toolCallArgsDelta", id, delta: `{"n":${sinceUser}}` },
+        { type: "toolCallEnd", id },
+        { type: "usage", usage: { input: 100, output: 10 } },
+        { type: "finish", reason: "toolUse" },
+      ],
+    };
+  }
+  return {
+    events: [
+      { type: "textDelta", text: "done" },
+      { type: "usage", usage: { input: 100, output: 2 } },
+      { type: "finish", reason: "stop" },
+    ],
+  };
+}
+
+async function overhead(kind: "memory" | "sqlite"): Promise<{ usPerRound: number; wallMsPerRound: number }> {
+  const cpu: number[] = [];
+  const wall: number[] = [];
+  for (let run = 0; run < RUNS + 1; run++) {
+    const dir = mkdtempSync(join(tmpdir(), "lash-bench-core-"));
+    const lash = createLash({
+      store: kind === "memory" ? MemoryStore : SqliteStore.layer({ filename: join(dir, "lash.db") }),
+      provider: new ScriptedProvider((req) => loopScript(req)),
+      plugins: [{ name: "bench", tools: [echo] }],
+      journal: kind === "sqlite",
+      maxTurns: ROUNDS + 5,
+    });
+    const sessions = [];
+    for (let i = 0; i < SESSIONS; i++) sessions.push(await lash.createSession({ model: "test/model" }));
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    for (const s of sessions) {
+      const r = await s.turn("go").result;
+      if (r.toolCalls !== ROUNDS) throw new Error(`expected ${ROUNDS} tool calls, got ${r.toolCalls}`);
+    }
+    const t1 = performance.now();
+    const c1 = process.cpuUsage(c0);
+    await lash.close();
+    rmSync(dir, { recursive: true, force: true });
+    if (run === 0) continue; // warm-up
+    const roundTrips = SESSIONS * (ROUNDS + 1);
+    cpu.push((c1.user + c1.system) / roundTrips);
+    wall.push((t1 - t0) / roundTrips);
+  }
+  return { usPerRound: median(cpu), wallMsPerRound: median(wall) };
+}
+
+async function openTimes(): Promise<{ nodes: number; readViewMs: number }[]> {
+  const out: { nodes: number; readViewMs: number }[] = [];
+  for (const n of [100, 1_000, 10_000, 100_000]) {
+    const dir = mkdtempSync(join(tmpdir(), "lash-bench-open-"));
+    const filename = join(dir, "lash.db");
+    const opened = await openSqliteStore({ filename });
+    const store = opened.store;
+    const now = Date.now();
+    await store.createSession({
+      id: "big",
+      model: "test/model",
+      mode: "standard",
+      createdAt: now,
+      updatedAt: now,
+      leafId: null,
+      headRevision: 0,
+      turnCount: 0,
+      frameId: "f0",
+      state: {},
+    });
+    const nodes: Omit<GraphNode, "seq">[] = [];
+    let parent: string | null = null;
+    for (let i = 0; i < n; i++) {
+      const id: string = `n${i}`;
+      nodes.push({
+        id,
+        sessionId: "big",
+        parentId: parent,
+        frameId: "f0",
+        kind: "message",
+        turnId: "t0",
+        payload: { id, role: i % 2 ? "assistant" : "user", parts: [{ type: "text", text: `message ${i}` }] },
+        createdAt: now,
+      });
+      parent = id;
+    }
+    await store.commit({
+      sessionId: "big",
+      turnId: "t0",
+      hash: "h",
+      expectedRevision: 0,
+      nodes,
+      leafId: parent,
+      usage: [],
+      updatedAt: now,
+    });
+    await opened.close();
+    const samples: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const lash = createLash({
+        store: SqliteStore.layer({ filename }),
+        provider: new ScriptedProvider([]),
+      });
+      const t0 = performance.now();
+      const view = await lash.session("big").readView();
+      samples.push(performance.now() - t0);
+      if (view.length !== n) throw new Error(`expected ${n} messages, read ${view.length}`);
+      await lash.close();
+    }
+    out.push({ nodes: n, readViewMs: median(samples) });
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return out;
+}
+
+async function idleRss(): Promise<{ rss: number; heap: number }> {
+  const lash = createLash({
+    store: MemoryStore,
+    provider: new ScriptedProvider(() => ({
+      events: [
+        { type: "textDelta", text: "hi" },
+        { type: "finish", reason: "stop" },
+      ],
+    })),
+  });
+  // warm everything up first so module and JIT memory is not attributed to sessions
+  const warm = await lash.createSession({ model: "test/model" });
+  await warm.turn("hello").result;
+  global.gc?.();
+  const before = process.memoryUsage();
+  const N = 1_000;
+  for (let i = 0; i < N; i++) {
+    const s = await lash.createSession({ model: "test/model" });
+    await s.turn("hello").result;
+  }
+  global.gc?.();
+  const after = process.memoryUsage();
+  await lash.close();
+  return { rss: (after.rss - before.rss) / N, heap: (after.heapUsed - before.heapUsed) / N };
+}
+
+const memory = await overhead("memory");
+const sqlite = await overhead("sqlite");
+const opens = await openTimes();
+const rss = await idleRss();
+
+report({
+  name: "core",
+  title: "Core: host overhead per LLM round trip, open time, idle sessions",
+  table: [
+    markdownTable(
+      ["store", "CPU µs / round trip (median of 5)", "wall ms / round trip"],
+      [
+        ["MemoryStore (journal off)", memory.usPerRound.toFixed(0), memory.wallMsPerRound.toFixed(3)],
+        ["SqliteStore + journal", sqlite.usPerRound.toFixed(0), sqlite.wallMsPerRound.toFixed(3)],
+      ],
+    ),
+    "",
+    markdownTable(
+      ["session nodes", "open (readView of the active path) ms, median of 5"],
+      opens.map((o) => [o.nodes.toLocaleString("en-US"), o.readViewMs.toFixed(1)]),
+    ),
+    "",
+    `Per open idle session (1,000 sessions kept in one runtime, one committed turn each, MemoryStore): ` +
+      `RSS ${(rss.rss / 1024).toFixed(1)} KiB, JS heap ${(rss.heap / 1024).toFixed(1)} KiB` +
+      (global.gc ? "" : " (run with --expose-gc for stable figures)"),
+  ].join("\n"),
+  results: { memory, sqlite, opens, perIdleSession: rss, rounds: ROUNDS, sessions: SESSIONS },
+  notes: [
+    `Workload: ${SESSIONS} sessions × a ${ROUNDS}-round tool loop through the scripted provider (no HTTP); ` +
+      "CPU is the process's user+system time divided by the number of model round trips.",
+  ],
+});
