@@ -1,0 +1,166 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { Deferred, Effect, Exit } from "effect";
+import type { McpServerConfig } from "./config.ts";
+
+/** A tool as the server listed it. */
+export interface McpToolInfo {
+  readonly name: string;
+  readonly title?: string;
+  readonly description?: string;
+  readonly inputSchema: unknown;
+  readonly annotations?: {
+    readonly readOnlyHint?: boolean;
+    readonly idempotentHint?: boolean;
+    readonly destructiveHint?: boolean;
+    readonly openWorldHint?: boolean;
+    readonly title?: string;
+  };
+}
+
+/** A live connection to one server. */
+export interface Connection {
+  readonly client: Client;
+  readonly transport: Transport;
+  readonly pid?: number;
+  readonly serverInfo?: { readonly name: string; readonly version: string };
+  /** Completed with a reason when the connection is gone (process exit, transport close, fatal error). */
+  readonly closed: Deferred.Deferred<string>;
+  /** The last lines the server wrote to stderr (stdio). */
+  readonly stderrTail: () => string;
+}
+
+export class ConnectError extends Error {}
+
+const STDERR_KEEP = 4096;
+
+/** Last `n` non-empty lines of a text. */
+export const lastLines = (text: string, n = 3): string =>
+  text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== "")
+    .slice(-n)
+    .join(" | ");
+
+export interface ConnectOptions {
+  readonly clientInfo: { readonly name: string; readonly version: string };
+  /** Called (outside Effect) when the server says its tool list changed. */
+  readonly onToolsChanged: () => void;
+  /** Timeout of each request made while connecting (initialize, tools/list). */
+  readonly requestTimeoutMs: number;
+  readonly stderr: "pipe" | "inherit" | "ignore";
+}
+
+function makeTransport(config: McpServerConfig, stderr: ConnectOptions["stderr"]): Transport {
+  if (config.type === "stdio") {
+    return new StdioClientTransport({
+      command: config.command,
+      args: [...config.args],
+      ...(config.env === undefined ? {} : { env: { ...config.env } }),
+      ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
+      stderr,
+    });
+  }
+  const requestInit = config.headers === undefined ? undefined : { headers: { ...config.headers } };
+  const url = new URL(config.url);
+  return config.type === "sse"
+    ? new SSEClientTransport(url, requestInit ? { requestInit } : undefined)
+    : new StreamableHTTPClientTransport(url, requestInit ? { requestInit } : undefined);
+}
+
+/** Every page of `tools/list` (follows `nextCursor`). */
+export async function listAllTools(
+  client: Client,
+  options: { readonly signal?: AbortSignal; readonly timeoutMs: number },
+): Promise<McpToolInfo[]> {
+  const tools: McpToolInfo[] = [];
+  const seenCursors = new Set<string>();
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor === undefined ? undefined : { cursor }, {
+      timeout: options.timeoutMs,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    tools.push(...(page.tools as McpToolInfo[]));
+    cursor = page.nextCursor;
+    if (cursor !== undefined) {
+      if (seenCursors.has(cursor)) throw new Error(`tools/list returned the cursor ${cursor} twice`);
+      seenCursors.add(cursor);
+    }
+  } while (cursor !== undefined);
+  return tools;
+}
+
+/**
+ * Start a server (spawn / open the HTTP session), run `initialize` and list its tools.
+ * On failure or interruption everything started is closed again.
+ */
+export const connect = (
+  config: McpServerConfig,
+  options: ConnectOptions,
+): Effect.Effect<{ readonly connection: Connection; readonly tools: McpToolInfo[] }, ConnectError> =>
+  Effect.gen(function* () {
+    const closed = yield* Deferred.make<string>();
+    let stderrText = "";
+    const transport = makeTransport(config, options.stderr);
+    if (transport instanceof StdioClientTransport) {
+      transport.stderr?.on("data", (chunk: Buffer | string) => {
+        stderrText = (stderrText + chunk.toString()).slice(-STDERR_KEEP);
+      });
+    }
+    const stderrTail = () => lastLines(stderrText);
+    const client = new Client(
+      { name: options.clientInfo.name, version: options.clientInfo.version },
+      { capabilities: {} },
+    );
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => options.onToolsChanged());
+    client.onclose = () => {
+      const tail = stderrTail();
+      const why =
+        config.type === "stdio" ? "the server process exited" : "the connection to the server was closed";
+      Deferred.unsafeDone(closed, Exit.succeed(tail ? `${why} (stderr: ${tail})` : why));
+    };
+    const closeQuietly = Effect.promise(() => client.close().catch(() => undefined));
+    return yield* Effect.tryPromise({
+      try: async (signal) => {
+        await client.connect(transport, { signal, timeout: options.requestTimeoutMs });
+        const tools = await listAllTools(client, { signal, timeoutMs: options.requestTimeoutMs });
+        const version = client.getServerVersion();
+        const pid = transport instanceof StdioClientTransport ? (transport.pid ?? undefined) : undefined;
+        const connection: Connection = {
+          client,
+          transport,
+          closed,
+          stderrTail,
+          ...(pid === undefined ? {} : { pid }),
+          ...(version ? { serverInfo: { name: version.name, version: version.version } } : {}),
+        };
+        return { connection, tools };
+      },
+      catch: (error) => {
+        const tail = stderrTail();
+        const base = describeConnectError(config, error);
+        return new ConnectError(tail && !base.includes(tail) ? `${base} (stderr: ${tail})` : base);
+      },
+    }).pipe(Effect.onError(() => closeQuietly));
+  });
+
+function describeConnectError(config: McpServerConfig, error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === "ENOENT" && config.type === "stdio")
+    return `cannot start "${config.command}": command not found (check "command" and PATH)`;
+  if (code === -32001) return `no answer to initialize/tools/list in time (${message})`;
+  if (code === -32000) return "the server closed the connection during startup";
+  if (
+    config.type !== "stdio" &&
+    /fetch failed|ECONNREFUSED/i.test(`${message} ${String((error as { cause?: unknown })?.cause)}`)
+  )
+    return `cannot reach ${config.url} (${message})`;
+  return message;
+}

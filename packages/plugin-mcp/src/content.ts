@@ -1,0 +1,86 @@
+import type { ToolOutput } from "@lash/core";
+
+export type ResultPart = ToolOutput["content"][number];
+
+type Obj = { readonly [key: string]: unknown };
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+
+/**
+ * One MCP content block → result parts: `text` → text; `image` / `audio` → an attachment
+ * (base64, with its media type); an embedded `resource` → its text (headed by the URI) or, for a
+ * blob, an attachment named by the URI; a `resource_link` → a text line naming the resource.
+ * Unknown block types are shown as JSON text rather than dropped.
+ */
+export function mapContentBlock(block: unknown): ResultPart[] {
+  if (!isObj(block)) return [{ type: "text", text: JSON.stringify(block) }];
+  switch (block.type) {
+    case "text":
+      return [{ type: "text", text: str(block.text) ?? "" }];
+    case "image":
+    case "audio": {
+      const data = str(block.data);
+      const mediaType = str(block.mimeType) ?? (block.type === "image" ? "image/png" : "audio/wav");
+      return data === undefined ? [] : [{ type: "attachment", mediaType, data }];
+    }
+    case "resource": {
+      const r = isObj(block.resource) ? block.resource : {};
+      const uri = str(r.uri) ?? "";
+      const text = str(r.text);
+      if (text !== undefined) return [{ type: "text", text: uri ? `[resource ${uri}]\n${text}` : text }];
+      const blob = str(r.blob);
+      if (blob !== undefined)
+        return [
+          {
+            type: "attachment",
+            mediaType: str(r.mimeType) ?? "application/octet-stream",
+            data: blob,
+            ...(uri ? { name: uri } : {}),
+          },
+        ];
+      return [{ type: "text", text: `[resource ${uri}]` }];
+    }
+    case "resource_link": {
+      const name = str(block.title) ?? str(block.name) ?? "";
+      const uri = str(block.uri) ?? "";
+      const desc = str(block.description);
+      const mime = str(block.mimeType);
+      return [
+        {
+          type: "text",
+          text: `[resource link] ${name}${name ? " " : ""}<${uri}>${mime ? ` (${mime})` : ""}${desc ? ` — ${desc}` : ""}`,
+        },
+      ];
+    }
+    default:
+      return [{ type: "text", text: JSON.stringify(block) }];
+  }
+}
+
+/**
+ * An MCP `tools/call` result → a lash `ToolOutput`. `isError: true` stays an error result the
+ * model reads. `value` (for Lashlang) is the structured content when the server sent one, else the
+ * text; `details` keep the server, tool and structured content for UIs.
+ */
+export function mapCallResult(server: string, tool: string, result: unknown): ToolOutput {
+  const r = isObj(result) ? result : {};
+  let content: ResultPart[];
+  if (Array.isArray(r.content)) content = r.content.flatMap(mapContentBlock);
+  else if ("toolResult" in r) content = [{ type: "text", text: JSON.stringify(r.toolResult) }];
+  else content = [];
+  const structured = r.structuredContent;
+  if (content.length === 0 && structured !== undefined)
+    content = [{ type: "text", text: JSON.stringify(structured) }];
+  if (content.length === 0)
+    content = [{ type: "text", text: r.isError === true ? "(error, no message)" : "(no output)" }];
+  const text = content
+    .filter((p): p is Extract<ResultPart, { type: "text" }> => p.type === "text")
+    .map((p) => p.text)
+    .join("\n");
+  return {
+    content,
+    ...(r.isError === true ? { isError: true } : {}),
+    value: structured !== undefined ? structured : text,
+    details: { server, tool, ...(structured !== undefined ? { structuredContent: structured } : {}) },
+  };
+}
