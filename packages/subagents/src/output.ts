@@ -16,7 +16,6 @@ export type OutputSpec =
 
 const SCALARS: { readonly [name: string]: JsonSchema } = {
   str: { type: "string" },
-  string: { type: "string" },
   int: { type: "integer" },
   float: { type: "number" },
   bool: { type: "boolean" },
@@ -80,7 +79,11 @@ export function outputSchema(output: unknown): OutputSpec {
       ? { ok: true, schema: inner }
       : { ok: false, error: "malformed output: `$lash_type` must hold a JSON Schema object" };
   }
-  if (isShorthandRecord(output)) {
+  const JSON_TYPES = ["string", "integer", "number", "boolean", "object", "array", "null"];
+  const t = output.type;
+  const looksLikeSchema =
+    (typeof t === "string" && JSON_TYPES.includes(t)) || Array.isArray(t) || isRecord(output.properties);
+  if (!looksLikeSchema && isShorthandRecord(output)) {
     const properties: { [key: string]: JsonSchema } = {};
     const required: string[] = [];
     for (const [field, t] of Object.entries(output)) {
