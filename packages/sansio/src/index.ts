@@ -4,6 +4,7 @@ export * from "./hash.ts";
 export * from "./llm.ts";
 export * from "./machine.ts";
 export * from "./message.ts";
+export * from "./rlm/index.ts";
 export * from "./standard.ts";
 export * from "./turn.ts";
 export * from "./usage.ts";
