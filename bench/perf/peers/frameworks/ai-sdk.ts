@@ -1,0 +1,44 @@
+// Vercel AI SDK: generateText with a step stop condition (tool loop) and
+// streamText (streaming), over @ai-sdk/openai-compatible.
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { generateText, stepCountIs, streamText, tool } from "ai";
+import { z } from "zod";
+import {
+  type AdapterContext,
+  type FrameworkAdapter,
+  MODEL,
+  prompt,
+  SYSTEM,
+  TOOL_DESCRIPTION,
+} from "../workload.ts";
+
+export function aiSdkAdapter(ctx: AdapterContext): FrameworkAdapter {
+  const provider = createOpenAICompatible({ name: "mock", baseURL: ctx.baseUrl, apiKey: "test" });
+  const model = provider.chatModel(MODEL);
+  const tools = {
+    add: tool({
+      description: TOOL_DESCRIPTION,
+      inputSchema: z.object({ a: z.number().int(), b: z.number().int() }),
+      execute: async ({ a, b }) => ctx.add(a, b),
+    }),
+  };
+  return {
+    async toolSession(k) {
+      const result = await generateText({
+        model,
+        system: SYSTEM,
+        prompt: prompt(k),
+        tools,
+        stopWhen: stepCountIs(ctx.spec.rounds + 1),
+        maxRetries: 0,
+      });
+      return result.text;
+    },
+    async streamSession(k) {
+      const result = streamText({ model, system: SYSTEM, prompt: prompt(k), maxRetries: 0 });
+      let text = "";
+      for await (const delta of result.textStream) text += delta;
+      return text;
+    },
+  };
+}

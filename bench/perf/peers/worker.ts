@@ -1,0 +1,101 @@
+// One framework, one run, in a fresh process (spawned by run.ts):
+//   node worker.ts <framework> <baseUrl> <spec-json> <out-file>
+// Imports and global set-up happen before the measurement; CPU time
+// (process.cpuUsage) and wall time cover the workload only. The mock server
+// runs in the parent, so its CPU is not counted here.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { AdapterContext, Framework, FrameworkAdapter, WorkerResult, WorkloadSpec } from "./workload.ts";
+import { add, FINAL_TEXT, FRAMEWORKS, streamText } from "./workload.ts";
+
+async function load(name: Framework, ctx: AdapterContext): Promise<FrameworkAdapter> {
+  switch (name) {
+    case "lash-memory":
+      return (await import("./frameworks/lash.ts")).lashAdapter(ctx, false);
+    case "lash-sqlite":
+      return (await import("./frameworks/lash.ts")).lashAdapter(ctx, true);
+    case "ai-sdk":
+      return (await import("./frameworks/ai-sdk.ts")).aiSdkAdapter(ctx);
+    case "pi":
+      return (await import("./frameworks/pi.ts")).piAdapter(ctx);
+    case "openai-agents":
+      return (await import("./frameworks/openai-agents.ts")).openaiAgentsAdapter(ctx);
+    case "mastra":
+      return (await import("./frameworks/mastra.ts")).mastraAdapter(ctx);
+  }
+}
+
+/** Run `count` jobs with at most `concurrency` in flight. */
+async function pool(count: number, concurrency: number, job: (k: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < count) await job(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane));
+}
+
+async function main(): Promise<void> {
+  const [name, baseUrl, specJson, out, flag] = process.argv.slice(2);
+  // --sabotage: skip the last session, to show that the parent's check fails the run.
+  const sessions = (spec: WorkloadSpec) => (flag === "--sabotage" ? spec.sessions - 1 : spec.sessions);
+  if (!name || !baseUrl || !specJson || !out)
+    throw new Error("usage: worker.ts <framework> <baseUrl> <spec> <out>");
+  if (!(FRAMEWORKS as readonly string[]).includes(name)) throw new Error(`unknown framework ${name}`);
+  const spec = JSON.parse(specJson) as WorkloadSpec;
+  const tmp = mkdtempSync(join(tmpdir(), `lash-peers-${name}-`));
+  let toolCalls = 0;
+  const ctx: AdapterContext = {
+    baseUrl,
+    spec,
+    tmp,
+    add: (a, b) => {
+      toolCalls++;
+      return add(a, b);
+    },
+  };
+  const adapter = await load(name as Framework, ctx);
+  const expected = spec.variant === "tools" ? FINAL_TEXT : streamText(spec.chunks);
+  const errors: string[] = [];
+  let completed = 0;
+
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  await pool(sessions(spec), spec.concurrency, async (k) => {
+    try {
+      const text = spec.variant === "tools" ? await adapter.toolSession(k) : await adapter.streamSession(k);
+      if (text.trim() === expected.trim()) completed++;
+      else if (errors.length < 5)
+        errors.push(`session ${k}: final text ${JSON.stringify(text.slice(0, 80))} (${text.length} chars)`);
+    } catch (e) {
+      if (errors.length < 5) errors.push(`session ${k}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  });
+  const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+
+  await adapter.close?.();
+  rmSync(tmp, { recursive: true, force: true });
+  const result: WorkerResult = {
+    framework: name,
+    variant: spec.variant,
+    cpuUserMs: cpu.user / 1000,
+    cpuSystemMs: cpu.system / 1000,
+    wallMs,
+    maxRssBytes: process.resourceUsage().maxRSS * 1024,
+    toolCalls,
+    completed,
+    errors,
+  };
+  writeFileSync(out, JSON.stringify(result));
+}
+
+if (import.meta.main) {
+  main().then(
+    () => process.exit(0),
+    (e: unknown) => {
+      process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+      process.exit(1);
+    },
+  );
+}
