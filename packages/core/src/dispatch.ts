@@ -336,10 +336,11 @@ export function runToolBatch(
         yield* settle(p, output, startedAt, replayed);
       });
 
-    const all = Effect.forEach(prepared, runOne, {
-      concurrency: ctx.options?.concurrency ?? 8,
-      discard: true,
-    });
+    // One call needs no concurrent forEach (which forks a fiber per item).
+    const all =
+      prepared.length === 1
+        ? runOne(prepared[0]!)
+        : Effect.forEach(prepared, runOne, { concurrency: ctx.options?.concurrency ?? 8, discard: true });
     const grace = ctx.options?.cancelGraceMs ?? 100;
     const cancelled = Deferred.await(ctx.cancel).pipe(Effect.zipRight(Effect.sleep(Duration.millis(grace))));
     const winner = yield* Effect.raceFirst(
