@@ -1,0 +1,268 @@
+// Command-line parsing: subcommands by first word, flags with node:util parseArgs (strict).
+import { type ParseArgsOptionsConfig, parseArgs } from "node:util";
+import { usageError } from "./errors.ts";
+
+export type OutputFormat = "text" | "json" | "stream-json";
+
+/** Flags shared by the interactive TUI and `--print`. */
+export interface RunFlags {
+  readonly print: boolean;
+  readonly prompt?: string;
+  readonly model?: string;
+  readonly baseUrl?: string;
+  readonly mode?: "standard" | "rlm";
+  readonly maxTurns?: number;
+  readonly system?: string;
+  readonly appendSystem?: string;
+  readonly tools?: readonly string[];
+  readonly cwd?: string;
+  readonly session?: string;
+  readonly continue: boolean;
+  /** `--resume` without a value: "" (the TUI shows a picker). */
+  readonly resume?: string;
+  readonly fork?: string;
+  readonly at?: string;
+  readonly noSession: boolean;
+  readonly outputFormat: OutputFormat;
+  readonly trace?: string;
+}
+
+export type Command =
+  | { readonly kind: "help"; readonly topic?: string }
+  | { readonly kind: "version" }
+  | { readonly kind: "run"; readonly flags: RunFlags }
+  | { readonly kind: "sessions"; readonly action: "list" | "show" | "rm"; readonly args: SessionsArgs }
+  | { readonly kind: "config"; readonly cwd?: string; readonly json: boolean }
+  | { readonly kind: "doctor"; readonly cwd?: string; readonly json: boolean }
+  | { readonly kind: "demo"; readonly flags: DemoFlags }
+  | { readonly kind: "lashlang"; readonly argv: readonly string[] }
+  | { readonly kind: "export"; readonly argv: readonly string[] }
+  | { readonly kind: "trace"; readonly argv: readonly string[] };
+
+export interface SessionsArgs {
+  readonly id?: string;
+  readonly all: boolean;
+  readonly json: boolean;
+  readonly cwd?: string;
+  readonly limit?: number;
+  readonly yes: boolean;
+}
+
+export interface DemoFlags {
+  /** Keep the demo's sessions in the real `$LASH_HOME` instead of a temporary one. */
+  readonly keep: boolean;
+  readonly json: boolean;
+}
+
+export const SUBCOMMANDS = [
+  "sessions",
+  "config",
+  "doctor",
+  "demo",
+  "lashlang",
+  "export",
+  "trace",
+  "help",
+] as const;
+
+const RUN_OPTIONS = {
+  print: { type: "boolean", short: "p" },
+  model: { type: "string", short: "m" },
+  "base-url": { type: "string" },
+  mode: { type: "string" },
+  "max-turns": { type: "string" },
+  system: { type: "string" },
+  "append-system": { type: "string" },
+  tools: { type: "string" },
+  cwd: { type: "string" },
+  session: { type: "string" },
+  continue: { type: "boolean", short: "c" },
+  resume: { type: "string", short: "r" },
+  fork: { type: "string" },
+  at: { type: "string" },
+  "no-session": { type: "boolean" },
+  "output-format": { type: "string" },
+  trace: { type: "string" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "v" },
+} as const;
+
+function parse<const O extends ParseArgsOptionsConfig>(args: readonly string[], options: O, where: string) {
+  try {
+    return parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: true }>({
+      args: [...args],
+      options,
+      strict: true,
+      allowPositionals: true,
+    });
+  } catch (e) {
+    const msg = (e as Error).message.replace(/\. To specify a positional argument.*$/s, "");
+    throw usageError(`${where}: ${msg}\nRun \`lash --help\` for usage.`);
+  }
+}
+
+function positiveInt(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw usageError(`${flag} expects a positive integer, got "${value}"`);
+  return n;
+}
+
+/** `--resume` takes an optional value: the next word when it is not a flag. */
+function normalizeResume(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "--") {
+      out.push(...argv.slice(i));
+      break;
+    }
+    if (a === "--resume" || a === "-r") {
+      const next = argv[i + 1];
+      if (next !== undefined && !next.startsWith("-")) {
+        out.push(`--resume=${next}`);
+        i++;
+      } else out.push("--resume=");
+    } else out.push(a);
+  }
+  return out;
+}
+
+export function parseRunFlags(argv: readonly string[]): RunFlags | { help: true } | { version: true } {
+  const { values, positionals } = parse(normalizeResume(argv), RUN_OPTIONS, "lash");
+  if (values.help) return { help: true };
+  if (values.version) return { version: true };
+  const mode = values.mode;
+  if (mode !== undefined && mode !== "standard" && mode !== "rlm")
+    throw usageError(`--mode expects "standard" or "rlm", got "${mode}"`);
+  const format = values["output-format"] ?? "text";
+  if (format !== "text" && format !== "json" && format !== "stream-json")
+    throw usageError(`--output-format expects text, json or stream-json, got "${format}"`);
+  if (values["output-format"] !== undefined && !values.print)
+    throw usageError("--output-format only applies with -p/--print");
+  const tools = values.tools
+    ?.split(",")
+    .map((t) => t.trim())
+    .filter((t) => t !== "");
+  const sessionSources = [
+    values.session !== undefined && "--session",
+    values.continue && "--continue",
+    values.resume !== undefined && "--resume",
+    values.fork !== undefined && "--fork",
+  ].filter((s): s is string => typeof s === "string");
+  if (sessionSources.length > 1) throw usageError(`${sessionSources.join(" and ")} cannot be combined`);
+  if (values.at !== undefined && values.fork === undefined) throw usageError("--at only applies with --fork");
+  if (values["no-session"] && sessionSources.length)
+    throw usageError(`--no-session cannot be combined with ${sessionSources[0]}`);
+  if (values.print && values.resume === "")
+    throw usageError(
+      "--resume needs a session id (or name) with -p/--print; `lash sessions list` shows them",
+    );
+  if (values.model !== undefined && !/^[^/\s]+\/\S+$/.test(values.model))
+    throw usageError(
+      `--model expects provider/model (e.g. anthropic/claude-sonnet-4-5, openai/gpt-5-mini, openai-compatible/llama3), got "${values.model}"`,
+    );
+  const prompt = positionals.length ? positionals.join(" ") : undefined;
+  return {
+    print: values.print ?? false,
+    ...(prompt !== undefined ? { prompt } : {}),
+    ...(values.model !== undefined ? { model: values.model } : {}),
+    ...(values["base-url"] !== undefined ? { baseUrl: values["base-url"] } : {}),
+    ...(mode !== undefined ? { mode } : {}),
+    ...(values["max-turns"] !== undefined
+      ? { maxTurns: positiveInt(values["max-turns"], "--max-turns") }
+      : {}),
+    ...(values.system !== undefined ? { system: values.system } : {}),
+    ...(values["append-system"] !== undefined ? { appendSystem: values["append-system"] } : {}),
+    ...(tools !== undefined ? { tools } : {}),
+    ...(values.cwd !== undefined ? { cwd: values.cwd } : {}),
+    ...(values.session !== undefined ? { session: values.session } : {}),
+    continue: values.continue ?? false,
+    ...(values.resume !== undefined ? { resume: values.resume } : {}),
+    ...(values.fork !== undefined ? { fork: values.fork } : {}),
+    ...(values.at !== undefined ? { at: values.at } : {}),
+    noSession: values["no-session"] ?? false,
+    outputFormat: format,
+    ...(values.trace !== undefined ? { trace: values.trace } : {}),
+  };
+}
+
+export function parseCommand(argv: readonly string[]): Command {
+  const [first, ...rest] = argv;
+  switch (first) {
+    case "help":
+      return { kind: "help", ...(rest[0] !== undefined ? { topic: rest[0] } : {}) };
+    case "lashlang":
+      return { kind: "lashlang", argv: rest };
+    case "export":
+      return { kind: "export", argv: rest };
+    case "trace":
+      return { kind: "trace", argv: rest };
+    case "sessions": {
+      const [action = "list", ...more] = rest;
+      if (action === "--help" || action === "-h") return { kind: "help", topic: "sessions" };
+      if (action !== "list" && action !== "show" && action !== "rm" && action !== "ls")
+        throw usageError(`unknown sessions command "${action}"; expected list, show <id> or rm <id>`);
+      const { values, positionals } = parse(
+        more,
+        {
+          all: { type: "boolean", short: "a" },
+          json: { type: "boolean" },
+          cwd: { type: "string" },
+          limit: { type: "string", short: "n" },
+          yes: { type: "boolean", short: "y" },
+          help: { type: "boolean", short: "h" },
+        },
+        `lash sessions ${action}`,
+      );
+      if (values.help) return { kind: "help", topic: "sessions" };
+      const act = action === "ls" ? "list" : action;
+      if (act !== "list" && positionals.length !== 1)
+        throw usageError(`lash sessions ${act} expects one session id`);
+      const limit = positiveInt(values.limit, "--limit");
+      return {
+        kind: "sessions",
+        action: act,
+        args: {
+          ...(positionals[0] !== undefined ? { id: positionals[0] } : {}),
+          all: values.all ?? false,
+          json: values.json ?? false,
+          ...(values.cwd !== undefined ? { cwd: values.cwd } : {}),
+          ...(limit !== undefined ? { limit } : {}),
+          yes: values.yes ?? false,
+        },
+      };
+    }
+    case "config":
+    case "doctor": {
+      const { values, positionals } = parse(
+        rest,
+        { json: { type: "boolean" }, cwd: { type: "string" }, help: { type: "boolean", short: "h" } },
+        `lash ${first}`,
+      );
+      if (values.help) return { kind: "help", topic: first };
+      if (positionals.length) throw usageError(`lash ${first} takes no arguments (got "${positionals[0]}")`);
+      return {
+        kind: first,
+        json: values.json ?? false,
+        ...(values.cwd !== undefined ? { cwd: values.cwd } : {}),
+      };
+    }
+    case "demo": {
+      const { values, positionals } = parse(
+        rest,
+        { keep: { type: "boolean" }, json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+        "lash demo",
+      );
+      if (values.help) return { kind: "help", topic: "demo" };
+      if (positionals.length) throw usageError(`lash demo takes no arguments (got "${positionals[0]}")`);
+      return { kind: "demo", flags: { keep: values.keep ?? false, json: values.json ?? false } };
+    }
+    default: {
+      const flags = parseRunFlags(argv);
+      if ("help" in flags) return { kind: "help" };
+      if ("version" in flags) return { kind: "version" };
+      return { kind: "run", flags };
+    }
+  }
+}

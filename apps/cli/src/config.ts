@@ -1,0 +1,202 @@
+// `$LASH_HOME/config.json` and `<cwd>/.lash/config.json`, validated with a Schema.
+// API keys never live here: they come from the environment.
+import { existsSync, readFileSync } from "node:fs";
+import { Either, ParseResult, Schema } from "effect";
+import { CliError, ExitCode } from "./errors.ts";
+
+/** Leaf schemas say what they expected (override: true); containers only when no inner issue is more precise. */
+const described = <A, I>(
+  schema: Schema.Schema<A, I>,
+  expected: string,
+  override = true,
+): Schema.Schema<A, I> =>
+  schema.annotations({
+    message: (issue) => ({
+      message: `expected ${expected}, got ${show((issue as { actual?: unknown }).actual)}`,
+      override,
+    }),
+  });
+
+function show(v: unknown): string {
+  if (v === undefined) return "nothing";
+  const s = JSON.stringify(v);
+  return s === undefined ? String(v) : s.length > 60 ? `${s.slice(0, 57)}...` : s;
+}
+
+const Str = described(Schema.String, "a string");
+const StrMap = described(Schema.Record({ key: Schema.String, value: Str }), "an object of strings", false);
+const StrList = described(Schema.Array(Str), "an array of strings", false);
+const PosInt = described(Schema.Int.pipe(Schema.positive()), "a positive integer");
+const Bool = described(Schema.Boolean, "true or false");
+
+const opt = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(s, { exact: true });
+
+/**
+ * One MCP server in the format Claude Desktop, Cursor and Claude Code share:
+ * `{ command, args, env, cwd }` (stdio) or `{ url, headers }` (HTTP / SSE),
+ * plus an optional `type` and lash's own `timeoutMs` and `enabled`.
+ */
+export const McpServerConfig = Schema.Struct({
+  type: opt(described(Schema.Literal("stdio", "http", "sse"), '"stdio", "http" or "sse"')),
+  command: opt(Str),
+  args: opt(StrList),
+  env: opt(StrMap),
+  cwd: opt(Str),
+  url: opt(Str),
+  headers: opt(StrMap),
+  timeoutMs: opt(PosInt),
+  enabled: opt(Bool),
+  // accepted so a block copied from Cline / Claude Desktop / Cursor works unchanged
+  disabled: opt(Bool),
+  autoApprove: opt(Schema.Unknown),
+  alwaysAllow: opt(Schema.Unknown),
+  description: opt(Schema.Unknown),
+}).pipe(
+  Schema.filter(
+    (s) =>
+      (s.command === undefined) !== (s.url === undefined) ||
+      'needs either "command" (a stdio server) or "url" (an HTTP or SSE server), not both',
+  ),
+);
+export type McpServerConfig = typeof McpServerConfig.Type;
+
+const ProviderSettings = Schema.Struct({
+  /** Base URL of this provider's API (e.g. a proxy, or a local OpenAI-compatible server). */
+  baseUrl: opt(Str),
+});
+
+const ProvidersConfig = Schema.Struct({
+  anthropic: opt(ProviderSettings),
+  openai: opt(ProviderSettings),
+  "openai-compatible": opt(ProviderSettings),
+  google: opt(ProviderSettings),
+});
+
+const TraceConfig = Schema.Struct({
+  file: Str,
+  level: opt(described(Schema.Literal("standard", "extended"), '"standard" or "extended"')),
+});
+
+export const LashConfig = Schema.Struct({
+  $schema: opt(Str),
+  /** `provider/model` */
+  model: opt(Str),
+  mode: opt(described(Schema.Literal("standard", "rlm"), '"standard" or "rlm"')),
+  maxTurns: opt(PosInt),
+  systemPrompt: opt(Str),
+  appendSystemPrompt: opt(Str),
+  /** Allowed tool names; all when absent. */
+  tools: opt(StrList),
+  providers: opt(ProvidersConfig),
+  mcpServers: opt(
+    described(
+      Schema.Record({ key: Schema.String, value: McpServerConfig }),
+      'an object of servers ({ "name": { "command": … } })',
+      false,
+    ),
+  ),
+  trace: opt(TraceConfig),
+});
+export type LashConfig = typeof LashConfig.Type;
+
+/** Where each part of the effective config came from. */
+export interface LoadedConfig {
+  readonly config: LashConfig;
+  readonly files: readonly string[];
+}
+
+const SECRET_KEY = /key|token|secret|password|passwd|auth|credential|cookie/i;
+
+/** Validate one parsed config object; the error names the file, the path and the expected value. */
+export function validateConfig(value: unknown, file: string): LashConfig {
+  const result = Schema.decodeUnknownEither(LashConfig, { onExcessProperty: "error", errors: "all" })(value);
+  if (Either.isRight(result)) return result.right;
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(result.left);
+  const seen = new Set<string>();
+  const lines: string[] = [];
+  for (const issue of issues) {
+    const path = issue.path.map(String).join(".") || "(top level)";
+    let message = issue.message;
+    if (issue._tag === "Unexpected") {
+      const last = String(issue.path.at(-1) ?? "");
+      const allowed = message.replace(/^is unexpected, expected: /, "").replaceAll(" | ", ", ");
+      message = SECRET_KEY.test(last)
+        ? `unknown key "${last}": API keys and secrets are read from the environment, never from config (known keys: ${allowed})`
+        : `unknown key "${last}" (known keys: ${allowed})`;
+    } else if (issue._tag === "Missing") {
+      message = "is required";
+    }
+    const line = `  ${path}: ${message}`;
+    if (!seen.has(line)) {
+      seen.add(line);
+      lines.push(line);
+    }
+  }
+  return throwConfig(`invalid config in ${file}:\n${lines.join("\n")}`);
+}
+
+function throwConfig(message: string): never {
+  throw new CliError(message, ExitCode.usage);
+}
+
+function readConfigFile(file: string): LashConfig | undefined {
+  if (!existsSync(file)) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (e) {
+    return throwConfig(`cannot read config ${file}: ${(e as Error).message}`);
+  }
+  if (text.trim() === "") return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    return throwConfig(`invalid JSON in ${file}: ${(e as Error).message}`);
+  }
+  return validateConfig(parsed, file);
+}
+
+/** Project config overrides the user's: objects (providers, mcpServers, trace) merge by key. */
+export function mergeConfig(base: LashConfig, over: LashConfig): LashConfig {
+  const out: Record<string, unknown> = { ...base, ...over };
+  if (base.providers || over.providers) {
+    const providers: Record<string, unknown> = { ...base.providers };
+    for (const [k, v] of Object.entries(over.providers ?? {}))
+      providers[k] = { ...(providers[k] as object | undefined), ...v };
+    out.providers = providers;
+  }
+  if (base.mcpServers || over.mcpServers) out.mcpServers = { ...base.mcpServers, ...over.mcpServers };
+  return out as LashConfig;
+}
+
+export function loadConfig(userFile: string, projectFile?: string): LoadedConfig {
+  const files: string[] = [];
+  let config: LashConfig = {};
+  for (const file of [userFile, projectFile]) {
+    if (file === undefined) continue;
+    const c = readConfigFile(file);
+    if (c === undefined) continue;
+    files.push(file);
+    config = mergeConfig(config, c);
+  }
+  return { config, files };
+}
+
+const REDACTED = "<redacted>";
+
+/** The config with values that look like secrets (env and headers of MCP servers) replaced. */
+export function redactConfig(config: LashConfig): LashConfig {
+  if (!config.mcpServers) return config;
+  const redactMap = (m: { readonly [k: string]: string } | undefined, all: boolean) =>
+    m === undefined
+      ? undefined
+      : Object.fromEntries(Object.entries(m).map(([k, v]) => [k, all || SECRET_KEY.test(k) ? REDACTED : v]));
+  const servers: Record<string, McpServerConfig> = {};
+  for (const [name, s] of Object.entries(config.mcpServers)) {
+    const env = redactMap(s.env, false);
+    const headers = redactMap(s.headers, false);
+    servers[name] = { ...s, ...(env ? { env } : {}), ...(headers ? { headers } : {}) };
+  }
+  return { ...config, mcpServers: servers };
+}

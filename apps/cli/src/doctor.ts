@@ -1,0 +1,134 @@
+// `lash doctor`: can lash run a turn here? Node, config, database, provider keys, MCP servers, features.
+import { LashRuntime } from "@lash/core";
+import { Effect } from "effect";
+import { storeContext } from "./commands.ts";
+import { loadConfig } from "./config.ts";
+import { CliError, ExitCode, errorMessage } from "./errors.ts";
+import { exportAvailable, rlmAvailable, traceAvailable } from "./features.ts";
+import { loadTui } from "./interactive.ts";
+import type { MainIO } from "./main.ts";
+import { mcpServers } from "./mcp.ts";
+import { resolvePaths } from "./paths.ts";
+import { chooseModel, VENDOR_ENV, type Vendor, vendorOf } from "./providers.ts";
+import { resolveCwd } from "./setup.ts";
+
+interface Check {
+  readonly name: string;
+  readonly status: "ok" | "warn" | "fail" | "info";
+  readonly detail: string;
+}
+
+const MIN_NODE = [22, 12] as const;
+
+export async function runDoctor(
+  command: { readonly json: boolean; readonly cwd?: string },
+  io: MainIO,
+): Promise<number> {
+  const checks: Check[] = [];
+  const add = (name: string, status: Check["status"], detail: string) =>
+    checks.push({ name, status, detail });
+
+  const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
+  const nodeOk = major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1]);
+  add(
+    "node",
+    nodeOk ? "ok" : "fail",
+    `${process.versions.node}${nodeOk ? "" : ` (lash needs ≥ ${MIN_NODE.join(".")} with TypeScript type stripping)`}`,
+  );
+
+  const cwd = resolveCwd(command.cwd);
+  const paths = resolvePaths(io.env, cwd);
+  let config = {};
+  let configOk = true;
+  try {
+    const loaded = loadConfig(paths.config, paths.projectConfig);
+    config = loaded.config;
+    add("config", "ok", loaded.files.length ? loaded.files.join(", ") : `none (${paths.config} is optional)`);
+  } catch (e) {
+    configOk = false;
+    add("config", "fail", errorMessage(e));
+  }
+
+  let dbOk = false;
+  try {
+    const { SQLITE_SCHEMA_VERSION } = await import("@lash/core");
+    const ctx = await storeContext(io.env, command.cwd);
+    try {
+      const sessions = await ctx.rt.runPromise(
+        Effect.flatMap(LashRuntime, (rt) => rt.listSessions({ limit: 1_000_000 })),
+      );
+      add(
+        "database",
+        "ok",
+        `${paths.db} opens (schema v${SQLITE_SCHEMA_VERSION}); ${sessions.length} sessions`,
+      );
+      dbOk = true;
+    } finally {
+      await ctx.close();
+    }
+  } catch (e) {
+    add("database", "fail", e instanceof CliError ? e.message : `${paths.db}: ${errorMessage(e)}`);
+  }
+
+  for (const vendor of Object.keys(VENDOR_ENV) as Vendor[]) {
+    const spec = VENDOR_ENV[vendor];
+    const names = vendor === "openai-compatible" ? [spec.baseUrl] : spec.keys;
+    const found = names.filter((k) => (io.env[k]?.trim() ?? "") !== "");
+    add(
+      `provider ${vendor}`,
+      found.length ? "ok" : "info",
+      found.length ? `${found.join(", ")} set` : `${names.join(" or ")} not set`,
+    );
+  }
+
+  let providerOk = false;
+  const choice = configOk ? chooseModel(undefined, io.env, config) : undefined;
+  if (!choice) add("model", "fail", "no model: set a provider key (see above) or run `lash demo`");
+  else {
+    try {
+      const { createProvider } = await import("@lash/providers");
+      const vendor = vendorOf(choice.model);
+      const baseUrl = vendor
+        ? (config as { providers?: Record<string, { baseUrl?: string }> }).providers?.[vendor]?.baseUrl
+        : undefined;
+      const p = createProvider(choice.model, { env: io.env, ...(baseUrl ? { baseUrl } : {}) });
+      providerOk = true;
+      add(
+        "model",
+        p.warnings.length ? "warn" : "ok",
+        `${choice.model} (from ${choice.source})${p.warnings.length ? `: ${p.warnings.join("; ")}` : ""}`,
+      );
+    } catch (e) {
+      add("model", "fail", `${choice.model}: ${errorMessage(e)}`);
+    }
+  }
+
+  const servers = configOk ? mcpServers(config) : [];
+  if (servers.length === 0) add("mcp", "info", "no MCP servers configured");
+  for (const s of servers) add(`mcp ${s.name}`, s.enabled ? "warn" : "info", `${s.transport}: ${s.state}`);
+
+  const [tui, rlm, exp, trace] = await Promise.all([
+    loadTui().then((t) => t !== undefined),
+    rlmAvailable(),
+    exportAvailable(),
+    traceAvailable(),
+  ]);
+  add("tui", tui ? "ok" : "warn", tui ? "available" : "not in this build yet (lash -p works)");
+  add("rlm mode", rlm ? "ok" : "info", rlm ? "available" : "not available yet");
+  add("export", exp ? "ok" : "info", exp ? "available" : "not available yet");
+  add("trace", trace ? "ok" : "info", trace ? "available" : "not available yet");
+
+  const ready = nodeOk && configOk && dbOk && providerOk;
+  if (command.json) io.stdout.write(`${JSON.stringify({ ready, checks }, null, 2)}\n`);
+  else {
+    const mark = { ok: "✓", warn: "!", fail: "✗", info: "·" } as const;
+    const width = Math.max(...checks.map((c) => c.name.length));
+    for (const c of checks) io.stdout.write(`${mark[c.status]} ${c.name.padEnd(width)}  ${c.detail}\n`);
+    io.stdout.write(
+      ready
+        ? '\nlash is ready: run `lash` (interactive) or `lash -p "…"`.\n'
+        : "\nlash cannot run a turn yet: fix the ✗ lines above (or try `lash demo`).\n",
+    );
+  }
+  return ready ? ExitCode.ok : ExitCode.failed;
+}

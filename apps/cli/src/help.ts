@@ -1,0 +1,93 @@
+export const VERSION = "0.1.0";
+
+const MAIN = `lash ${VERSION} — a terminal agent on a durable session graph
+
+Usage
+  lash [options] [prompt]            interactive session (the prompt is sent first)
+  lash -p [options] [prompt]         one-shot: run one turn and print the answer
+                                     (the prompt may come on stdin: echo hi | lash -p)
+  lash sessions list|show <id>|rm <id>
+  lash config                        the effective config (secrets redacted)
+  lash doctor                        check Node, database, provider keys, MCP servers
+  lash demo                          a scripted session against a built-in mock model (no key needed)
+  lash lashlang run <file|-> | repl  run Lashlang programs
+  lash export <session> --format html|json|md [-o file]
+  lash trace view <file.jsonl> [-o out.html]
+  lash help [command]
+
+Model and behaviour
+  -m, --model <provider/model>  anthropic/…, openai/…, google/…, openai-compatible/…
+      --base-url <url>          base URL for the model's provider (Ollama, llama.cpp, vLLM, a proxy)
+      --mode standard|rlm       execution mode of new sessions (default standard)
+      --max-turns <n>           model calls per turn before the final notice (default 50)
+      --system <text>           replace the system prompt
+      --append-system <text>    append to the system prompt
+      --tools <a,b,…>           allow only these tools (read_file, write_file, edit, apply_patch,
+                                glob, grep, shell, update_plan, mcp__<server>__<tool>)
+      --cwd <dir>               workspace directory (default: the current directory)
+      --trace <file.jsonl>      write a trace of every turn
+
+Sessions (stored in $LASH_HOME/lash.db, default ~/.lash)
+  -c, --continue                continue the latest session of this directory
+  -r, --resume [id|name]        resume a session (a picker without an argument, interactive only)
+      --session <id>            same as --resume <id>
+      --fork <id> [--at <node>] continue a copy of a session (from a node of its path)
+      --no-session              keep nothing: an in-memory session (with -p)
+  A session whose last turn was cut off (crash, kill) finishes that turn first.
+
+Print mode
+  -p, --print                   no TUI; the final answer on stdout, progress on stderr
+      --output-format <f>       text (default) | json (one result object)
+                                | stream-json (JSONL: {"v":1,"type":…} per event, then the result)
+
+Other
+  -h, --help                    this help
+  -v, --version                 the version
+
+Environment
+  ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY / GOOGLE_API_KEY, OPENAI_COMPATIBLE_BASE_URL
+  (+ OPENAI_COMPATIBLE_API_KEY), *_BASE_URL per provider, LASH_HOME, LASH_MODEL.
+
+Exit codes
+  0 finished · 1 stopped or failed · 2 usage or configuration error · 130 interrupted (SIGINT/SIGTERM)
+`;
+
+const TOPICS: Record<string, string> = {
+  sessions: `Usage
+  lash sessions list [--all] [--cwd <dir>] [-n <limit>] [--json]
+      sessions of this directory, newest first (--all: every directory)
+  lash sessions show <id|name> [--json]
+      the transcript of a session's active path (tool results marked cancelled/error)
+  lash sessions rm <id|name>
+      delete a session (forks that run through it keep their history)
+`,
+  config: `Usage
+  lash config [--json] [--cwd <dir>]
+      the effective config: $LASH_HOME/config.json merged with <cwd>/.lash/config.json,
+      the chosen model and why, the provider keys found (values never shown), MCP servers.
+
+Config keys (unknown keys are an error)
+  model, mode ("standard"|"rlm"), maxTurns, systemPrompt, appendSystemPrompt, tools [..],
+  providers { anthropic|openai|openai-compatible|google: { baseUrl } },
+  mcpServers { <name>: { command, args, env, cwd } | { url, headers }, type?, timeoutMs?, enabled? },
+  trace { file, level? ("standard"|"extended") }
+API keys are read from the environment only.
+`,
+  doctor: `Usage
+  lash doctor [--json] [--cwd <dir>]
+      checks the Node version, the config, the database (opens it, schema version), provider keys
+      per vendor and MCP servers. Exit 0 when lash can run a turn, 1 otherwise.
+`,
+  demo: `Usage
+  lash demo [--keep] [--json]
+      runs a scripted session against lash's built-in mock model server: streamed text, real tool
+      calls (write a file, read it back, run a shell command) in a temporary workspace, persistence
+      and resume. The model is scripted; nothing leaves this machine.
+      --keep  store the demo sessions in $LASH_HOME/lash.db instead of a temporary directory
+`,
+};
+
+export function helpText(topic?: string): string {
+  if (topic === undefined) return MAIN;
+  return TOPICS[topic] ?? MAIN;
+}

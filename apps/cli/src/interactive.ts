@@ -1,0 +1,91 @@
+// `lash` on a terminal: pick/resume/fork the session, finish a cut-off turn, then hand over to the TUI.
+import { createInterface } from "node:readline/promises";
+import { LashRuntime, type SessionRecord } from "@lash/core";
+import { Effect, Exit, Fiber } from "effect";
+import type { RunFlags } from "./args.ts";
+import type { RunTui } from "./context.ts";
+import type { LocalContext } from "./create-context.ts";
+import { CliError, ExitCode, errorMessage } from "./errors.ts";
+import type { MainIO } from "./main.ts";
+import { chooseSession } from "./print.ts";
+import { hasPendingTurn } from "./sessions.ts";
+
+/** The TUI is built concurrently in `./tui/`; until it exists `lash` says so instead of crashing. */
+export async function loadTui(): Promise<RunTui | undefined> {
+  const path = "./tui/index.ts";
+  try {
+    const mod = (await import(path)) as { runTui?: RunTui };
+    return typeof mod.runTui === "function" ? mod.runTui : undefined;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ERR_MODULE_NOT_FOUND" && /tui[\\/]index\.ts/.test(errorMessage(e))) return undefined;
+    throw e;
+  }
+}
+
+/** `--resume` without an id: a numbered list of this directory's recent sessions. */
+async function pickSession(ctx: LocalContext, io: MainIO): Promise<string | undefined> {
+  const list: readonly SessionRecord[] = await ctx.rt.runPromise(
+    Effect.flatMap(LashRuntime, (rt) => rt.listSessions({ cwd: ctx.settings.cwd, limit: 20 })),
+  );
+  if (list.length === 0) {
+    io.stderr.write(`No sessions in ${ctx.settings.cwd} yet; starting a new one.\n`);
+    return undefined;
+  }
+  io.stdout.write("Resume which session?\n");
+  list.forEach((s, i) => {
+    const when = new Date(s.updatedAt).toISOString().replace("T", " ").slice(0, 16);
+    io.stdout.write(`  ${String(i + 1).padStart(2)}. ${when}  ${s.turnCount} turns  ${s.title ?? s.id}\n`);
+  });
+  const rl = createInterface({ input: io.stdin, output: io.stdout });
+  try {
+    const answer = (await rl.question("Number (Enter for the newest, q to start fresh): ")).trim();
+    if (answer === "q") return undefined;
+    const n = answer === "" ? 1 : Number(answer);
+    const chosen = list[n - 1];
+    if (!chosen) throw new CliError(`no session number ${answer}`, ExitCode.usage);
+    return chosen.id;
+  } finally {
+    rl.close();
+  }
+}
+
+export async function runInteractive(ctx: LocalContext, flags: RunFlags, io: MainIO): Promise<number> {
+  const runTui = await loadTui();
+  if (!runTui) {
+    io.stderr.write(
+      "lash: the interactive TUI is not part of this build yet (apps/cli/src/tui).\n" +
+        'Use one-shot mode meanwhile: lash -p "your prompt"  (add --continue to keep going in the same session)\n',
+    );
+    return ExitCode.usage;
+  }
+  let sessionId: string | undefined;
+  if (flags.resume === "") sessionId = await pickSession(ctx, io);
+  else if (
+    flags.session !== undefined ||
+    flags.resume !== undefined ||
+    flags.continue ||
+    flags.fork !== undefined
+  ) {
+    const choice = await chooseSession(ctx, flags, (s) => io.stderr.write(`[lash] ${s}\n`));
+    sessionId = choice.id;
+    if (choice.how === "forked") io.stderr.write(`[lash] forked ${choice.forkedFrom} → ${choice.id}\n`);
+  }
+  if (sessionId !== undefined && (await hasPendingTurn(ctx, sessionId))) {
+    io.stderr.write(`[lash] finishing the turn of ${sessionId} that was cut off (from its journal)…\n`);
+    const fiber = ctx.rt.runFork(Effect.flatMap(LashRuntime, (rt) => rt.resumePending(sessionId)));
+    const stop = () => ctx.rt.runFork(Fiber.interrupt(fiber));
+    process.once("SIGINT", stop);
+    const exit = await ctx.rt.runPromise(Fiber.await(fiber));
+    process.off("SIGINT", stop);
+    if (Exit.isFailure(exit)) io.stderr.write(`[lash] could not finish it: ${errorMessage(exit.cause)}\n`);
+    else if (exit.value) io.stderr.write(`[lash] done (${exit.value.outcome.type}).\n`);
+  }
+  return runTui({
+    ctx,
+    ...(sessionId !== undefined ? { sessionId } : {}),
+    ...(flags.prompt !== undefined ? { initialPrompt: flags.prompt } : {}),
+    stdin: io.stdin,
+    stdout: io.stdout,
+  });
+}

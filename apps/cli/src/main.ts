@@ -1,0 +1,156 @@
+#!/usr/bin/env node
+// The `lash` entry point. Heavy modules (core, providers, ink) load only for the commands that need them.
+import { type Command, parseCommand, type RunFlags } from "./args.ts";
+import { CliError, ExitCode, errorMessage } from "./errors.ts";
+import { helpText, VERSION } from "./help.ts";
+
+export interface MainIO {
+  readonly stdin: NodeJS.ReadStream;
+  readonly stdout: NodeJS.WriteStream;
+  readonly stderr: NodeJS.WriteStream;
+  readonly env: NodeJS.ProcessEnv;
+}
+
+const processIO: MainIO = {
+  stdin: process.stdin,
+  stdout: process.stdout,
+  stderr: process.stderr,
+  env: process.env,
+};
+
+export async function main(argv: readonly string[], io: MainIO = processIO): Promise<number> {
+  try {
+    const command = parseCommand(argv);
+    return await dispatch(command, io);
+  } catch (e) {
+    if (e instanceof CliError) {
+      io.stderr.write(e.message.startsWith("lash") ? `${e.message}\n` : `lash: ${e.message}\n`);
+      return e.exitCode;
+    }
+    io.stderr.write(`lash: internal error: ${errorMessage(e)}\n`);
+    if (io.env.LASH_DEBUG && e instanceof Error && e.stack) io.stderr.write(`${e.stack}\n`);
+    return ExitCode.failed;
+  }
+}
+
+async function dispatch(command: Command, io: MainIO): Promise<number> {
+  switch (command.kind) {
+    case "help":
+      io.stdout.write(helpText(command.topic));
+      return ExitCode.ok;
+    case "version":
+      io.stdout.write(`lash ${VERSION} (node ${process.versions.node})\n`);
+      return ExitCode.ok;
+    case "lashlang": {
+      const { runLashlangCli } = await import("@lash/lashlang");
+      return runLashlangCli([...command.argv], io);
+    }
+    case "export":
+    case "trace": {
+      const { runFeatureCommand } = await import("./commands.ts");
+      return runFeatureCommand(command.kind, command.argv, io);
+    }
+    case "sessions": {
+      const { runSessions } = await import("./commands.ts");
+      return runSessions(command.action, command.args, io);
+    }
+    case "config": {
+      const { runConfig } = await import("./commands.ts");
+      return runConfig(command, io);
+    }
+    case "doctor": {
+      const { runDoctor } = await import("./doctor.ts");
+      return runDoctor(command, io);
+    }
+    case "demo": {
+      const { runDemo } = await import("./demo.ts");
+      return runDemo(command.flags, io);
+    }
+    case "run":
+      return run(command.flags, io);
+  }
+}
+
+async function run(flags: RunFlags, io: MainIO): Promise<number> {
+  const { NoProvider, resolveSetup } = await import("./setup.ts");
+  const interactive = !flags.print && io.stdin.isTTY === true && io.stdout.isTTY === true;
+  let setup: Awaited<ReturnType<typeof resolveSetup>>;
+  try {
+    setup = await resolveSetup(flags, io.env);
+  } catch (e) {
+    if (e instanceof NoProvider && !flags.print && flags.prompt === undefined && isPlainRun(flags)) {
+      io.stderr.write(
+        `${e.message}\n\nNo API key is set, so here is \`lash demo\` — a scripted session against a built-in mock model.\n\n`,
+      );
+      const { runDemo } = await import("./demo.ts");
+      return runDemo({ keep: false, json: false }, io);
+    }
+    throw e;
+  }
+  const { createCliContext } = await import("./create-context.ts");
+  const ctx = await createCliContext({
+    settings: setup.settings,
+    paths: setup.paths,
+    config: setup.loaded.config,
+    env: setup.env,
+    ...(flags.baseUrl !== undefined ? { baseUrl: flags.baseUrl } : {}),
+    persist: !flags.noSession,
+  });
+  try {
+    if (!interactive) {
+      if (!flags.print && io.stdout.isTTY !== true && io.stdin.isTTY === true && flags.prompt === undefined)
+        throw new CliError(
+          "lash: the interactive mode needs a terminal; use -p for one-shot runs",
+          ExitCode.usage,
+        );
+      const { runPrint } = await import("./print.ts");
+      return await runPrint(ctx, flags, io);
+    }
+    const { runInteractive } = await import("./interactive.ts");
+    return await runInteractive(ctx, flags, io);
+  } finally {
+    await ctx.close().catch(() => undefined);
+  }
+}
+
+/** `lash` with no session flags: the case where offering the demo makes sense. */
+function isPlainRun(flags: RunFlags): boolean {
+  return (
+    flags.model === undefined &&
+    flags.session === undefined &&
+    flags.resume === undefined &&
+    flags.fork === undefined &&
+    !flags.continue
+  );
+}
+
+/** Flush stdout/stderr, then exit (open sockets or timers must not keep a finished CLI alive). */
+export async function exit(code: number): Promise<never> {
+  const flush = (s: NodeJS.WriteStream) =>
+    new Promise<void>((resolve) => {
+      if (s.writableLength === 0) resolve();
+      else s.write("", () => resolve());
+    });
+  await Promise.race([
+    Promise.all([flush(process.stdout), flush(process.stderr)]),
+    new Promise((r) => setTimeout(r, 2000).unref()),
+  ]);
+  process.exit(code);
+}
+
+const isEntry = (() => {
+  const entry = process.argv[1];
+  if (!entry) return false;
+  const here = new URL(import.meta.url).pathname;
+  return entry === here || /[\\/](lash(\.js)?|main\.ts|lash\.ts)$/.test(entry);
+})();
+
+if (isEntry) {
+  process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code === "EPIPE") process.exit(ExitCode.ok);
+  });
+  main(process.argv.slice(2)).then(exit, (e: unknown) => {
+    process.stderr.write(`lash: ${errorMessage(e)}\n`);
+    return exit(ExitCode.failed);
+  });
+}

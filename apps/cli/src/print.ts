@@ -1,0 +1,263 @@
+// `lash -p`: one turn, no TUI. text | json | stream-json output, exit codes, graceful SIGINT/SIGTERM.
+import { LashRuntime, type TurnActivity, type TurnResult } from "@lash/core";
+import type { TurnOutcome, Usage } from "@lash/sansio";
+import { Effect, Exit, Fiber } from "effect";
+import type { OutputFormat, RunFlags } from "./args.ts";
+import type { LocalContext } from "./create-context.ts";
+import { CliError, ExitCode, errorMessage, usageError } from "./errors.ts";
+import { findSession, hasPendingTurn, isCancelledResult, latestSession } from "./sessions.ts";
+
+export const STREAM_VERSION = 1;
+
+export interface PrintIO {
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream;
+  readonly stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+}
+
+export interface SessionChoice {
+  readonly id: string;
+  readonly how: "new" | "resumed" | "continued" | "forked";
+  readonly forkedFrom?: string;
+}
+
+/** The session a run uses: `--session`/`--resume`, `--continue`, `--fork`, or a new one. */
+export async function chooseSession(ctx: LocalContext, flags: RunFlags, notice: (s: string) => void) {
+  const ref = flags.session ?? (flags.resume !== "" ? flags.resume : undefined);
+  if (ref !== undefined) return { id: (await findSession(ctx, ref)).id, how: "resumed" } as SessionChoice;
+  if (flags.continue) {
+    const latest = await latestSession(ctx, ctx.settings.cwd);
+    if (latest) return { id: latest.id, how: "continued" } as SessionChoice;
+    notice(`no earlier session in ${ctx.settings.cwd}; starting a new one`);
+  }
+  if (flags.fork !== undefined) {
+    const source = await findSession(ctx, flags.fork);
+    const forked = await ctx.rt
+      .runPromise(
+        Effect.flatMap(LashRuntime, (rt) =>
+          rt.fork(source.id, { ...(flags.at !== undefined ? { atNode: flags.at } : {}) }),
+        ),
+      )
+      .catch((e: unknown) => {
+        throw usageError(`cannot fork ${source.id}: ${errorMessage(e)}`);
+      });
+    return { id: forked.id, how: "forked", forkedFrom: source.id } as SessionChoice;
+  }
+  return { id: (await ctx.newSession()).id, how: "new" } as SessionChoice;
+}
+
+async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
+  let out = "";
+  for await (const chunk of stdin)
+    out += typeof chunk === "string" ? chunk : Buffer.from(chunk as Uint8Array).toString("utf8");
+  return out;
+}
+
+export function fullUsage(u: Usage) {
+  return {
+    input: u.input ?? 0,
+    output: u.output ?? 0,
+    reasoning: u.reasoning ?? 0,
+    cacheRead: u.cacheRead ?? 0,
+    cacheWrite: u.cacheWrite ?? 0,
+  };
+}
+
+type Outcome = "finished" | "stopped" | "interrupted" | "failed";
+
+function classify(outcome: TurnOutcome, interrupted: boolean): Outcome {
+  if (outcome.type === "finished") return "finished";
+  if (outcome.type === "stopped" && outcome.reason === "cancelled" && interrupted) return "interrupted";
+  return "stopped";
+}
+
+const exitOf = (o: Outcome): number =>
+  o === "finished" ? ExitCode.ok : o === "interrupted" ? ExitCode.interrupted : ExitCode.failed;
+
+function resultObject(r: TurnResult, outcome: Outcome, model: string, resumed?: TurnResult) {
+  const stop = r.outcome.type === "stopped" ? r.outcome : undefined;
+  return {
+    type: "result",
+    outcome,
+    ...(stop ? { reason: stop.reason, ...(stop.message ? { message: stop.message } : {}) } : {}),
+    text: r.text || (stop?.text ?? ""),
+    sessionId: r.sessionId,
+    turnId: r.turnId,
+    model,
+    usage: fullUsage(r.usage),
+    costUsd: r.costUsd ?? null,
+    durationMs: r.durationMs,
+    toolCalls: r.toolCalls,
+    ...(resumed
+      ? {
+          resumedTurn: {
+            turnId: resumed.turnId,
+            outcome: resumed.outcome.type,
+            toolCalls: resumed.toolCalls,
+          },
+        }
+      : {}),
+  };
+}
+
+/** Progress lines on stderr for `--output-format text`. */
+function progress(stderr: NodeJS.WritableStream) {
+  return (e: TurnActivity) => {
+    switch (e.type) {
+      case "turnStarted":
+        if (e.resumed) stderr.write(`[resume] finishing the turn that was cut off (${e.turnId})\n`);
+        break;
+      case "toolCompleted": {
+        const text = e.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+        const state = isCancelledResult(text) ? "cancelled" : e.isError ? "error" : "ok";
+        const replay = e.replayed ? " · from journal" : "";
+        stderr.write(`[tool] ${e.name} · ${state} · ${Math.round(e.durationMs)}ms${replay}\n`);
+        break;
+      }
+      case "retry":
+        stderr.write(
+          `[retry] in ${(e.delayMs / 1000).toFixed(1)}s · attempt ${e.attempt} · ${e.error.message}\n`,
+        );
+        break;
+      case "error":
+        stderr.write(`error: ${e.message}\n`);
+        break;
+    }
+  };
+}
+
+export async function runPrint(ctx: LocalContext, flags: RunFlags, io: PrintIO): Promise<number> {
+  const format: OutputFormat = flags.outputFormat;
+  const jsonl = (o: object) => io.stdout.write(`${JSON.stringify({ v: STREAM_VERSION, ...o })}\n`);
+  const notice = (s: string) => {
+    if (format === "text") io.stderr.write(`[lash] ${s}\n`);
+    else if (format === "stream-json") jsonl({ type: "notice", message: s });
+  };
+
+  let prompt = flags.prompt;
+  if (prompt === undefined && !io.stdin.isTTY) prompt = await readStdin(io.stdin);
+  if (prompt !== undefined) prompt = prompt.trim() === "" ? undefined : prompt.replace(/\s+$/, "");
+
+  // Signals: the first cancels the turn (what finished is committed), a second one exits at once.
+  let interrupted = false;
+  let cancel: (() => void) | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupted) process.exit(ExitCode.interrupted);
+    interrupted = true;
+    if (format === "text") io.stderr.write(`\n[lash] ${signal}: cancelling the turn (again to quit now)\n`);
+    cancel?.();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+
+  try {
+    const choice = await chooseSession(ctx, flags, notice);
+    const session = await ctx.rt.runPromise(Effect.flatMap(LashRuntime, (rt) => rt.getSession(choice.id)));
+    const pending = choice.how === "new" ? false : await hasPendingTurn(ctx, choice.id);
+    if (prompt === undefined && !pending)
+      throw usageError(
+        choice.how === "new"
+          ? 'no prompt: pass it as an argument (lash -p "…") or on stdin'
+          : `no prompt, and session ${choice.id} has no unfinished turn to resume`,
+      );
+    if (format === "stream-json")
+      jsonl({
+        type: "session",
+        sessionId: choice.id,
+        how: choice.how,
+        ...(choice.forkedFrom ? { forkedFrom: choice.forkedFrom } : {}),
+        model: session.model,
+        mode: session.mode,
+        cwd: ctx.settings.cwd,
+        persisted: ctx.persisted,
+        pendingTurn: pending,
+      });
+    else if (format === "text" && choice.how !== "new")
+      notice(`${choice.how} session ${choice.id}${choice.forkedFrom ? ` (from ${choice.forkedFrom})` : ""}`);
+
+    const onEvent =
+      format === "stream-json"
+        ? (e: TurnActivity) => jsonl(e)
+        : format === "text"
+          ? progress(io.stderr)
+          : () => undefined;
+    const turnOptions = {
+      onEvent,
+      resumePending: false,
+      ...(ctx.settings.maxTurns !== undefined ? { maxTurns: ctx.settings.maxTurns } : {}),
+    };
+
+    // 1. finish a turn that was cut off, from its journal
+    let resumed: TurnResult | undefined;
+    if (pending) {
+      notice(`finishing the turn of ${choice.id} that was cut off (completed steps come from the journal)`);
+      const fiber = ctx.rt.runFork(
+        Effect.flatMap(LashRuntime, (rt) => rt.resumePending(choice.id, turnOptions)),
+      );
+      cancel = () => ctx.rt.runFork(Fiber.interrupt(fiber));
+      if (interrupted) cancel();
+      const exit = await ctx.rt.runPromise(Fiber.await(fiber));
+      cancel = undefined;
+      if (Exit.isFailure(exit)) {
+        if (interrupted) return ExitCode.interrupted;
+        throw new CliError(`lash: resuming the cut-off turn failed: ${errorMessage(exit.cause)}`);
+      }
+      resumed = exit.value;
+      if (prompt === undefined || interrupted) {
+        if (!resumed) throw new CliError("lash: the cut-off turn vanished before it could be resumed");
+        return report(resumed, undefined);
+      }
+    }
+    if (interrupted) return ExitCode.interrupted;
+
+    // 2. the new turn
+    const result = await ctx.rt.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const rt = yield* LashRuntime;
+          const handle = yield* rt.startTurn(choice.id, { text: prompt }, turnOptions);
+          cancel = () => ctx.rt.runFork(handle.cancel);
+          if (interrupted) cancel();
+          return yield* Effect.either(handle.result);
+        }),
+      ),
+    );
+    cancel = undefined;
+    if (result._tag === "Left") {
+      const message = result.left.message;
+      if (format === "text") io.stderr.write(`lash: the turn failed: ${message}\n`);
+      else
+        jsonl({
+          type: "result",
+          outcome: "failed",
+          error: message,
+          sessionId: choice.id,
+          model: session.model,
+        });
+      return ExitCode.failed;
+    }
+    return report(result.right, resumed);
+
+    function report(r: TurnResult, before: TurnResult | undefined): number {
+      const outcome = classify(r.outcome, interrupted);
+      const obj = resultObject(r, outcome, session.model, before);
+      if (format === "json") io.stdout.write(`${JSON.stringify(obj)}\n`);
+      else if (format === "stream-json") jsonl(obj);
+      else {
+        if (obj.text !== "") io.stdout.write(obj.text.endsWith("\n") ? obj.text : `${obj.text}\n`);
+        if (outcome === "interrupted")
+          io.stderr.write(`[lash] interrupted; what finished is saved: lash --resume ${r.sessionId}\n`);
+        else if (outcome === "stopped")
+          io.stderr.write(
+            `[lash] stopped (${obj.reason ?? "unknown"})${obj.message ? `: ${obj.message}` : ""}\n`,
+          );
+        if (ctx.persisted && choice.how === "new" && outcome !== "finished")
+          io.stderr.write(`[lash] session ${r.sessionId}\n`);
+      }
+      return exitOf(outcome);
+    }
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}

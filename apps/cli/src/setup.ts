@@ -1,0 +1,92 @@
+// From flags, config and environment to the settings of a run.
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { RunFlags } from "./args.ts";
+import { type LoadedConfig, loadConfig } from "./config.ts";
+import type { CliPaths, CliSettings } from "./context.ts";
+import { validateTools } from "./create-context.ts";
+import { CliError, ExitCode, usageError } from "./errors.ts";
+import { rlmAvailable } from "./features.ts";
+import { resolvePaths } from "./paths.ts";
+import { chooseModel, type ModelChoice, noProviderMessage } from "./providers.ts";
+
+export interface Setup {
+  readonly paths: CliPaths;
+  readonly loaded: LoadedConfig;
+  readonly settings: CliSettings;
+  readonly modelChoice: ModelChoice;
+  readonly env: NodeJS.ProcessEnv;
+}
+
+/** Thrown when no model could be chosen at all (no key, no config): `lash` offers the demo. */
+export class NoProvider extends CliError {
+  constructor() {
+    super(noProviderMessage(undefined), ExitCode.usage);
+  }
+}
+
+export function resolveCwd(flag: string | undefined): string {
+  const cwd = resolve(flag ?? process.cwd());
+  if (!existsSync(cwd) || !statSync(cwd).isDirectory()) throw usageError(`--cwd: ${cwd} is not a directory`);
+  return cwd;
+}
+
+const INSTRUCTION_FILES = ["AGENTS.md", "CLAUDE.md"];
+const MAX_INSTRUCTIONS = 32 * 1024;
+
+/** The default system prompt: who lash is, where it runs, and the project's AGENTS.md. */
+export function defaultSystemPrompt(cwd: string): string {
+  const parts = [
+    "You are lash, a coding agent working in the user's terminal. Use the tools to inspect and change files and to run commands; prefer small, verifiable steps, and say plainly what you did and what you could not do.",
+    `Workspace: ${cwd}\nPlatform: ${process.platform}`,
+  ];
+  for (const name of INSTRUCTION_FILES) {
+    const file = join(cwd, name);
+    if (!existsSync(file)) continue;
+    try {
+      let text = readFileSync(file, "utf8");
+      if (text.length > MAX_INSTRUCTIONS)
+        text = `${text.slice(0, MAX_INSTRUCTIONS)}\n[… ${name} cut at 32 KiB]`;
+      parts.push(`Project instructions (${name}):\n${text}`);
+      break;
+    } catch {
+      // unreadable instructions are skipped
+    }
+  }
+  return parts.join("\n\n");
+}
+
+export async function resolveSetup(flags: RunFlags, env: NodeJS.ProcessEnv = process.env): Promise<Setup> {
+  const cwd = resolveCwd(flags.cwd);
+  const paths = resolvePaths(env, cwd);
+  const loaded = loadConfig(paths.config, paths.projectConfig);
+  const config = loaded.config;
+  const tools = flags.tools ?? config.tools;
+  validateTools(tools);
+  if (flags.baseUrl !== undefined && flags.model === undefined && !env.LASH_MODEL && !config.model)
+    throw usageError(
+      "--base-url needs a model: add --model openai-compatible/<model> (e.g. openai-compatible/llama3.1 for Ollama)",
+    );
+  const modelChoice = chooseModel(flags.model, env, config);
+  if (!modelChoice) throw new NoProvider();
+  const mode = flags.mode ?? config.mode ?? "standard";
+  if (mode === "rlm" && !(await rlmAvailable()))
+    throw usageError(
+      "--mode rlm is not available yet in this build: the RLM driver (issue 8) has not landed in @lash/core. Use --mode standard.",
+    );
+  const base = flags.system ?? config.systemPrompt ?? defaultSystemPrompt(cwd);
+  const systemPrompt = [base, config.appendSystemPrompt, flags.appendSystem]
+    .filter((s): s is string => typeof s === "string" && s.trim() !== "")
+    .join("\n\n");
+  const maxTurns = flags.maxTurns ?? config.maxTurns;
+  const settings: CliSettings = {
+    model: modelChoice.model,
+    mode,
+    cwd,
+    ...(maxTurns !== undefined ? { maxTurns } : {}),
+    ...(systemPrompt !== "" ? { systemPrompt } : {}),
+    ...(tools !== undefined ? { tools } : {}),
+    scripted: false,
+  };
+  return { paths, loaded, settings, modelChoice, env };
+}
