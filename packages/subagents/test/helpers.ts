@@ -110,7 +110,7 @@ export function testTools(): { plugin: Plugin; writes: string[] } {
 const providerCatalog = ProviderCatalog.default();
 
 export function runtimeLayer(
-  server: MockLlmServer,
+  server: Pick<MockLlmServer, "baseUrl">,
   options: {
     readonly subagents?: SubagentsOptions;
     readonly plugins?: readonly Plugin[];
