@@ -589,7 +589,10 @@ export async function createMcpManager(
     awaitSettled: (o) => Effect.runPromise(manager.awaitSettled(o)),
     tools: (o) => Effect.runPromise(manager.tools(o)),
     callTool: (server, tool, args, o) =>
-      Effect.runPromise(Effect.either(manager.callTool(server, tool, args, o))).then(Either.getOrThrow),
+      Effect.runPromise(Effect.either(manager.callTool(server, tool, args, o))).then((r) => {
+        if (Either.isLeft(r)) throw r.left;
+        return r.right;
+      }),
     restart: (server) => Effect.runPromise(manager.restart(server)),
     close: () => {
       closing ??= Effect.runPromise(Scope.close(scope, Exit.void));

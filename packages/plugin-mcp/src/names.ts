@@ -40,7 +40,7 @@ export function assignToolNames(
   const out = new Map<string, string>();
   // Names that need no sanitizing win over sanitized look-alikes (`a_b` keeps its name, `a.b` → `a_b_2`).
   const clean = (r: NameRequest) =>
-    baseToolName(r.server, r.tool) === `mcp__${r.server}__${r.tool}` ? 0 : 1;
+    sanitizeNamePart(r.tool) === r.tool && baseToolName(r.server, r.tool).endsWith(`__${r.tool}`) ? 0 : 1;
   const sorted = [...requests].sort(
     (a, b) => cmp(a.server, b.server) || clean(a) - clean(b) || cmp(a.tool, b.tool),
   );

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${VAR} placeholders are the config syntax under test
 import { Either } from "effect";
 import { describe, expect, it } from "vitest";
 import { expandServerEnv, McpConfigError, type McpServerConfig, parseMcpConfig } from "../src/index.ts";
