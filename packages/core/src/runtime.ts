@@ -1,6 +1,7 @@
 import {
   addUsage,
   type CompletedToolCall,
+  type ContextProjector,
   costOf,
   type ExecResult,
   hashValue,
@@ -69,6 +70,14 @@ export interface RuntimeOptions {
   readonly drivers?: { readonly [mode: string]: ProtocolDriver };
   /** Executes `execCode` effects (the RLM mode installs one). */
   readonly codeExecutor?: CodeExecutor;
+  /** Context projectors by mode (the RLM mode renders its own prompt); one is made per turn. */
+  readonly projectors?: { readonly [mode: string]: (ctx: ProjectorContext) => ContextProjector };
+}
+
+/** What a mode's projector factory gets at the start of a turn. */
+export interface ProjectorContext extends HookContext {
+  /** The tools visible to the turn now (with their Lashlang bindings). */
+  readonly tools: () => ReadonlyMap<string, ToolDefinition>;
 }
 
 /** What a code executor (the RLM mode) may use while it runs a cell. */
@@ -97,6 +106,13 @@ export interface ExecContext extends HookContext {
 
 export interface CodeExecutor {
   readonly execute: (ctx: ExecContext, language: string, code: string) => Effect.Effect<ExecResult, unknown>;
+  /** Told when a cell's result came from the journal (nothing ran), so the executor can bring its state up to date. */
+  readonly replayed?: (
+    ctx: ExecContext,
+    language: string,
+    code: string,
+    result: ExecResult,
+  ) => Effect.Effect<void, unknown>;
 }
 
 export interface CreateSessionOptions {
@@ -281,6 +297,7 @@ export const makeRuntime = (options: RuntimeOptions) =>
     const basePlugins = options.plugins ?? [];
     const codeExecutor = options.codeExecutor;
     const options_dispatch = options.dispatch;
+    const projectorFactories = options.projectors ?? {};
     const locals = new Map<string, SessionLocal>();
 
     const projectors = basePlugins.filter((p) => p.hooks?.projectToolResult);
@@ -564,6 +581,7 @@ export const makeRuntime = (options: RuntimeOptions) =>
 
         const driver = drivers[session.mode] ?? standardDriver;
         const initialCatalog = yield* catalogFor(session);
+        const projectorFor = projectorFactories[session.mode];
         const machine = new TurnMachine({
           sessionId,
           turnId,
@@ -579,6 +597,7 @@ export const makeRuntime = (options: RuntimeOptions) =>
             50,
           ...(systemPromptFor(session) !== undefined ? { system: systemPromptFor(session)! } : {}),
           ...(info ? { contextWindow: info.contextWindow } : {}),
+          ...(projectorFor ? { projector: projectorFor({ ...hook, tools: () => catalogNow }) } : {}),
         });
         if (abort !== undefined) {
           machine.cancel();
@@ -908,6 +927,8 @@ export const makeRuntime = (options: RuntimeOptions) =>
               const r = yield* journal
                 .once(ids2, key, envelope, run)
                 .pipe(Effect.mapError((e) => (e instanceof TurnError ? e : failTurn(e))));
+              if (r.replayed && executor?.replayed)
+                yield* Effect.ignore(executor.replayed(execCtx, effect.language, effect.code, r.value));
               machine.respond({ kind: "execResult", effectId: effect.effectId, result: r.value });
               break;
             }
