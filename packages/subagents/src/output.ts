@@ -52,6 +52,8 @@ function isShorthandRecord(v: { readonly [key: string]: unknown }): boolean {
   );
 }
 
+const JSON_TYPES = ["string", "integer", "number", "boolean", "object", "array", "null"];
+
 const SCHEMA_KEYWORDS = [
   "type",
   "properties",
@@ -79,7 +81,6 @@ export function outputSchema(output: unknown): OutputSpec {
       ? { ok: true, schema: inner }
       : { ok: false, error: "malformed output: `$lash_type` must hold a JSON Schema object" };
   }
-  const JSON_TYPES = ["string", "integer", "number", "boolean", "object", "array", "null"];
   const t = output.type;
   const looksLikeSchema =
     (typeof t === "string" && JSON_TYPES.includes(t)) || Array.isArray(t) || isRecord(output.properties);
