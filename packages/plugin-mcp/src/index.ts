@@ -22,6 +22,7 @@ export {
   type McpManagerShape,
   type McpServerState,
   type McpServerStatus,
+  type McpSettleOptions,
   type McpToolsOptions,
 } from "./manager.ts";
 export {

@@ -72,6 +72,11 @@ export interface McpToolsOptions {
   readonly reserved?: Iterable<string>;
 }
 
+export interface McpSettleOptions {
+  readonly servers?: readonly string[];
+  readonly timeoutMs?: number;
+}
+
 export interface McpCallOptions {
   readonly signal?: AbortSignal;
   readonly timeoutMs?: number;
@@ -86,8 +91,9 @@ export interface McpManagerShape {
   readonly changes: Stream.Stream<McpServerStatus>;
   /** Callback form of `changes`; returns the unsubscribe function. */
   subscribe(listener: (status: McpServerStatus) => void): () => void;
-  /** Waits until no server is `starting` or `restarting` (or `timeoutMs` passes); returns the statuses. */
-  awaitSettled(options?: { readonly timeoutMs?: number }): Effect.Effect<readonly McpServerStatus[]>;
+  /** Waits until no server (of `servers`, default all) is `starting` or `restarting`, or `timeoutMs`
+   * passes (default: the startup timeout + 1 s); returns every status. */
+  awaitSettled(options?: McpSettleOptions): Effect.Effect<readonly McpServerStatus[]>;
   /** The lash tools of every ready server (waits up to `startupWaitMs` for servers still starting, and
    * re-lists servers that sent `notifications/tools/list_changed`). */
   tools(options?: McpToolsOptions): Effect.Effect<readonly ToolDefinition[]>;
@@ -359,12 +365,13 @@ const makeManager = (config: McpConfig, options: McpManagerOptions) =>
 
     const status = () => [...slots.values()].map((s) => s.status);
 
-    const awaitSettled: McpManagerShape["awaitSettled"] = (o = {}) =>
-      waitUntil(
-        () =>
-          [...slots.values()].every((s) => s.status.state !== "starting" && s.status.state !== "restarting"),
+    const awaitSettled: McpManagerShape["awaitSettled"] = (o = {}) => {
+      const watched = [...slots.values()].filter((s) => !o.servers || o.servers.includes(s.config.name));
+      return waitUntil(
+        () => watched.every((s) => s.status.state !== "starting" && s.status.state !== "restarting"),
         o.timeoutMs ?? startupTimeoutMs + 1000,
       ).pipe(Effect.map(() => status()));
+    };
 
     const unavailable = (message: string, cls: ToolFailure["class"] = "unavailable") =>
       new ToolFailure({ class: cls, message, retry: "never" });
@@ -559,7 +566,7 @@ export interface McpManagerHandle
   extends Omit<McpManagerShape, "awaitSettled" | "tools" | "callTool" | "restart"> {
   /** The Effect-side manager (for `mcpPlugin`). */
   readonly manager: McpManagerShape;
-  awaitSettled(options?: { readonly timeoutMs?: number }): Promise<readonly McpServerStatus[]>;
+  awaitSettled(options?: McpSettleOptions): Promise<readonly McpServerStatus[]>;
   tools(options?: McpToolsOptions): Promise<readonly ToolDefinition[]>;
   callTool(server: string, tool: string, args: unknown, options?: McpCallOptions): Promise<ToolOutput>;
   restart(server: string): Promise<void>;

@@ -48,8 +48,8 @@ describe("McpManager against real servers", () => {
       });
       const statuses = await m.awaitSettled();
       expect(statuses.map((s) => [s.name, s.transport, s.state, s.toolCount])).toEqual([
-        ["local", "stdio", "ready", 7],
-        ["remote", "http", "ready", 7],
+        ["local", "stdio", "ready", 8],
+        ["remote", "http", "ready", 8],
       ]);
       const local = statusOf(m, "local");
       expect(local.serverInfo).toEqual({ name: "lash-test-local", version: "1.2.3" });
@@ -63,6 +63,7 @@ describe("McpManager against real servers", () => {
         "mcp__local__echo",
         "mcp__local__add",
         "mcp__local__pid",
+        "mcp__local__sleep",
         "mcp__local__fail",
         "mcp__local__image",
         "mcp__local__crash",
@@ -114,6 +115,20 @@ describe("McpManager against real servers", () => {
     expect(unknown.isError).toBe(true);
     const noServer = await failureOf(m.callTool("ghost", "x", {}));
     expect(noServer.message).toBe('no MCP server named "ghost" (configured: t)');
+  });
+
+  it("stops a call at the server's timeoutMs with an error naming the server; the server stays usable", async () => {
+    const m = await manager({ t: { ...fixtureServer("stdio-server.ts"), timeoutMs: 300 } });
+    await m.awaitSettled();
+    const tool = (await m.tools()).find((t) => t.name === "mcp__t__sleep");
+    expect(tool?.timeoutMs).toBeGreaterThan(300); // the dispatcher's own timeout leaves ours to answer
+    const failure = await failureOf(m.callTool("t", "sleep", { ms: 20_000 }));
+    expect(failure).toMatchObject({
+      class: "timeout",
+      message: 'MCP server "t" did not answer the call to "sleep" within 300 ms.',
+    });
+    expect(textOf(await m.callTool("t", "echo", { text: "ok" }))).toBe("stdio echo: ok");
+    expect(statusOf(m, "t")).toMatchObject({ state: "ready", restarts: 0 });
   });
 
   it("follows tools/list pagination and sanitizes names deterministically", async () => {
@@ -188,6 +203,7 @@ describe("McpManager against real servers", () => {
     const m = await manager(
       {
         off: { ...fixtureServer("stdio-server.ts"), enabled: false },
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a ${VAR} placeholder under test
         needsToken: { ...fixtureServer("stdio-server.ts"), env: { TOKEN: "${MCP_TEST_UNSET_TOKEN}" } },
         missing: { command: "/nonexistent/mcp-server-binary" },
       },
@@ -216,7 +232,7 @@ describe("McpManager against real servers", () => {
     const tools = await m.tools();
     const late = tools.find((t) => t.name === "mcp__t__late");
     expect(late?.description).toBe("Added at runtime: late.");
-    expect(statusOf(m, "t").toolCount).toBe(8);
+    expect(statusOf(m, "t").toolCount).toBe(9);
     expect(textOf(await m.callTool("t", "late", {}))).toBe("hello from late");
   });
 
