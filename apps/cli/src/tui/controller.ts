@@ -1,0 +1,834 @@
+// The TUI's state machine: sessions, turns, the queue, cancellation and slash
+// commands, driving the real runtime. React subscribes to it (view/app.ts).
+import { type GraphNode, LashRuntime, type SessionRecord, SessionStore, type TurnActivity } from "@lash/core";
+import type { Message, Usage } from "@lash/sansio";
+import { Cause, Effect, Exit, Fiber, Option } from "effect";
+import type { CliContext } from "../context.ts";
+import { helpLines, type ParsedCommand } from "./commands.ts";
+import { fmtAgo, fmtCost, fmtTokens } from "./format.ts";
+import { type Item, Transcript } from "./model.ts";
+
+export interface PickerOption {
+  readonly label: string;
+  readonly detail?: string;
+  readonly value: string;
+  /** Indentation (tree pickers). */
+  readonly depth?: number;
+  readonly current?: boolean;
+}
+
+export interface Picker {
+  readonly kind: "resume" | "tree" | "model";
+  readonly title: string;
+  readonly hint: string;
+  readonly options: readonly PickerOption[];
+  readonly initial: number;
+}
+
+export interface TuiState {
+  readonly committed: readonly Item[];
+  readonly live: readonly Item[];
+  /** Bumped when the static area is redrawn from scratch (a new <Static> mounts). */
+  readonly staticKey: number;
+  readonly running: boolean;
+  readonly cancelling: boolean;
+  readonly turnStartedAt: number | undefined;
+  readonly queue: readonly string[];
+  readonly sessionId: string | undefined;
+  readonly model: string;
+  readonly mode: string;
+  readonly cwd: string;
+  readonly gitBranch: string | undefined;
+  readonly contextTokens: number | undefined;
+  readonly contextWindow: number | undefined;
+  readonly costUsd: number | undefined;
+  readonly expanded: boolean;
+  readonly picker: Picker | undefined;
+  /** A transient line above the prompt ("press Ctrl+C again to quit"). */
+  readonly hint: string | undefined;
+}
+
+export interface ControllerOptions {
+  readonly sessionId?: string;
+  /** Clears the terminal (screen and scrollback) before the static area is redrawn. */
+  readonly clearScreen?: () => void;
+  /** Lines a streaming message may take in the live area before its finished paragraphs move up. */
+  readonly maxLiveLines?: number;
+  /** Coalesce UI updates over this many ms (0: notify synchronously). */
+  readonly throttleMs?: number;
+}
+
+type Listener = () => void;
+
+const fmtInt = (n: number) => n.toLocaleString("en-US");
+
+function usageLine(u: Usage): string {
+  const parts = [`in ${fmtInt(u.input ?? 0)}`, `out ${fmtInt(u.output ?? 0)}`];
+  if (u.reasoning) parts.push(`reasoning ${fmtInt(u.reasoning)}`);
+  if (u.cacheRead) parts.push(`cache read ${fmtInt(u.cacheRead)}`);
+  if (u.cacheWrite) parts.push(`cache write ${fmtInt(u.cacheWrite)}`);
+  return parts.join(" · ");
+}
+
+function firstLine(text: string, max = 72): string {
+  const l = text.trim().split("\n")[0] ?? "";
+  return l.length > max ? `${l.slice(0, max - 1)}…` : l;
+}
+
+function userText(node: GraphNode): string | undefined {
+  if (node.kind !== "message") return undefined;
+  const m = node.payload as Message;
+  if (m.role !== "user") return undefined;
+  return m.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
+}
+
+export class TuiController {
+  readonly ctx: CliContext;
+  readonly transcript: Transcript;
+  private listeners = new Set<Listener>();
+  private snapshot: TuiState;
+  private scheduled: ReturnType<typeof setTimeout> | undefined;
+  private readonly throttleMs: number;
+  private readonly clearScreen: () => void;
+
+  private sessionId: string | undefined;
+  private session: SessionRecord | undefined;
+  private running = false;
+  private cancelling = false;
+  private turnStartedAt: number | undefined;
+  private cancelTurn: (() => void) | undefined;
+  private turnDone: Promise<void> = Promise.resolve();
+  private queue: string[] = [];
+  private contextTokens: number | undefined;
+  private baseCost: number | undefined;
+  private turnCost: number | undefined;
+  private expanded = false;
+  private picker: Picker | undefined;
+  private hint: string | undefined;
+  private hintTimer: ReturnType<typeof setTimeout> | undefined;
+  private staticKey = 0;
+  private gitBranch: string | undefined;
+  /** Leaves left by /tree in this process (to come back to when the store cannot list branches). */
+  private visitedLeaves = new Map<string, Set<string>>();
+  private idleWaiters: (() => void)[] = [];
+  /** Restores queued prompts into the editor after a cancel (set by the input view). */
+  onRestoreDraft: ((text: string) => void) | undefined;
+  /** Called when the user asked to leave (after the running turn committed). */
+  onExit: (() => void) | undefined;
+
+  constructor(ctx: CliContext, options: ControllerOptions = {}) {
+    this.ctx = ctx;
+    this.sessionId = options.sessionId;
+    this.throttleMs = options.throttleMs ?? 16;
+    this.clearScreen = options.clearScreen ?? (() => {});
+    this.transcript = new Transcript(options.maxLiveLines ? { maxLiveLines: options.maxLiveLines } : {});
+    this.gitBranch = safe(() => ctx.gitBranch());
+    this.snapshot = this.build();
+  }
+
+  // ---- store protocol (useSyncExternalStore) ----
+
+  subscribe = (l: Listener): (() => void) => {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  };
+
+  getState = (): TuiState => this.snapshot;
+
+  private build(): TuiState {
+    const model = this.session?.model ?? this.ctx.settings.model;
+    const cost =
+      this.baseCost === undefined && this.turnCost === undefined
+        ? undefined
+        : (this.baseCost ?? 0) + (this.turnCost ?? 0);
+    return {
+      committed: this.transcript.committed,
+      live: [...this.transcript.live],
+      staticKey: this.staticKey,
+      running: this.running,
+      cancelling: this.cancelling,
+      turnStartedAt: this.turnStartedAt,
+      queue: [...this.queue],
+      sessionId: this.sessionId,
+      model,
+      mode: this.session?.mode ?? this.ctx.settings.mode,
+      cwd: this.ctx.settings.cwd,
+      gitBranch: this.gitBranch,
+      contextTokens: this.contextTokens,
+      contextWindow: safe(() => this.ctx.modelInfo(model)?.contextWindow),
+      costUsd: cost,
+      expanded: this.expanded,
+      picker: this.picker,
+      hint: this.hint,
+    };
+  }
+
+  /** Publish the current state now. */
+  flushNow(): void {
+    if (this.scheduled) {
+      clearTimeout(this.scheduled);
+      this.scheduled = undefined;
+    }
+    this.snapshot = this.build();
+    for (const l of this.listeners) l();
+  }
+
+  private changed(): void {
+    if (this.throttleMs <= 0) {
+      this.flushNow();
+      return;
+    }
+    if (this.scheduled) return;
+    this.scheduled = setTimeout(() => {
+      this.scheduled = undefined;
+      this.flushNow();
+    }, this.throttleMs);
+  }
+
+  private run<A, E>(f: (rt: typeof LashRuntime.Service) => Effect.Effect<A, E>): Promise<A> {
+    return this.ctx.runtime.runPromise(Effect.flatMap(LashRuntime, f));
+  }
+
+  private info(text: string, body?: readonly string[]): void {
+    this.transcript.notice("info", text, body);
+    this.changed();
+  }
+
+  private error(text: string, body?: readonly string[]): void {
+    this.transcript.notice("error", text, body);
+    this.changed();
+  }
+
+  setHint(text: string | undefined, ms = 2500): void {
+    if (this.hintTimer) clearTimeout(this.hintTimer);
+    this.hint = text;
+    if (text) {
+      this.hintTimer = setTimeout(() => {
+        this.hint = undefined;
+        this.hintTimer = undefined;
+        this.changed();
+      }, ms);
+      this.hintTimer.unref?.();
+    }
+    this.flushNow();
+  }
+
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  /** Resolves when no turn runs and nothing is queued. */
+  idle(): Promise<void> {
+    if (!this.running && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  // ---- lifecycle ----
+
+  /** Open the resumed session (render its transcript, finish a cut-off turn), then send the first prompt. */
+  async start(initialPrompt?: string): Promise<void> {
+    if (this.sessionId) await this.open(this.sessionId, false);
+    else this.flushNow();
+    if (initialPrompt?.trim()) this.submit(initialPrompt);
+  }
+
+  private async open(id: string, redraw: boolean): Promise<void> {
+    const [session, messages] = await Promise.all([
+      this.run((rt) => rt.getSession(id)),
+      this.run((rt) => rt.readView(id)),
+    ]);
+    this.sessionId = id;
+    this.session = session;
+    this.contextTokens = undefined;
+    this.turnCost = undefined;
+    if (redraw) this.redraw(true);
+    this.transcript.loadMessages(messages);
+    await this.refreshUsage();
+    this.flushNow();
+    await this.runResume(id);
+  }
+
+  private async refreshUsage(): Promise<void> {
+    const id = this.sessionId;
+    if (!id) return;
+    try {
+      const u = await this.run((rt) => rt.usage(id));
+      this.baseCost = u.costUsd;
+      this.turnCost = undefined;
+    } catch {
+      // usage is informative only
+    }
+  }
+
+  /** Clear the terminal and re-render the static area (after /clear, Ctrl+O, a session switch). */
+  redraw(forget: boolean): void {
+    if (forget) this.transcript.reset();
+    this.clearScreen();
+    this.staticKey++;
+    this.flushNow();
+  }
+
+  toggleExpanded(): void {
+    this.expanded = !this.expanded;
+    this.redraw(false);
+  }
+
+  // ---- turns ----
+
+  /** A prompt from the input box: run it now, or queue it for the next turn. */
+  submit(text: string): void {
+    if (!text.trim()) return;
+    if (this.running) {
+      this.queue.push(text);
+      this.flushNow();
+      return;
+    }
+    void this.runTurn(text);
+  }
+
+  /** Remove the last queued prompt (to edit it); returns it. */
+  unqueue(): string | undefined {
+    const t = this.queue.pop();
+    this.flushNow();
+    return t;
+  }
+
+  private startRun(): () => void {
+    this.running = true;
+    this.cancelling = false;
+    this.turnStartedAt = Date.now();
+    let finish!: () => void;
+    this.turnDone = new Promise((resolve) => {
+      finish = resolve;
+    });
+    return finish;
+  }
+
+  private onEvent = (e: TurnActivity): void => {
+    this.transcript.apply(e);
+    if (e.type === "llmResponse" && e.usage.input !== undefined) this.contextTokens = e.usage.input;
+    if (e.type === "usage" && e.costUsd !== undefined) this.turnCost = e.costUsd;
+    if (e.type === "turnStarted") this.turnStartedAt = e.at;
+    this.changed();
+  };
+
+  private async ensureSession(): Promise<string> {
+    if (this.sessionId) return this.sessionId;
+    const s = await this.ctx.newSession();
+    this.sessionId = s.id;
+    this.session = s;
+    this.baseCost = undefined;
+    return s.id;
+  }
+
+  private async runTurn(text: string): Promise<void> {
+    const finish = this.startRun();
+    this.transcript.user(text);
+    this.flushNow();
+    let cancelled = false;
+    try {
+      const id = await this.ensureSession();
+      const result = await this.ctx.runtime.runPromise(
+        Effect.scoped(
+          Effect.gen(this, function* () {
+            const rt = yield* LashRuntime;
+            const handle = yield* rt.startTurn(id, { text }, { onEvent: this.onEvent });
+            this.cancelTurn = () => {
+              void this.ctx.runtime.runPromise(handle.cancel);
+            };
+            if (this.cancelling) this.cancelTurn();
+            return yield* handle.result;
+          }),
+        ),
+      );
+      cancelled = result.outcome.type === "stopped" && result.outcome.reason === "cancelled";
+      const s = await this.run((rt) => rt.getSession(id)).catch(() => undefined);
+      if (s) this.session = s;
+    } catch (err) {
+      this.transcript.notice("error", `the turn failed: ${messageOf(err)}`);
+      cancelled = this.cancelling;
+    }
+    await this.endRun(finish, cancelled);
+  }
+
+  private async runResume(id: string): Promise<void> {
+    const finish = this.startRun();
+    let cancelled = false;
+    let resumed = false;
+    try {
+      const fiber = this.ctx.runtime.runFork(
+        Effect.flatMap(LashRuntime, (rt) => rt.resumePending(id, { onEvent: this.onEvent })),
+      );
+      this.cancelTurn = () => {
+        void this.ctx.runtime.runPromise(Fiber.interrupt(fiber));
+      };
+      if (this.cancelling) this.cancelTurn();
+      const exit = await this.ctx.runtime.runPromise(Fiber.await(fiber));
+      if (Exit.isSuccess(exit)) {
+        resumed = exit.value !== undefined;
+        cancelled = exit.value?.outcome.type === "stopped" && exit.value.outcome.reason === "cancelled";
+      } else if (Exit.isInterrupted(exit)) cancelled = true;
+      else throw Cause.squash(exit.cause);
+    } catch (err) {
+      this.transcript.notice("error", `could not finish the interrupted turn: ${messageOf(err)}`);
+    }
+    if (resumed) await this.refreshUsage();
+    await this.endRun(finish, cancelled);
+  }
+
+  private async endRun(finish: () => void, cancelled: boolean): Promise<void> {
+    this.running = false;
+    this.cancelling = false;
+    this.cancelTurn = undefined;
+    this.turnStartedAt = undefined;
+    this.gitBranch = safe(() => this.ctx.gitBranch());
+    await this.refreshUsage();
+    finish();
+    if (cancelled && this.queue.length > 0) {
+      // a cancel stops the queue too: give the queued prompts back for editing
+      const text = this.queue.join("\n\n");
+      this.queue = [];
+      this.onRestoreDraft?.(text);
+      this.transcript.notice("info", "queued messages were put back in the prompt");
+    }
+    this.flushNow();
+    if (this.queue.length > 0 && !this.exiting) {
+      const next = this.queue.join("\n\n");
+      this.queue = [];
+      void this.runTurn(next);
+      return;
+    }
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  /** Cancel the running turn gracefully (Esc / Ctrl+C). Returns false when nothing runs. */
+  cancel(): boolean {
+    if (!this.running) return false;
+    if (!this.cancelling) {
+      this.cancelling = true;
+      this.cancelTurn?.();
+      this.flushNow();
+    }
+    return true;
+  }
+
+  private exiting = false;
+
+  /** Leave: cancel a running turn, wait until it has committed, then exit. */
+  async quit(): Promise<void> {
+    if (this.exiting) return;
+    this.exiting = true;
+    this.queue = [];
+    if (this.running) {
+      this.setHint("cancelling the running turn before leaving…", 60_000);
+      this.cancel();
+      await this.turnDone;
+    }
+    this.flushNow();
+    this.onExit?.();
+  }
+
+  // ---- commands ----
+
+  closePicker(): void {
+    this.picker = undefined;
+    this.flushNow();
+  }
+
+  async command(cmd: ParsedCommand): Promise<void> {
+    const { spec, args } = cmd;
+    if (this.running && !spec.whileRunning) {
+      this.info(
+        `/${spec.name} waits for the running turn: press Esc to cancel it, or try again when it ends`,
+      );
+      return;
+    }
+    try {
+      switch (spec.name) {
+        case "help":
+          return this.info("lash — help", helpLines());
+        case "new":
+          return this.newSession();
+        case "resume":
+          return await this.resume(args);
+        case "fork":
+          return await this.fork();
+        case "tree":
+          return await this.tree();
+        case "model":
+          return this.model(args);
+        case "export":
+          return await this.exportSession(args);
+        case "info":
+          return await this.showInfo();
+        case "cost":
+          return await this.showCost();
+        case "clear":
+          return this.redraw(true);
+        case "quit":
+          return await this.quit();
+        default:
+          return this.info(`/${spec.name} is not implemented`);
+      }
+    } catch (err) {
+      this.error(`/${spec.name} failed: ${messageOf(err)}`);
+    }
+  }
+
+  newSession(): void {
+    this.sessionId = undefined;
+    this.session = undefined;
+    this.baseCost = undefined;
+    this.turnCost = undefined;
+    this.contextTokens = undefined;
+    this.redraw(true);
+    this.info("new session — it is saved when you send the first prompt");
+  }
+
+  async resume(arg: string): Promise<void> {
+    if (arg) {
+      const all = await this.run((rt) => rt.listSessions({ limit: 500 }));
+      const hit =
+        all.find((s) => s.id === arg) ??
+        all.find((s) => s.id.startsWith(arg)) ??
+        all.find((s) => s.title?.toLowerCase() === arg.toLowerCase());
+      if (!hit) return this.error(`no session matches "${arg}"`);
+      return this.switchTo(hit.id, `resumed ${hit.title ?? hit.id}`);
+    }
+    const list = (await this.run((rt) => rt.listSessions({ cwd: this.ctx.settings.cwd, limit: 50 }))).filter(
+      (s) => s.id !== this.sessionId,
+    );
+    if (list.length === 0) return this.info("no other sessions in this directory");
+    const now = Date.now();
+    this.picker = {
+      kind: "resume",
+      title: "Resume a session of this directory",
+      hint: "↑/↓ choose · Enter open · Esc close",
+      initial: 0,
+      options: list.map((s) => ({
+        value: s.id,
+        label: s.title ?? firstLine(s.id),
+        detail: `${fmtAgo(s.updatedAt, now)} · ${s.turnCount} turn${s.turnCount === 1 ? "" : "s"} · ${s.model}`,
+      })),
+    };
+    this.flushNow();
+  }
+
+  async switchTo(id: string, note?: string): Promise<void> {
+    this.picker = undefined;
+    this.baseCost = undefined;
+    await this.open(id, true);
+    if (note) this.info(note);
+  }
+
+  async fork(): Promise<void> {
+    const id = this.sessionId;
+    if (!id || !this.session || this.session.leafId === null)
+      return this.info("nothing to fork yet: send a prompt first");
+    const f = await this.run((rt) => rt.fork(id));
+    await this.switchTo(f.id, `forked ${this.titleOf(id)} → ${f.id} (the original is unchanged)`);
+  }
+
+  private titleOf(id: string): string {
+    return this.session?.id === id && this.session.title ? `"${this.session.title}"` : id;
+  }
+
+  async tree(): Promise<void> {
+    const id = this.sessionId;
+    if (!id) return this.info("no session yet");
+    const session = await this.run((rt) => rt.getSession(id));
+    this.session = session;
+    const active = await this.run((rt) => rt.chronological(id));
+    const store = await this.ctx.runtime.runPromise(Effect.serviceOption(SessionStore));
+    let nodes: readonly GraphNode[] = active;
+    let complete = false;
+    if (Option.isSome(store)) {
+      const own = await this.ctx.runtime.runPromise(store.value.sessionNodes(id));
+      const seen = new Set(own.map((n) => n.id));
+      nodes = [...active.filter((n) => !seen.has(n.id)), ...own];
+      complete = true;
+    } else {
+      const extra = this.visitedLeaves.get(id);
+      if (extra?.size) {
+        const paths = await Promise.all(
+          [...extra].map((leaf) =>
+            this.ctx.runtime
+              .runPromise(
+                Effect.flatMap(LashRuntime, (rt) =>
+                  Effect.map(
+                    rt.compare(leaf, session.leafId ?? leaf),
+                    (c) => c.onlyA as readonly GraphNode[],
+                  ),
+                ),
+              )
+              .catch(() => [] as readonly GraphNode[]),
+          ),
+        );
+        const byId = new Map(nodes.map((n) => [n.id, n]));
+        for (const p of paths) for (const n of p) byId.set(n.id, n);
+        nodes = [...byId.values()];
+      }
+    }
+    const options = buildTree(nodes, new Set(active.map((n) => n.id)));
+    if (options.length === 0) return this.info("this session has no prompts yet");
+    const current = options.findIndex((o) => o.current);
+    this.picker = {
+      kind: "tree",
+      title: `Branches of ${session.title ? `"${session.title}"` : id}${complete ? "" : " (this path and the branches visited in this run)"}`,
+      hint: "↑/↓ choose · Enter switch to the branch through this prompt · e edit this prompt (new branch) · Esc close",
+      initial: current >= 0 ? current : options.length - 1,
+      options,
+    };
+    this.flushNow();
+  }
+
+  /** /tree: make the branch through `nodeId` (a user message) the active one. */
+  async switchBranch(nodeId: string, edit: boolean): Promise<void> {
+    const id = this.sessionId;
+    if (!id) return;
+    this.picker = undefined;
+    const session = await this.run((rt) => rt.getSession(id));
+    const store = await this.ctx.runtime.runPromise(Effect.serviceOption(SessionStore));
+    const nodes = Option.isSome(store)
+      ? await this.ctx.runtime.runPromise(store.value.sessionNodes(id))
+      : await this.run((rt) => rt.chronological(id));
+    const node =
+      nodes.find((n) => n.id === nodeId) ??
+      (await this.run((rt) => rt.chronological(id))).find((n) => n.id === nodeId);
+    if (!node) return this.error("that prompt is no longer in this session");
+    if (session.leafId) {
+      const set = this.visitedLeaves.get(id) ?? new Set();
+      set.add(session.leafId);
+      this.visitedLeaves.set(id, set);
+    }
+    let target: string | null;
+    if (edit) target = node.parentId;
+    else {
+      // the newest leaf below the node
+      const children = new Map<string, GraphNode[]>();
+      for (const n of nodes)
+        if (n.parentId) {
+          const list = children.get(n.parentId) ?? [];
+          list.push(n);
+          children.set(n.parentId, list);
+        }
+      let tip = node;
+      for (;;) {
+        const next = (children.get(tip.id) ?? []).sort((a, b) => b.seq - a.seq)[0];
+        if (!next) break;
+        tip = next;
+      }
+      target = tip.id;
+    }
+    await this.run((rt) => rt.branch(id, target));
+    await this.open(id, true);
+    if (edit) {
+      this.onRestoreDraft?.(userText(node) ?? "");
+      this.info("editing an earlier prompt: sending it starts a new branch (/tree shows both)");
+    } else this.info("switched branch");
+  }
+
+  model(arg: string): void {
+    if (!arg) {
+      const models = safe(() => this.ctx.knownModels()) ?? [];
+      const current = this.ctx.settings.model;
+      const list = models.includes(current) ? models : [current, ...models];
+      this.picker = {
+        kind: "model",
+        title: "Model for new turns",
+        hint: "↑/↓ choose · Enter switch · Esc close (or /model provider/model)",
+        initial: Math.max(0, list.indexOf(current)),
+        options: list.map((m) => {
+          const info = safe(() => this.ctx.modelInfo(m));
+          return {
+            value: m,
+            label: m,
+            current: m === current,
+            ...(info ? { detail: `${fmtTokens(info.contextWindow)} context` } : {}),
+          };
+        }),
+      };
+      this.flushNow();
+      return;
+    }
+    this.picker = undefined;
+    try {
+      this.ctx.setModel(arg);
+    } catch (err) {
+      this.error(messageOf(err));
+      return;
+    }
+    const sessionModel = this.session?.model;
+    if (this.sessionId && sessionModel && sessionModel !== this.ctx.settings.model)
+      this.info(
+        `model set to ${this.ctx.settings.model} for new sessions; this session keeps ${sessionModel} (/new to start one on the new model)`,
+      );
+    else this.info(`model: ${this.ctx.settings.model}`);
+  }
+
+  async exportSession(arg: string): Promise<void> {
+    const id = this.sessionId;
+    if (!id) return this.info("nothing to export yet: send a prompt first");
+    const format = (arg || "html").toLowerCase();
+    if (format !== "html" && format !== "json" && format !== "md")
+      return this.error(`unknown export format "${arg}" (html, json or md)`);
+    try {
+      const path = await this.ctx.exportSession(id, format);
+      this.transcript.notice("success", `exported to ${path}`);
+      this.changed();
+    } catch (err) {
+      this.transcript.notice("warn", `export is not available: ${messageOf(err)}`);
+      this.changed();
+    }
+  }
+
+  async showInfo(): Promise<void> {
+    const s = this.ctx.settings;
+    const p = this.ctx.paths;
+    const lines: string[] = [];
+    const id = this.sessionId;
+    if (id) {
+      const session = await this.run((rt) => rt.getSession(id));
+      this.session = session;
+      lines.push(`session   ${session.id}${session.title ? ` — ${session.title}` : ""}`);
+      lines.push(
+        `          ${session.turnCount} turns · ${session.mode} · updated ${fmtAgo(session.updatedAt)}`,
+      );
+      if (session.origin) lines.push(`          forked from ${session.origin.sessionId}`);
+    } else lines.push("session   (new — saved with the first prompt)");
+    lines.push(`model     ${this.session?.model ?? s.model}${s.scripted ? " (scripted)" : ""}`);
+    const info = safe(() => this.ctx.modelInfo(this.session?.model ?? s.model));
+    if (info)
+      lines.push(
+        `          context ${fmtTokens(info.contextWindow)} · max output ${fmtTokens(info.maxOutput)}${info.pricing ? ` · $${info.pricing.input}/$${info.pricing.output} per Mtok` : ""}`,
+      );
+    lines.push(`mode      ${s.mode}`);
+    lines.push(`cwd       ${s.cwd}${this.gitBranch ? ` (${this.gitBranch})` : ""}`);
+    lines.push(`home      ${p.home}`);
+    lines.push(`database  ${p.db}`);
+    lines.push(`config    ${p.config}${p.projectConfig ? `, ${p.projectConfig}` : ""}`);
+    if (id) {
+      const tools = await this.run((rt) => rt.tools(id)).catch(() => undefined);
+      if (tools) lines.push(`tools     ${tools.map((t) => t.name).join(", ") || "(none)"}`);
+    } else if (s.tools) lines.push(`tools     ${s.tools.join(", ")}`);
+    const plugins = safe(() => this.ctx.pluginStatus()) ?? {};
+    const names = Object.keys(plugins);
+    if (names.length === 0) lines.push("plugins   (none report a status)");
+    for (const n of names) lines.push(`plugin    ${n}: ${summarize(plugins[n])}`);
+    if (id) {
+      const u = await this.run((rt) => rt.usage(id));
+      lines.push(`usage     ${usageLine(u.total)} · ${fmtCost(u.costUsd)}`);
+    }
+    this.info("session info", lines);
+  }
+
+  async showCost(): Promise<void> {
+    const id = this.sessionId;
+    if (!id) return this.info("no usage yet");
+    const u = await this.run((rt) => rt.usage(id));
+    const lines = [`total     ${usageLine(u.total)}`, `cost      ${fmtCost(u.costUsd)}`];
+    for (const g of u.bySource)
+      lines.push(`  ${g.source} · ${g.model}: ${usageLine(g.usage)} · ${fmtCost(g.costUsd)}`);
+    if (this.contextTokens !== undefined) {
+      const win = safe(
+        () => this.ctx.modelInfo(this.session?.model ?? this.ctx.settings.model)?.contextWindow,
+      );
+      lines.push(
+        `context   ${fmtInt(this.contextTokens)} tokens${win ? ` of ${fmtInt(win)} (${Math.round((100 * this.contextTokens) / win)}%)` : ""}`,
+      );
+    }
+    this.info("usage", lines);
+  }
+
+  async pick(picker: Picker, option: PickerOption, alt = false): Promise<void> {
+    try {
+      switch (picker.kind) {
+        case "resume":
+          return await this.switchTo(option.value, `resumed ${option.label}`);
+        case "tree":
+          return await this.switchBranch(option.value, alt);
+        case "model":
+          return this.model(option.value);
+      }
+    } catch (err) {
+      this.picker = undefined;
+      this.error(messageOf(err));
+    }
+  }
+}
+
+/** User messages of a session as a tree (depth = number of branch points above). */
+export function buildTree(nodes: readonly GraphNode[], activeIds: ReadonlySet<string>): PickerOption[] {
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  // the nearest user-message ancestor of every node
+  const userParent = (n: GraphNode): string | null => {
+    let p = n.parentId ? byId.get(n.parentId) : undefined;
+    while (p) {
+      if (userText(p) !== undefined) return p.id;
+      p = p.parentId ? byId.get(p.parentId) : undefined;
+    }
+    return null;
+  };
+  const users = nodes.filter((n) => userText(n) !== undefined).sort((a, b) => a.seq - b.seq);
+  const kids = new Map<string | null, GraphNode[]>();
+  for (const u of users) {
+    const p = userParent(u);
+    const list = kids.get(p) ?? [];
+    list.push(u);
+    kids.set(p, list);
+  }
+  const out: PickerOption[] = [];
+  const walk = (parent: string | null, depth: number) => {
+    const list = kids.get(parent) ?? [];
+    for (const u of list) {
+      const onPath = activeIds.has(u.id);
+      out.push({
+        value: u.id,
+        label: firstLine(userText(u) ?? "", 64),
+        depth,
+        current: onPath,
+        detail: `${fmtAgo(u.createdAt)}${onPath ? " · on the current branch" : ""}`,
+      });
+      walk(u.id, list.length > 1 ? depth + 1 : depth);
+    }
+  };
+  walk(null, 0);
+  return out;
+}
+
+function safe<A>(f: () => A): A | undefined {
+  try {
+    return f();
+  } catch {
+    return undefined;
+  }
+}
+
+export function messageOf(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  if (err && typeof err === "object" && "message" in err && typeof err.message === "string")
+    return err.message;
+  return String(err);
+}
+
+function summarize(v: unknown): string {
+  if (v === undefined || v === null) return "ok";
+  if (typeof v !== "object") return String(v);
+  if (Array.isArray(v)) return v.map(summarize).join("; ");
+  const o = v as Record<string, unknown>;
+  const parts: string[] = [];
+  for (const [k, val] of Object.entries(o)) {
+    if (val && typeof val === "object" && !Array.isArray(val)) {
+      const inner = val as Record<string, unknown>;
+      const st = inner.status ?? inner.state;
+      const tools = Array.isArray(inner.tools) ? `${inner.tools.length} tools` : inner.toolCount;
+      const err = inner.error ?? inner.lastError;
+      parts.push(
+        `${k} ${[st, tools, err].filter((x) => x !== undefined).join(", ") || JSON.stringify(val).slice(0, 60)}`,
+      );
+    } else parts.push(`${k}=${JSON.stringify(val)}`);
+  }
+  return parts.join(" · ");
+}

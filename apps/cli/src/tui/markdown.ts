@@ -1,0 +1,415 @@
+// A small terminal markdown renderer: markdown text → lines of styled segments.
+// Headings, emphasis, inline code, links, fenced code (with light highlighting),
+// lists, block quotes, rules and tables. Pure: the ink view is in `view/text.ts`.
+
+export interface Seg {
+  readonly text: string;
+  readonly bold?: boolean;
+  readonly italic?: boolean;
+  readonly underline?: boolean;
+  readonly strikethrough?: boolean;
+  readonly dim?: boolean;
+  readonly color?: string;
+  readonly bg?: string;
+}
+
+export type Line = readonly Seg[];
+
+export const theme = {
+  heading: "cyan",
+  code: "yellow",
+  codeBlock: "white",
+  keyword: "magenta",
+  string: "green",
+  number: "yellow",
+  comment: "gray",
+  link: "blue",
+  quote: "gray",
+  bullet: "cyan",
+  added: "green",
+  removed: "red",
+  hunk: "cyan",
+} as const;
+
+type Style = Omit<Seg, "text">;
+
+/** Inline markdown → segments. */
+export function parseInline(text: string, base: Style = {}): Seg[] {
+  const out: Seg[] = [];
+  let buf = "";
+  const flush = () => {
+    if (buf) out.push({ ...base, text: buf });
+    buf = "";
+  };
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i]!;
+    // escaped character
+    if (c === "\\" && i + 1 < text.length && /[\\`*_{}[\]()#+\-.!~|<>]/.test(text[i + 1]!)) {
+      buf += text[i + 1];
+      i += 2;
+      continue;
+    }
+    if (c === "`") {
+      let n = 1;
+      while (text[i + n] === "`") n++;
+      const fence = "`".repeat(n);
+      const end = text.indexOf(fence, i + n);
+      if (end > i) {
+        flush();
+        const code = text.slice(i + n, end);
+        out.push({ ...base, text: n > 1 ? code.trim() : code, color: theme.code });
+        i = end + n;
+        continue;
+      }
+    }
+    if ((c === "*" || c === "_") && text[i + 1] === c) {
+      const end = text.indexOf(c + c, i + 2);
+      if (end > i + 2 && text[i + 2] !== " ") {
+        flush();
+        out.push(...parseInline(text.slice(i + 2, end), { ...base, bold: true }));
+        i = end + 2;
+        continue;
+      }
+    }
+    if (c === "~" && text[i + 1] === "~") {
+      const end = text.indexOf("~~", i + 2);
+      if (end > i + 2) {
+        flush();
+        out.push(...parseInline(text.slice(i + 2, end), { ...base, strikethrough: true }));
+        i = end + 2;
+        continue;
+      }
+    }
+    if (c === "*" || c === "_") {
+      const prev = i > 0 ? text[i - 1]! : " ";
+      const next = text[i + 1] ?? " ";
+      const opens = next !== " " && next !== c && (c === "*" || !/\w/.test(prev));
+      if (opens) {
+        let end = i + 1;
+        for (;;) {
+          end = text.indexOf(c, end);
+          if (end < 0) break;
+          const after = text[end + 1] ?? " ";
+          if (text[end - 1] !== " " && text[end + 1] !== c && (c === "*" || !/\w/.test(after))) break;
+          end++;
+        }
+        if (end > i + 1) {
+          flush();
+          out.push(...parseInline(text.slice(i + 1, end), { ...base, italic: true }));
+          i = end + 1;
+          continue;
+        }
+      }
+    }
+    if (c === "[") {
+      const m = /^\[([^\]]*)\]\(([^)\s]+)(?:\s+"[^"]*")?\)/.exec(text.slice(i));
+      if (m) {
+        flush();
+        const label = m[1]!;
+        const url = m[2]!;
+        out.push(...parseInline(label || url, { ...base, color: theme.link, underline: true }));
+        if (label && label !== url) out.push({ ...base, text: ` (${url})`, dim: true });
+        i += m[0].length;
+        continue;
+      }
+    }
+    if (c === "<") {
+      const m = /^<(https?:\/\/[^>\s]+)>/.exec(text.slice(i));
+      if (m) {
+        flush();
+        out.push({ ...base, text: m[1]!, color: theme.link, underline: true });
+        i += m[0].length;
+        continue;
+      }
+    }
+    if (c === "h" && (i === 0 || /[\s(]/.test(text[i - 1]!))) {
+      const m = /^https?:\/\/[^\s)>\]]+[^\s)>\].,;:!?'"]/.exec(text.slice(i));
+      if (m) {
+        flush();
+        out.push({ ...base, text: m[0], color: theme.link, underline: true });
+        i += m[0].length;
+        continue;
+      }
+    }
+    buf += c;
+    i++;
+  }
+  flush();
+  return out;
+}
+
+const KEYWORDS = new Set(
+  (
+    "abstract as async await break case catch class const continue def default defer del delete do elif else " +
+    "enum export extends false finally fn for from func function go if impl implements import in interface is " +
+    "let loop match mod mut new nil none null of package pass private protected pub public raise return self " +
+    "static struct super switch then this throw true try type typeof undefined use var void where while with yield " +
+    "None True False local end elsif unless echo fi done esac"
+  ).split(" "),
+);
+
+const HASH_COMMENT = new Set([
+  "sh",
+  "bash",
+  "zsh",
+  "shell",
+  "console",
+  "py",
+  "python",
+  "rb",
+  "ruby",
+  "yaml",
+  "yml",
+  "toml",
+  "dockerfile",
+  "make",
+  "makefile",
+  "r",
+  "perl",
+  "lash",
+  "lashlang",
+]);
+
+/** Light, language-agnostic highlighting of one code line. */
+export function highlightCode(line: string, lang: string): Seg[] {
+  const l = lang.toLowerCase();
+  if (l === "diff" || l === "patch") return [diffSeg(line)];
+  const out: Seg[] = [];
+  const hash = HASH_COMMENT.has(l);
+  const re =
+    /(\/\/.*$|#.*$|--.*$|"(?:[^"\\]|\\.)*"?|'(?:[^'\\]|\\.)*'?|`(?:[^`\\]|\\.)*`?|\b\d[\d_.]*(?:e[+-]?\d+)?\b|[A-Za-z_$][\w$]*)/g;
+  let last = 0;
+  for (let m = re.exec(line); m !== null; m = re.exec(line)) {
+    const tok = m[0];
+    let style: Style | undefined;
+    if (tok.startsWith("//")) {
+      if (hash) {
+        // not a comment in hash-comment languages: rescan after the slashes
+        re.lastIndex = m.index + 2;
+        continue;
+      }
+      style = { color: theme.comment, italic: true };
+    } else if (tok.startsWith("#")) {
+      if (!hash) {
+        re.lastIndex = m.index + 1;
+        continue;
+      }
+      style = { color: theme.comment, italic: true };
+    } else if (tok.startsWith("--")) {
+      if (l !== "sql" && l !== "lua" && l !== "haskell" && l !== "hs") {
+        re.lastIndex = m.index + 2;
+        continue;
+      }
+      style = { color: theme.comment, italic: true };
+    } else if (tok[0] === '"' || tok[0] === "'" || tok[0] === "`") style = { color: theme.string };
+    else if (/^\d/.test(tok)) style = { color: theme.number };
+    else if (KEYWORDS.has(tok)) style = { color: theme.keyword };
+    if (!style) continue;
+    if (m.index > last) out.push({ text: line.slice(last, m.index) });
+    out.push({ text: tok, ...style });
+    last = m.index + tok.length;
+  }
+  if (last < line.length) out.push({ text: line.slice(last) });
+  return out.length > 0 ? out : [{ text: "" }];
+}
+
+export function diffSeg(line: string): Seg {
+  if (line.startsWith("+++") || line.startsWith("---")) return { text: line, bold: true, dim: true };
+  if (line.startsWith("+")) return { text: line, color: theme.added };
+  if (line.startsWith("-")) return { text: line, color: theme.removed };
+  if (line.startsWith("@@")) return { text: line, color: theme.hunk };
+  return { text: line, dim: true };
+}
+
+const FENCE = /^(\s*)(`{3,}|~{3,})\s*([\w+#.-]*)/;
+
+/** Where the text may be cut into two independently renderable markdown chunks: after the last blank line outside a code fence (0 when none). */
+export function safeSplitPoint(text: string): number {
+  let inFence: string | undefined;
+  let pos = 0;
+  let split = 0;
+  while (pos < text.length) {
+    const nl = text.indexOf("\n", pos);
+    if (nl < 0) break;
+    const line = text.slice(pos, nl);
+    const f = FENCE.exec(line);
+    if (f) {
+      const marker = f[2]!;
+      if (inFence === undefined) inFence = marker[0]!;
+      else if (marker[0] === inFence && line.trim().length === marker.length) inFence = undefined;
+    } else if (inFence === undefined && line.trim() === "" && pos > 0) {
+      split = nl + 1;
+    }
+    pos = nl + 1;
+  }
+  return split;
+}
+
+function tableRow(line: string): string[] {
+  let s = line.trim();
+  if (s.startsWith("|")) s = s.slice(1);
+  if (s.endsWith("|")) s = s.slice(0, -1);
+  return s.split("|").map((c) => c.trim());
+}
+
+function segWidth(segs: readonly Seg[]): number {
+  let n = 0;
+  for (const s of segs) n += s.text.length;
+  return n;
+}
+
+/** Render markdown to styled lines. `width` bounds rules and tables. */
+export function renderMarkdown(text: string, width = 80): Line[] {
+  const lines = text.replace(/\r\n?/g, "\n").split("\n");
+  const out: Line[] = [];
+  let i = 0;
+  let lastBlank = true;
+  const push = (l: Line) => {
+    out.push(l);
+    lastBlank = false;
+  };
+  const blank = () => {
+    if (!lastBlank && out.length > 0) out.push([]);
+    lastBlank = true;
+  };
+  while (i < lines.length) {
+    const line = lines[i]!;
+    const fence = FENCE.exec(line);
+    if (fence) {
+      const marker = fence[2]!;
+      const lang = fence[3] ?? "";
+      const indent = fence[1]!.length;
+      i++;
+      blank();
+      if (lang) push([{ text: `  ${lang}`, dim: true }]);
+      while (i < lines.length) {
+        const l = lines[i]!;
+        if (l.trim().startsWith(marker[0]!.repeat(marker.length)) && l.trim().replace(/[`~]/g, "") === "") {
+          i++;
+          break;
+        }
+        const src = l.slice(Math.min(indent, l.length - l.trimStart().length));
+        push([{ text: "  │ ", dim: true }, ...highlightCode(src, lang)]);
+        i++;
+      }
+      blank();
+      continue;
+    }
+    if (line.trim() === "") {
+      blank();
+      i++;
+      continue;
+    }
+    const heading = /^(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line);
+    if (heading) {
+      const level = heading[1]!.length;
+      blank();
+      const segs = parseInline(heading[2]!, { bold: true, color: theme.heading, underline: level === 1 });
+      push(level <= 2 ? segs : [{ text: `${"#".repeat(level)} `, dim: true, color: theme.heading }, ...segs]);
+      blank();
+      i++;
+      continue;
+    }
+    if (/^\s*([-*_])(\s*\1){2,}\s*$/.test(line)) {
+      blank();
+      push([{ text: "─".repeat(Math.max(3, Math.min(width, 80) - 2)), dim: true }]);
+      blank();
+      i++;
+      continue;
+    }
+    // table: header row followed by a separator row
+    if (
+      line.includes("|") &&
+      i + 1 < lines.length &&
+      /^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$/.test(lines[i + 1]!)
+    ) {
+      const rows: Seg[][][] = [tableRow(line).map((c) => parseInline(c, { bold: true }))];
+      i += 2;
+      while (i < lines.length && lines[i]!.includes("|") && lines[i]!.trim() !== "") {
+        rows.push(tableRow(lines[i]!).map((c) => parseInline(c)));
+        i++;
+      }
+      const cols = Math.max(...rows.map((r) => r.length));
+      const widths: number[] = [];
+      for (let c = 0; c < cols; c++) widths.push(Math.max(3, ...rows.map((r) => segWidth(r[c] ?? []))));
+      blank();
+      rows.forEach((r, ri) => {
+        const segs: Seg[] = [];
+        for (let c = 0; c < cols; c++) {
+          const cell = r[c] ?? [];
+          if (c > 0) segs.push({ text: " │ ", dim: true });
+          segs.push(...cell, { text: " ".repeat(widths[c]! - segWidth(cell)) });
+        }
+        push(segs);
+        if (ri === 0) push([{ text: widths.map((w) => "─".repeat(w)).join("─┼─"), dim: true }]);
+      });
+      blank();
+      continue;
+    }
+    const quote = /^\s*>\s?(.*)$/.exec(line);
+    if (quote) {
+      push([
+        { text: "▌ ", color: theme.quote },
+        ...parseInline(quote[1]!, { italic: true, color: theme.quote }),
+      ]);
+      i++;
+      continue;
+    }
+    const item = /^(\s*)([-*+]|\d{1,9}[.)])\s+(\[[ xX]\]\s+)?(.*)$/.exec(line);
+    if (item) {
+      const depth = Math.floor(item[1]!.replace(/\t/g, "  ").length / 2);
+      const marker = item[2]!;
+      const task = item[3];
+      const bullet = /\d/.test(marker) ? `${marker} ` : depth % 2 === 0 ? "• " : "◦ ";
+      const pad = "  ".repeat(depth);
+      let body = item[4]!;
+      i++;
+      // lazy continuation lines of the item
+      while (
+        i < lines.length &&
+        lines[i]!.trim() !== "" &&
+        /^\s{2,}\S/.test(lines[i]!) &&
+        !/^\s*([-*+]|\d{1,9}[.)])\s+/.test(lines[i]!) &&
+        !FENCE.test(lines[i]!)
+      ) {
+        body += ` ${lines[i]!.trim()}`;
+        i++;
+      }
+      const taskSeg: Seg[] = task
+        ? [/x/i.test(task) ? { text: "☑ ", color: theme.added } : { text: "☐ ", dim: true }]
+        : [];
+      push([{ text: pad }, { text: bullet, color: theme.bullet }, ...taskSeg, ...parseInline(body)]);
+      continue;
+    }
+    // paragraph: join soft-wrapped lines
+    let para = line.trim();
+    i++;
+    while (i < lines.length) {
+      const l = lines[i]!;
+      if (
+        l.trim() === "" ||
+        FENCE.test(l) ||
+        /^(#{1,6})\s/.test(l) ||
+        /^\s*>/.test(l) ||
+        /^\s*([-*+]|\d{1,9}[.)])\s+/.test(l) ||
+        (l.includes("|") && i + 1 < lines.length && /^\s*\|?\s*:?-{2,}/.test(lines[i + 1]!))
+      )
+        break;
+      // a hard break (two trailing spaces or a backslash) keeps the line break
+      if (/( {2}|\\)$/.test(para)) {
+        push(parseInline(para.replace(/( {2,}|\\)$/, "")));
+        para = l.trim();
+      } else para += ` ${l.trim()}`;
+      i++;
+    }
+    push(parseInline(para));
+  }
+  while (out.length > 0 && out[out.length - 1]!.length === 0) out.pop();
+  return out;
+}
+
+/** Plain text of a line (tests, width estimates). */
+export function lineText(line: Line): string {
+  return line.map((s) => s.text).join("");
+}

@@ -1,0 +1,693 @@
+// The transcript as data: items built from TurnActivity events and settled
+// messages. Finished items move (in order) from `live` to `committed`; the view
+// renders `committed` once through ink's <Static> and only `live` per frame.
+import type { TurnActivity } from "@lash/core";
+import type { Message, TurnOutcome } from "@lash/sansio";
+import { safeSplitPoint } from "./markdown.ts";
+
+export type Family = "shell" | "edit" | "read" | "search" | "plan" | "mcp" | "code" | "agent" | "generic";
+
+export type ToolStatus = "pending" | "running" | "ok" | "error" | "cancelled";
+
+export interface UserItem {
+  readonly kind: "user";
+  readonly id: string;
+  readonly text: string;
+}
+export interface AssistantItem {
+  readonly kind: "assistant";
+  readonly id: string;
+  text: string;
+  done: boolean;
+  /** A continuation of the previous chunk of the same message (no marker, no gap). */
+  readonly cont: boolean;
+  readonly iteration: number;
+}
+export interface ReasoningItem {
+  readonly kind: "reasoning";
+  readonly id: string;
+  text: string;
+  done: boolean;
+  readonly startedAt: number;
+  endedAt?: number;
+  readonly iteration: number;
+}
+export interface ToolItem {
+  readonly kind: "tool";
+  readonly id: string;
+  readonly callId: string;
+  name: string;
+  family: Family;
+  args: unknown;
+  argsText: string;
+  status: ToolStatus;
+  /** Streamed output (tail). */
+  output: string;
+  startedAt: number;
+  endedAt?: number;
+  resultText?: string;
+  details?: unknown;
+  readonly iteration: number;
+}
+export interface CodeItem {
+  readonly kind: "code";
+  readonly id: string;
+  readonly language: string;
+  readonly source: string;
+  output: string;
+  error?: string;
+  done: boolean;
+}
+export interface AgentItem {
+  readonly kind: "agent";
+  readonly id: string;
+  readonly childSessionId: string;
+  readonly task: string;
+  status: "running" | "ok" | "error" | "cancelled";
+  summary?: string;
+  readonly startedAt: number;
+  endedAt?: number;
+}
+export interface NoticeItem {
+  readonly kind: "notice";
+  readonly id: string;
+  readonly level: "info" | "warn" | "error" | "success";
+  readonly text: string;
+  /** Extra lines (command output). */
+  readonly body?: readonly string[];
+}
+export interface TurnEndItem {
+  readonly kind: "turnEnd";
+  readonly id: string;
+  readonly outcome: TurnOutcome["type"];
+  readonly reason?: string;
+  readonly message?: string;
+  readonly durationMs: number;
+  readonly toolCalls: number;
+  readonly costUsd?: number;
+}
+
+export type Item =
+  | UserItem
+  | AssistantItem
+  | ReasoningItem
+  | ToolItem
+  | CodeItem
+  | AgentItem
+  | NoticeItem
+  | TurnEndItem;
+
+const OUTPUT_KEEP = 16_000;
+
+/** The display family of a tool (from its declared family, else its name). */
+export function familyOf(name: string, family?: string): Family {
+  if (name.startsWith("mcp__")) return "mcp";
+  switch (family) {
+    case "shell":
+      return "shell";
+    case "edit":
+    case "write":
+    case "patch":
+      return "edit";
+    case "read":
+      return "read";
+    case "search":
+      return "search";
+    case "plan":
+      return "plan";
+    case "code":
+      return "code";
+    case "agent":
+    case "agents":
+    case "subagent":
+      return "agent";
+    default:
+      break;
+  }
+  const n = name.toLowerCase();
+  if (/(^|[._])(shell|bash|exec_command|exec|start_command)$/.test(n)) return "shell";
+  if (/(^|[._])(edit|apply_patch|write_file|write|patch)$/.test(n)) return "edit";
+  if (/(^|[._])(read_file|read)$/.test(n)) return "read";
+  if (/(^|[._])(grep|glob|search|find)$/.test(n)) return "search";
+  if (/(^|[._])(update_plan|plan)$/.test(n)) return "plan";
+  if (/(^|[._])(spawn|spawn_agent|agent|task)$/.test(n) || n.startsWith("agents.")) return "agent";
+  if (/(lashlang|exec_code|code)$/.test(n)) return "code";
+  return "generic";
+}
+
+export function isDone(item: Item): boolean {
+  switch (item.kind) {
+    case "assistant":
+    case "reasoning":
+    case "code":
+      return item.done;
+    case "tool":
+      return item.status !== "pending" && item.status !== "running";
+    case "agent":
+      return item.status !== "running";
+    default:
+      return true;
+  }
+}
+
+function textOf(content: readonly { readonly type: string; readonly text?: string }[]): string {
+  return content
+    .filter((c) => c.type === "text")
+    .map((c) => c.text ?? "")
+    .join("\n");
+}
+
+function parseArgs(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function describeRetry(e: Extract<TurnActivity, { type: "retry" }>): string {
+  const secs = Math.max(0, Math.round(e.delayMs / 100) / 10);
+  const kind =
+    e.error.kind === "rateLimited"
+      ? "rate limited"
+      : e.error.kind === "overloaded"
+        ? "overloaded"
+        : e.error.kind === "server"
+          ? "server error"
+          : e.error.kind === "network"
+            ? "network error"
+            : e.error.kind === "timeout"
+              ? "timed out"
+              : e.error.kind;
+  const why = e.error.status !== undefined ? `${e.error.status} ${kind}` : kind;
+  return `retrying in ${secs}s (${why}), attempt ${e.attempt}`;
+}
+
+export interface TranscriptOptions {
+  /** Split a streaming message into Static chunks when its live part grows past this many lines. */
+  readonly maxLiveLines?: number;
+}
+
+/**
+ * Mutable transcript state. `committed` only ever grows (a new array per append,
+ * so React sees the change); `reset()` starts a new one (after /clear, redraws).
+ */
+export class Transcript {
+  committed: readonly Item[] = [];
+  live: Item[] = [];
+  maxLiveLines: number;
+  private seq = 0;
+  private iteration = 0;
+  private turnStartedAt = 0;
+  private toolCalls = 0;
+  private lastError: string | undefined;
+  private seenMessages = new Set<string>();
+  /** True when part of the current attempt was already committed (cannot be retracted). */
+  private attemptCommitted = false;
+
+  constructor(options: TranscriptOptions = {}) {
+    this.maxLiveLines = options.maxLiveLines ?? 24;
+  }
+
+  private nextId(prefix: string): string {
+    this.seq++;
+    return `${prefix}${this.seq}`;
+  }
+
+  add(item: Item): void {
+    this.live.push(item);
+    this.flush();
+  }
+
+  user(text: string): void {
+    this.add({ kind: "user", id: this.nextId("u"), text });
+  }
+
+  notice(level: NoticeItem["level"], text: string, body?: readonly string[]): void {
+    this.add({ kind: "notice", id: this.nextId("n"), level, text, ...(body ? { body } : {}) });
+  }
+
+  /** Forget everything shown (the session is untouched). */
+  reset(): void {
+    this.committed = [];
+    this.live = this.live.filter((i) => !isDone(i));
+  }
+
+  /** Move the finished prefix of `live` to `committed`, in order. */
+  flush(): void {
+    const prefix = () => {
+      let k = 0;
+      while (k < this.live.length && isDone(this.live[k]!)) k++;
+      return k;
+    };
+    let n = prefix();
+    // a long streaming message: commit its finished paragraphs
+    const head = this.live[n];
+    if (head?.kind === "assistant" && !head.done && this.splitStreaming(head, n)) n = prefix();
+    if (n === 0) return;
+    this.committed = this.committed.concat(this.live.splice(0, n));
+  }
+
+  private splitStreaming(item: AssistantItem, index: number): boolean {
+    let lines = 0;
+    for (let i = item.text.indexOf("\n"); i >= 0; i = item.text.indexOf("\n", i + 1)) lines++;
+    if (lines <= this.maxLiveLines) return false;
+    const cut = safeSplitPoint(item.text);
+    if (cut <= 0) return false;
+    const head: AssistantItem = { ...item, text: item.text.slice(0, cut).replace(/\n+$/, ""), done: true };
+    const rest: AssistantItem = {
+      kind: "assistant",
+      id: this.nextId("a"),
+      text: item.text.slice(cut),
+      done: false,
+      cont: true,
+      iteration: item.iteration,
+    };
+    this.live.splice(index, 1, head, rest);
+    this.attemptCommitted = true;
+    return true;
+  }
+
+  private current<K extends Item["kind"]>(kind: K): Extract<Item, { kind: K }> | undefined {
+    const last = this.live[this.live.length - 1];
+    return last && last.kind === kind && !isDone(last) ? (last as Extract<Item, { kind: K }>) : undefined;
+  }
+
+  private closeStreams(at: number): void {
+    for (const it of this.live) {
+      if (it.kind === "assistant" && !it.done) it.done = true;
+      if (it.kind === "reasoning" && !it.done) {
+        it.done = true;
+        it.endedAt = at;
+      }
+    }
+  }
+
+  private tool(callId: string): ToolItem | undefined {
+    for (let i = this.live.length - 1; i >= 0; i--) {
+      const it = this.live[i]!;
+      if (it.kind === "tool" && it.callId === callId) return it;
+    }
+    return undefined;
+  }
+
+  /** Render the settled messages of a session (resume) as finished items. */
+  loadMessages(messages: readonly Message[]): void {
+    const results = new Map<string, { text: string; isError: boolean; details: unknown }>();
+    for (const m of messages)
+      for (const p of m.parts)
+        if (p.type === "toolResult")
+          results.set(p.callId, { text: textOf(p.content), isError: p.isError, details: p.details });
+    const items: Item[] = [];
+    for (const m of messages) {
+      this.seenMessages.add(m.id);
+      if (m.role === "system" || m.role === "tool") continue;
+      if (m.role === "user") {
+        const text = m.parts
+          .filter((p) => p.type === "text")
+          .map((p) => (p.type === "text" ? p.text : ""))
+          .join("");
+        const atts = m.parts.filter((p) => p.type === "attachment").length;
+        items.push({
+          kind: "user",
+          id: this.nextId("u"),
+          text: atts > 0 ? `${text}${text ? " " : ""}[${atts} attachment${atts > 1 ? "s" : ""}]` : text,
+        });
+        continue;
+      }
+      for (const p of m.parts) {
+        switch (p.type) {
+          case "text":
+            if (p.text.trim())
+              items.push({
+                kind: "assistant",
+                id: this.nextId("a"),
+                text: p.text,
+                done: true,
+                cont: false,
+                iteration: 0,
+              });
+            break;
+          case "reasoning":
+            if (p.text.trim())
+              items.push({
+                kind: "reasoning",
+                id: this.nextId("r"),
+                text: p.text,
+                done: true,
+                startedAt: 0,
+                iteration: 0,
+              });
+            break;
+          case "toolCall": {
+            const r = results.get(p.id);
+            const args = parseArgs(p.argumentsText);
+            items.push({
+              kind: "tool",
+              id: this.nextId("t"),
+              callId: p.id,
+              name: p.name,
+              family: familyOf(p.name, familyFromDetails(r?.details)),
+              args,
+              argsText: p.argumentsText,
+              status: r === undefined ? "cancelled" : r.isError ? "error" : "ok",
+              output: "",
+              startedAt: 0,
+              ...(r ? { resultText: r.text, details: r.details } : {}),
+              iteration: 0,
+            });
+            break;
+          }
+          case "code":
+            items.push({
+              kind: "code",
+              id: this.nextId("c"),
+              language: p.language,
+              source: p.source,
+              output: "",
+              done: true,
+            });
+            break;
+          case "output": {
+            const last = items[items.length - 1];
+            if (last?.kind === "code") last.output += p.text;
+            break;
+          }
+          case "error":
+            items.push({ kind: "notice", id: this.nextId("n"), level: "error", text: p.message });
+            break;
+          default:
+            break;
+        }
+      }
+    }
+    this.live.push(...items);
+    this.flush();
+  }
+
+  /** Apply one activity event. */
+  apply(e: TurnActivity): void {
+    switch (e.type) {
+      case "turnStarted": {
+        this.turnStartedAt = e.at;
+        this.toolCalls = 0;
+        this.iteration = 0;
+        this.lastError = undefined;
+        if (e.resumed) {
+          this.notice("info", "resuming the interrupted turn from its journal");
+          for (const m of e.input)
+            if (m.role === "user") {
+              const text = m.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
+              if (text) this.user(text);
+            }
+        }
+        break;
+      }
+      case "llmRequest":
+        this.closeStreams(e.at);
+        for (const it of this.live) if (it.kind === "code") it.done = true;
+        this.iteration = e.iteration;
+        this.attemptCommitted = false;
+        break;
+      case "textDelta": {
+        const r = this.current("reasoning");
+        if (r) {
+          r.done = true;
+          r.endedAt = e.at;
+        }
+        const a = this.current("assistant");
+        if (a) a.text += e.text;
+        else if (e.text.trim() || this.live.length > 0)
+          this.live.push({
+            kind: "assistant",
+            id: this.nextId("a"),
+            text: e.text.replace(/^\n+/, ""),
+            done: false,
+            cont: false,
+            iteration: this.iteration,
+          });
+        break;
+      }
+      case "reasoningDelta": {
+        const r = this.current("reasoning");
+        if (r) r.text += e.text;
+        else
+          this.live.push({
+            kind: "reasoning",
+            id: this.nextId("r"),
+            text: e.text,
+            done: false,
+            startedAt: e.at,
+            iteration: this.iteration,
+          });
+        break;
+      }
+      case "toolCallDelta": {
+        this.closeStreams(e.at);
+        let t = this.tool(e.callId);
+        if (!t) {
+          const name = e.name ?? "tool";
+          t = {
+            kind: "tool",
+            id: this.nextId("t"),
+            callId: e.callId,
+            name,
+            family: familyOf(name),
+            args: undefined,
+            argsText: "",
+            status: "pending",
+            output: "",
+            startedAt: e.at,
+            iteration: this.iteration,
+          };
+          this.live.push(t);
+        } else if (e.name && t.name === "tool") {
+          t.name = e.name;
+          t.family = familyOf(e.name);
+        }
+        if (e.argsDelta) t.argsText += e.argsDelta;
+        break;
+      }
+      case "retry":
+        this.notice("warn", describeRetry(e));
+        break;
+      case "attemptReset": {
+        // retract what the failed attempt streamed (not yet committed)
+        this.live = this.live.filter(
+          (it) =>
+            !(
+              (it.kind === "assistant" ||
+                it.kind === "reasoning" ||
+                (it.kind === "tool" && it.status === "pending")) &&
+              it.iteration === this.iteration
+            ),
+        );
+        if (this.attemptCommitted) {
+          this.notice("warn", "the partial response above was discarded; the model is answering again");
+          this.attemptCommitted = false;
+        }
+        break;
+      }
+      case "llmResponse":
+        this.closeStreams(e.at);
+        break;
+      case "toolStarted": {
+        this.closeStreams(e.at);
+        this.toolCalls++;
+        let t = this.tool(e.callId);
+        if (!t) {
+          t = {
+            kind: "tool",
+            id: this.nextId("t"),
+            callId: e.callId,
+            name: e.name,
+            family: familyOf(e.name, e.family),
+            args: e.args,
+            argsText: "",
+            status: "running",
+            output: "",
+            startedAt: e.at,
+            iteration: this.iteration,
+          };
+          this.live.push(t);
+        } else {
+          t.name = e.name;
+          t.family = familyOf(e.name, e.family);
+          t.args = e.args;
+          t.status = "running";
+          t.startedAt = e.at;
+        }
+        break;
+      }
+      case "toolProgress": {
+        const t = this.tool(e.callId);
+        if (!t) break;
+        const u = e.update as { type?: string; text?: unknown } | string | undefined;
+        const text =
+          typeof u === "string"
+            ? u
+            : u && typeof u === "object" && typeof u.text === "string"
+              ? u.text
+              : undefined;
+        if (text !== undefined) {
+          t.output += text;
+          if (t.output.length > OUTPUT_KEEP * 2) t.output = t.output.slice(-OUTPUT_KEEP);
+        }
+        break;
+      }
+      case "toolCompleted": {
+        let t = this.tool(e.callId);
+        if (!t) {
+          t = {
+            kind: "tool",
+            id: this.nextId("t"),
+            callId: e.callId,
+            name: e.name,
+            family: familyOf(e.name),
+            args: undefined,
+            argsText: "",
+            status: "running",
+            output: "",
+            startedAt: e.at - e.durationMs,
+            iteration: this.iteration,
+          };
+          this.live.push(t);
+        }
+        const text = textOf(e.content);
+        const cancelled = e.isError && /^cancelled\b|was cancelled|cancelled by the user/i.test(text);
+        t.status = cancelled ? "cancelled" : e.isError ? "error" : "ok";
+        t.resultText = text;
+        t.details = e.details;
+        t.endedAt = e.at;
+        if (!t.startedAt || t.startedAt > e.at) t.startedAt = e.at - e.durationMs;
+        const df = familyFromDetails(e.details);
+        if (df && t.family === "generic") t.family = familyOf(t.name, df);
+        break;
+      }
+      case "messages":
+        for (const m of e.messages) {
+          if (this.seenMessages.has(m.id)) continue;
+          this.seenMessages.add(m.id);
+          for (const p of m.parts) {
+            if (p.type === "code") {
+              this.closeStreams(e.at);
+              this.live.push({
+                kind: "code",
+                id: this.nextId("c"),
+                language: p.language,
+                source: p.source,
+                output: "",
+                done: m.role !== "assistant",
+              });
+            } else if (p.type === "output" || p.type === "error") {
+              let code: CodeItem | undefined;
+              for (let i = this.live.length - 1; i >= 0 && !code; i--) {
+                const it = this.live[i]!;
+                if (it.kind === "code") code = it;
+              }
+              if (code) {
+                if (p.type === "output") code.output += p.text;
+                else code.error = p.message;
+                code.done = true;
+              }
+            }
+          }
+        }
+        break;
+      case "usage":
+        break;
+      case "error":
+        this.lastError = e.message;
+        this.notice("error", e.kind && e.kind !== "turnFailed" ? `${e.message} (${e.kind})` : e.message);
+        break;
+      case "plugin":
+        this.plugin(e);
+        break;
+      case "turnFinished": {
+        if (e.outcome.type === "frameSwitch") {
+          this.notice("info", `new frame: ${e.outcome.task}`);
+          break;
+        }
+        this.closeStreams(e.at);
+        const cancelled = e.outcome.type === "stopped" && e.outcome.reason === "cancelled";
+        for (const it of this.live) {
+          if (it.kind === "tool" && (it.status === "running" || it.status === "pending")) {
+            it.status = cancelled ? "cancelled" : "error";
+            it.endedAt = e.at;
+          }
+          if (it.kind === "code" && !it.done) it.done = true;
+          if (it.kind === "agent" && it.status === "running") {
+            it.status = cancelled ? "cancelled" : "error";
+            it.endedAt = e.at;
+          }
+        }
+        const o = e.outcome;
+        const message = o.type === "stopped" && o.message !== this.lastError ? o.message : undefined;
+        this.add({
+          kind: "turnEnd",
+          id: this.nextId("e"),
+          outcome: o.type,
+          ...(o.type === "stopped" ? { reason: o.reason } : {}),
+          ...(message ? { message } : {}),
+          durationMs: Math.max(0, e.at - this.turnStartedAt),
+          toolCalls: this.toolCalls,
+          ...(e.costUsd !== undefined ? { costUsd: e.costUsd } : {}),
+        });
+        break;
+      }
+      default:
+        break;
+    }
+    this.flush();
+  }
+
+  private plugin(e: Extract<TurnActivity, { type: "plugin" }>): void {
+    if (e.plugin !== "subagents" && !/child/i.test(e.name)) return;
+    const d = (e.data ?? {}) as Record<string, unknown>;
+    const childSessionId = typeof d.childSessionId === "string" ? d.childSessionId : "";
+    if (e.name === "childStarted") {
+      const task = [d.task, d.prompt, d.description, d.title].find((v) => typeof v === "string") as
+        | string
+        | undefined;
+      this.live.push({
+        kind: "agent",
+        id: this.nextId("g"),
+        childSessionId,
+        task: task ?? "subagent",
+        status: "running",
+        startedAt: e.at,
+      });
+    } else if (e.name === "childFinished") {
+      const it = this.live.find(
+        (i): i is AgentItem =>
+          i.kind === "agent" && i.childSessionId === childSessionId && i.status === "running",
+      );
+      if (!it) return;
+      const outcome = d.outcome as { type?: string; reason?: string } | string | undefined;
+      const type = typeof outcome === "string" ? outcome : outcome?.type;
+      const reason = typeof outcome === "object" ? outcome?.reason : undefined;
+      it.status =
+        d.isError === true || d.ok === false
+          ? "error"
+          : reason === "cancelled"
+            ? "cancelled"
+            : type === "stopped"
+              ? "error"
+              : "ok";
+      const summary = [d.summary, d.text, d.result].find((v) => typeof v === "string") as string | undefined;
+      if (summary) it.summary = summary;
+      it.endedAt = e.at;
+    }
+  }
+}
+
+/** Tool details carry a hint of the family (diffs → edit, command → shell). */
+function familyFromDetails(details: unknown): string | undefined {
+  if (!details || typeof details !== "object") return undefined;
+  const d = details as Record<string, unknown>;
+  if (typeof d.diff === "string" || Array.isArray(d.files)) return "edit";
+  if (typeof d.command === "string") return "shell";
+  if (Array.isArray(d.items)) return "plan";
+  if (typeof d.totalLines === "number") return "read";
+  return undefined;
+}

@@ -1,0 +1,359 @@
+// The TUI root: <Static> transcript, live tail, queue, prompt, status bar, and
+// every key binding.
+import { Box, type Key, Static, Text, useAnimation, useApp, useInput, usePaste, useWindowSize } from "ink";
+import React, { useCallback, useEffect, useRef, useState, useSyncExternalStore } from "react";
+import { complete, parseCommand } from "../commands.ts";
+import type { Picker, TuiController, TuiState } from "../controller.ts";
+import { Editor, History } from "../editor.ts";
+import type { Item } from "../model.ts";
+import { InputBox } from "./input.ts";
+import { ItemView } from "./items.ts";
+import { filterOptions, PickerView } from "./picker.ts";
+import { StatusBar } from "./status.ts";
+import { fmtDuration, h, SPINNER, truncate } from "./text.ts";
+
+export interface AppProps {
+  readonly controller: TuiController;
+  readonly history?: History;
+  /** Called with every submitted prompt (history persistence). */
+  readonly onSubmitted?: (text: string) => void;
+}
+
+const DOUBLE_PRESS_MS = 2000;
+
+function LiveArea(props: {
+  readonly state: TuiState;
+  readonly width: number;
+  readonly rows: number;
+}): React.ReactElement {
+  const { state, width } = props;
+  const animate = state.running || state.live.some((i) => i.kind === "tool" && i.status === "running");
+  const { frame } = useAnimation({ interval: 100, isActive: animate });
+  const now = Date.now();
+  const maxLines = Math.max(5, props.rows - 14);
+  return h(
+    Box,
+    { flexDirection: "column" },
+    ...state.live.map((item) =>
+      h(ItemView, { key: item.id, item, width, expanded: state.expanded, frame, now, maxLines }),
+    ),
+    state.running
+      ? h(
+          Box,
+          { marginTop: 1 },
+          h(
+            Text,
+            { wrap: "truncate-end" },
+            h(Text, { color: state.cancelling ? "yellow" : "cyan" }, `${SPINNER[frame % SPINNER.length]} `),
+            h(
+              Text,
+              { color: state.cancelling ? "yellow" : undefined },
+              state.cancelling ? "Cancelling…" : activity(state),
+            ),
+            h(
+              Text,
+              { dimColor: true },
+              ` ${fmtDuration(now - (state.turnStartedAt ?? now))}${state.cancelling ? "" : " · esc to cancel"}`,
+            ),
+          ),
+        )
+      : null,
+  );
+}
+
+function activity(state: TuiState): string {
+  const last = state.live[state.live.length - 1];
+  if (!last) return "Working…";
+  if (last.kind === "reasoning" && !last.done) return "Thinking…";
+  if (last.kind === "assistant" && !last.done) return "Responding…";
+  const running = state.live.filter((i) => i.kind === "tool" && i.status === "running");
+  if (running.length === 1 && running[0]?.kind === "tool") return `Running ${running[0].name}…`;
+  if (running.length > 1) return `Running ${running.length} tools…`;
+  return "Working…";
+}
+
+function Queue(props: {
+  readonly queue: readonly string[];
+  readonly width: number;
+}): React.ReactElement | null {
+  if (props.queue.length === 0) return null;
+  const shown = props.queue.slice(0, 3);
+  return h(
+    Box,
+    { flexDirection: "column", marginTop: 1 },
+    ...shown.map((q, i) =>
+      h(
+        Text,
+        { key: i, wrap: "truncate-end" },
+        h(Text, { color: "yellow" }, "⏳ queued "),
+        h(Text, { dimColor: true }, truncate(q.replace(/\s+/g, " "), props.width - 12)),
+      ),
+    ),
+    props.queue.length > 3 ? h(Text, { dimColor: true }, `   +${props.queue.length - 3} more`) : null,
+    h(Text, { dimColor: true }, "   sent when the turn ends · ↑ on an empty prompt edits the last one"),
+  );
+}
+
+export function App(props: AppProps): React.ReactElement {
+  const { controller } = props;
+  const state = useSyncExternalStore(controller.subscribe, controller.getState);
+  const { columns, rows } = useWindowSize();
+  const width = Math.max(20, columns || 80);
+  const { exit } = useApp();
+  const editorRef = useRef<Editor>(new Editor());
+  const historyRef = useRef<History>(props.history ?? new History());
+  const [, setTick] = useState(0);
+  const rerender = useCallback(() => setTick((n) => n + 1), []);
+  const lastCtrlC = useRef(0);
+  const [pickIndex, setPickIndex] = useState(0);
+  const [filter, setFilter] = useState("");
+  const pickerRef = useRef<Picker | undefined>(undefined);
+
+  useEffect(() => {
+    controller.onExit = () => exit();
+    controller.onRestoreDraft = (text) => {
+      const ed = editorRef.current;
+      const cur = ed.text;
+      ed.clear();
+      ed.insert(cur ? `${text}\n${cur}` : text);
+      rerender();
+    };
+    return () => {
+      controller.onExit = undefined;
+      controller.onRestoreDraft = undefined;
+    };
+  }, [controller, exit, rerender]);
+
+  // reset the picker cursor when a new picker opens
+  if (state.picker !== pickerRef.current) {
+    pickerRef.current = state.picker;
+    if (state.picker) {
+      setPickIndex(state.picker.initial);
+      setFilter("");
+    }
+  }
+
+  const submit = useCallback(() => {
+    const ed = editorRef.current;
+    const value = ed.value();
+    if (!value.trim()) return;
+    historyRef.current.push(ed.draft());
+    props.onSubmitted?.(ed.text.includes("[pasted ") ? value : ed.text);
+    ed.clear();
+    rerender();
+    const parsed = parseCommand(value);
+    if (parsed.kind === "command") void controller.command(parsed.command);
+    else if (parsed.kind === "unknown")
+      controller.transcript.notice(
+        "warn",
+        `unknown command /${parsed.name}${parsed.suggestion ? ` — did you mean /${parsed.suggestion}?` : ""} (/help lists them)`,
+      );
+    else controller.submit(value);
+    if (parsed.kind === "unknown") controller.flushNow();
+  }, [controller, props.onSubmitted, rerender]);
+
+  const handlePicker = (input: string, key: Key, picker: Picker) => {
+    const options = filterOptions(picker, filter);
+    if (key.escape || (key.ctrl && input === "c")) return controller.closePicker();
+    if (key.upArrow) return setPickIndex((i) => Math.max(0, i - 1));
+    if (key.downArrow) return setPickIndex((i) => Math.min(options.length - 1, i + 1));
+    if (key.pageUp) return setPickIndex((i) => Math.max(0, i - 10));
+    if (key.pageDown) return setPickIndex((i) => Math.min(options.length - 1, i + 10));
+    if (key.return || key.tab) {
+      const o = options[Math.min(pickIndex, options.length - 1)];
+      if (o) void controller.pick(picker, o, key.tab);
+      return;
+    }
+    if (key.backspace || key.delete) {
+      setFilter((f) => f.slice(0, -1));
+      setPickIndex(0);
+      return;
+    }
+    if (input && !key.ctrl && !key.meta && input >= " ") {
+      setFilter((f) => f + input);
+      setPickIndex(0);
+    }
+  };
+
+  useInput((input, key) => {
+    const ed = editorRef.current;
+    const picker = state.picker;
+    if (picker) return handlePicker(input, key, picker);
+
+    // cancel / quit
+    if (key.ctrl && input === "c") {
+      if (controller.cancel()) return;
+      if (!ed.isEmpty) {
+        ed.clear();
+        rerender();
+        return;
+      }
+      const now = Date.now();
+      if (now - lastCtrlC.current < DOUBLE_PRESS_MS) {
+        void controller.quit();
+        return;
+      }
+      lastCtrlC.current = now;
+      controller.setHint("press Ctrl+C again to quit", DOUBLE_PRESS_MS);
+      return;
+    }
+    if (key.escape) {
+      controller.cancel();
+      return;
+    }
+    if (key.ctrl && input === "d") {
+      if (ed.isEmpty) void controller.quit();
+      else {
+        ed.deleteForward();
+        rerender();
+      }
+      return;
+    }
+    if (key.ctrl && input === "o") return controller.toggleExpanded();
+    if (key.ctrl && input === "l") return controller.redraw(false);
+
+    // submit / newline
+    if (key.return) {
+      if (key.shift || key.meta) ed.newline();
+      else if (ed.text[ed.cursor - 1] === "\\") {
+        ed.backspace();
+        ed.newline();
+      } else return submit();
+      return rerender();
+    }
+    if (input === "\n" && !key.ctrl) {
+      ed.newline();
+      return rerender();
+    }
+
+    // history and movement
+    if (key.upArrow) {
+      if (ed.isEmpty && state.queue.length > 0) {
+        const q = controller.unqueue();
+        if (q !== undefined) ed.insert(q);
+      } else if (!ed.up()) {
+        const prev = historyRef.current.prev(ed.draft());
+        if (prev) ed.load(prev);
+      }
+      return rerender();
+    }
+    if (key.downArrow) {
+      if (!ed.down()) {
+        const next = historyRef.current.next();
+        if (next) ed.load(next);
+      }
+      return rerender();
+    }
+    if (key.leftArrow) {
+      if (key.meta || key.ctrl) ed.wordLeft();
+      else ed.left();
+      return rerender();
+    }
+    if (key.rightArrow) {
+      if (key.meta || key.ctrl) ed.wordRight();
+      else ed.right();
+      return rerender();
+    }
+    if (key.home || (key.ctrl && input === "a")) {
+      ed.home();
+      return rerender();
+    }
+    if (key.end || (key.ctrl && input === "e")) {
+      ed.end();
+      return rerender();
+    }
+    if (key.meta && input === "b") {
+      ed.wordLeft();
+      return rerender();
+    }
+    if (key.meta && input === "f") {
+      ed.wordRight();
+      return rerender();
+    }
+
+    // deletion
+    if (key.backspace || (key.ctrl && input === "h")) {
+      if (key.meta) ed.deleteWordBack();
+      else ed.backspace();
+      return rerender();
+    }
+    if (key.delete) {
+      ed.deleteForward();
+      return rerender();
+    }
+    if (key.ctrl && input === "u") {
+      ed.deleteToLineStart();
+      return rerender();
+    }
+    if (key.ctrl && input === "k") {
+      ed.deleteToLineEnd();
+      return rerender();
+    }
+    if (key.ctrl && input === "w") {
+      ed.deleteWordBack();
+      return rerender();
+    }
+
+    if (key.tab) {
+      const m = /^\/(\S*)$/.exec(ed.text);
+      if (m) {
+        const names = complete(m[1]!);
+        if (names.length === 1) {
+          ed.clear();
+          ed.insert(`/${names[0]} `);
+          rerender();
+        } else if (names.length > 1) controller.setHint(names.map((n) => `/${n}`).join("  "), 4000);
+      }
+      return;
+    }
+
+    if (key.ctrl || key.meta || !input) return;
+    // text without bracketed paste arrives as one chunk: treat multi-line chunks as a paste
+    if (input.length > 1 && /[\r\n]/.test(input)) ed.paste(input);
+    else ed.insert(input);
+    rerender();
+  });
+
+  usePaste((text) => {
+    if (state.picker) return;
+    editorRef.current.paste(text);
+    rerender();
+  });
+
+  const renderItem = useCallback(
+    (item: Item) => h(ItemView, { key: item.id, item, width, expanded: state.expanded }),
+    [width, state.expanded],
+  );
+
+  const pickerOptions = state.picker ? filterOptions(state.picker, filter) : [];
+  return h(
+    React.Fragment,
+    null,
+    h(Static<Item>, {
+      key: `static-${state.staticKey}`,
+      items: state.committed as Item[],
+      children: renderItem,
+    }),
+    h(
+      Box,
+      { flexDirection: "column", width },
+      h(LiveArea, { state, width, rows: rows || 40 }),
+      h(Queue, { queue: state.queue, width }),
+      state.picker
+        ? h(PickerView, {
+            picker: state.picker,
+            options: pickerOptions,
+            index: Math.min(pickIndex, Math.max(0, pickerOptions.length - 1)),
+            filter,
+            width,
+          })
+        : h(
+            Box,
+            { marginTop: 1 },
+            h(InputBox, { editor: editorRef.current, running: state.running, width, focused: true }),
+          ),
+      state.hint ? h(Text, { color: "yellow" }, state.hint) : null,
+      h(StatusBar, { state, width }),
+    ),
+  );
+}

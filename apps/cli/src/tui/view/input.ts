@@ -1,0 +1,74 @@
+// The prompt box: the editor's text with a block cursor, or a placeholder.
+import { Box, Text } from "ink";
+import type React from "react";
+import type { Editor } from "../editor.ts";
+import { h } from "./text.ts";
+
+const PASTE = /\[pasted (?:\d+ lines|\d+ chars) #\d+\]/g;
+
+function styled(line: string, key: string): React.ReactNode[] {
+  // collapsed pastes are shown in a distinct colour
+  const out: React.ReactNode[] = [];
+  let last = 0;
+  PASTE.lastIndex = 0;
+  for (let m = PASTE.exec(line); m !== null; m = PASTE.exec(line)) {
+    if (m.index > last) out.push(line.slice(last, m.index));
+    out.push(h(Text, { key: `${key}p${m.index}`, color: "magenta" }, m[0]));
+    last = m.index + m[0].length;
+  }
+  if (last < line.length) out.push(line.slice(last));
+  return out;
+}
+
+export function InputBox(props: {
+  readonly editor: Editor;
+  readonly running: boolean;
+  readonly width: number;
+  readonly focused: boolean;
+}): React.ReactElement {
+  const { editor } = props;
+  const lines = editor.text.split("\n");
+  const { line: cl, col } = editor.position();
+  const rows = lines.map((l, i) => {
+    const prefix = h(Text, { color: "cyan", bold: true }, i === 0 ? "› " : "  ");
+    if (i !== cl || !props.focused) return h(Text, { key: i, wrap: "wrap" }, prefix, ...styled(l, `l${i}`));
+    const before = l.slice(0, col);
+    const at = l.slice(col, col + 1) || " ";
+    const after = l.slice(col + 1);
+    return h(
+      Text,
+      { key: i, wrap: "wrap" },
+      prefix,
+      ...styled(before, `b${i}`),
+      h(Text, { inverse: true }, at),
+      ...styled(after, `a${i}`),
+    );
+  });
+  const empty = editor.isEmpty;
+  return h(
+    Box,
+    {
+      flexDirection: "column",
+      borderStyle: "round",
+      borderColor: props.running ? "gray" : "cyan",
+      borderLeft: false,
+      borderRight: false,
+      width: props.width,
+    },
+    empty
+      ? h(
+          Text,
+          { wrap: "truncate-end" },
+          h(Text, { color: "cyan", bold: true }, "› "),
+          props.focused ? h(Text, { inverse: true }, " ") : null,
+          h(
+            Text,
+            { dimColor: true },
+            props.running
+              ? " type to queue a message for the next turn · esc to cancel"
+              : " ask anything · /help for commands · shift+enter or \\ for a new line",
+          ),
+        )
+      : h(Box, { flexDirection: "column" }, ...rows),
+  );
+}

@@ -1,0 +1,631 @@
+// Views of transcript items: user prompts, streamed markdown, reasoning, tool
+// cards per family, code cells, subagents, notices and turn ends.
+import { Box, Text } from "ink";
+import type React from "react";
+import { fmtCost } from "../format.ts";
+import { diffSeg, highlightCode, type Line, renderMarkdown, type Seg } from "../markdown.ts";
+import type {
+  AgentItem,
+  AssistantItem,
+  CodeItem,
+  Item,
+  NoticeItem,
+  ReasoningItem,
+  ToolItem,
+  TurnEndItem,
+  UserItem,
+} from "../model.ts";
+import { fmtDuration, h, Lines, SPINNER, truncate } from "./text.ts";
+
+export interface ItemProps {
+  readonly item: Item;
+  readonly width: number;
+  readonly expanded: boolean;
+  /** Live items: spinner frame and clock. */
+  readonly frame?: number;
+  readonly now?: number;
+  /** Live streaming text: show at most this many lines (the tail). */
+  readonly maxLines?: number;
+}
+
+export function ItemView(props: ItemProps): React.ReactElement | null {
+  const { item } = props;
+  switch (item.kind) {
+    case "user":
+      return h(UserView, { item, width: props.width });
+    case "assistant":
+      return h(AssistantView, { ...props, item });
+    case "reasoning":
+      return h(ReasoningView, { ...props, item });
+    case "tool":
+      return h(ToolCard, { ...props, item });
+    case "code":
+      return h(CodeView, { ...props, item });
+    case "agent":
+      return h(AgentView, { ...props, item });
+    case "notice":
+      return h(NoticeView, { item });
+    case "turnEnd":
+      return h(TurnEndView, { item });
+  }
+}
+
+function UserView(props: { readonly item: UserItem; readonly width: number }): React.ReactElement {
+  const lines = props.item.text.replace(/\s+$/, "").split("\n");
+  const shown = lines.length > 12 ? [...lines.slice(0, 8), `… (${lines.length - 8} more lines)`] : lines;
+  return h(
+    Box,
+    { marginTop: 1, flexDirection: "row" },
+    h(Text, { color: "cyan", bold: true }, "› "),
+    h(
+      Box,
+      { flexDirection: "column", flexShrink: 1 },
+      ...shown.map((l, i) => h(Text, { key: i, bold: true, wrap: "wrap" }, l || " ")),
+    ),
+  );
+}
+
+function AssistantView(props: ItemProps & { readonly item: AssistantItem }): React.ReactElement | null {
+  const { item, width } = props;
+  if (!item.text.trim()) return null;
+  let lines = renderMarkdown(item.text, width - 2);
+  let hidden = 0;
+  if (props.maxLines !== undefined && lines.length > props.maxLines) {
+    hidden = lines.length - props.maxLines;
+    lines = lines.slice(hidden);
+  }
+  return h(
+    Box,
+    { marginTop: item.cont ? 0 : 1, flexDirection: "row" },
+    h(Text, null, item.cont ? "  " : "● "),
+    h(
+      Box,
+      { flexDirection: "column", flexShrink: 1 },
+      hidden > 0 ? h(Text, { dimColor: true }, `… ${hidden} lines above`) : null,
+      h(Lines, { lines }),
+    ),
+  );
+}
+
+function ReasoningView(props: ItemProps & { readonly item: ReasoningItem }): React.ReactElement {
+  const { item, expanded } = props;
+  const words = item.text.trim() ? item.text.trim().split(/\s+/).length : 0;
+  const secs =
+    item.endedAt !== undefined && item.startedAt > 0
+      ? ` for ${fmtDuration(item.endedAt - item.startedAt)}`
+      : "";
+  const head = item.done
+    ? `✻ Thought${secs} (${words} words)`
+    : `✻ Thinking… ${truncate(
+        (
+          item.text
+            .trim()
+            .split("\n")
+            .filter((l) => l.trim())
+            .pop() ?? ""
+        ).trim(),
+        Math.max(10, props.width - 20),
+      )}`;
+  const showBody = expanded && item.text.trim();
+  let body = showBody ? item.text.trim().split("\n") : [];
+  if (!item.done && body.length > 12) body = body.slice(-12);
+  return h(
+    Box,
+    { marginTop: 1, flexDirection: "column" },
+    h(
+      Text,
+      { dimColor: true, italic: true, wrap: "truncate-end" },
+      head,
+      !expanded && item.done && words > 0 ? h(Text, { dimColor: true }, "  ctrl+o to expand") : null,
+    ),
+    showBody
+      ? h(
+          Box,
+          { paddingLeft: 2, flexDirection: "column" },
+          ...body.map((l, i) => h(Text, { key: i, dimColor: true, italic: true, wrap: "wrap" }, l || " ")),
+        )
+      : null,
+  );
+}
+
+// ---- tool cards ----
+
+function str(v: unknown): string | undefined {
+  return typeof v === "string" ? v : undefined;
+}
+
+function obj(v: unknown): Record<string, unknown> {
+  return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+function argsOf(t: ToolItem): Record<string, unknown> {
+  if (t.args !== undefined) return obj(t.args);
+  if (!t.argsText) return {};
+  try {
+    return obj(JSON.parse(t.argsText));
+  } catch {
+    // partial JSON while streaming: pull out simple string fields
+    const out: Record<string, unknown> = {};
+    for (const m of t.argsText.matchAll(/"(\w+)"\s*:\s*"((?:[^"\\]|\\.)*)/g)) {
+      try {
+        out[m[1]!] = JSON.parse(`"${m[2]!}"`);
+      } catch {
+        out[m[1]!] = m[2];
+      }
+    }
+    return out;
+  }
+}
+
+function compactArgs(a: Record<string, unknown>, max: number): string {
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(a)) {
+    const s =
+      typeof v === "string" ? JSON.stringify(v.length > 60 ? `${v.slice(0, 59)}…` : v) : JSON.stringify(v);
+    parts.push(`${k}: ${s}`);
+  }
+  return truncate(parts.join(", "), max);
+}
+
+function tailLines(text: string, n: number): { lines: string[]; hidden: number } {
+  const all = text.replace(/\n+$/, "").split("\n");
+  if (all.length === 1 && all[0] === "") return { lines: [], hidden: 0 };
+  if (all.length <= n) return { lines: all, hidden: 0 };
+  return { lines: all.slice(-n), hidden: all.length - n };
+}
+
+function headLines(text: string, n: number): { lines: string[]; hidden: number } {
+  const all = text.replace(/\n+$/, "").split("\n");
+  if (all.length === 1 && all[0] === "") return { lines: [], hidden: 0 };
+  if (all.length <= n) return { lines: all, hidden: 0 };
+  return { lines: all.slice(0, n), hidden: all.length - n };
+}
+
+const STATUS_ICON: Record<string, { icon: string; color: string }> = {
+  ok: { icon: "●", color: "green" },
+  error: { icon: "✗", color: "red" },
+  cancelled: { icon: "⊘", color: "yellow" },
+  pending: { icon: "○", color: "gray" },
+};
+
+function stripShellTrailer(s: string): string {
+  return s.replace(/\n?\[(exit code: -?\d+|killed by signal \w+)\]\s*$/, "");
+}
+
+interface CardParts {
+  title: string;
+  subject: string;
+  meta: Seg[];
+  body: Line[];
+}
+
+function shellCard(t: ToolItem, a: Record<string, unknown>, expanded: boolean, live: boolean): CardParts {
+  const d = obj(t.details);
+  const command = str(a.command) ?? str(d.command) ?? "";
+  const meta: Seg[] = [];
+  const exit = d.exitCode;
+  if (typeof exit === "number") meta.push({ text: `exit ${exit}`, color: exit === 0 ? "green" : "red" });
+  else if (typeof d.signal === "string") meta.push({ text: `killed (${d.signal})`, color: "red" });
+  if (d.timedOut === true) meta.push({ text: "timed out", color: "red" });
+  const output = t.output || stripShellTrailer(t.resultText ?? "");
+  const n = expanded ? 200 : live ? 5 : exit !== 0 && exit !== undefined ? 8 : 4;
+  const { lines, hidden } = tailLines(output, n);
+  const body: Line[] = [];
+  if (hidden > 0) body.push([{ text: `… ${hidden} earlier lines`, dim: true }]);
+  for (const l of lines) body.push([{ text: l, dim: !(t.status === "error") }]);
+  const cmdLines = command.split("\n");
+  return {
+    title: "Shell",
+    subject: `$ ${cmdLines[0]}${cmdLines.length > 1 ? ` … (+${cmdLines.length - 1} lines)` : ""}`,
+    meta,
+    body,
+  };
+}
+
+function diffCount(diff: string): { added: number; removed: number } {
+  let added = 0;
+  let removed = 0;
+  for (const l of diff.split("\n")) {
+    if (l.startsWith("+") && !l.startsWith("+++")) added++;
+    else if (l.startsWith("-") && !l.startsWith("---")) removed++;
+  }
+  return { added, removed };
+}
+
+function editCard(t: ToolItem, a: Record<string, unknown>, expanded: boolean): CardParts {
+  const d = obj(t.details);
+  const files = Array.isArray(d.files) ? d.files.map(obj) : [];
+  let diff = str(d.diff) ?? files.map((f) => str(f.diff) ?? "").join("\n");
+  const paths = files.length
+    ? files.map((f) => str(f.path) ?? "?")
+    : [str(d.path) ?? str(a.path) ?? str(a.file_path) ?? str(a.file) ?? ""].filter(Boolean);
+  if (!diff && t.status === "running" && typeof a.patch === "string") diff = a.patch;
+  const isWrite = /write/.test(t.name);
+  const title = isWrite ? "Write" : /patch/.test(t.name) ? "Patch" : "Edit";
+  const meta: Seg[] = [];
+  if (diff) {
+    const c = diffCount(diff);
+    meta.push({ text: `+${c.added}`, color: "green" }, { text: ` −${c.removed}`, color: "red" });
+  }
+  if (isWrite && d.created === true) meta.unshift({ text: "new file ", color: "green" });
+  const body: Line[] = [];
+  if (diff && t.status !== "error") {
+    const dl = diff.replace(/\n+$/, "").split("\n");
+    const n = expanded ? 400 : 14;
+    for (const l of dl.slice(0, n)) body.push([diffSeg(l)]);
+    if (dl.length > n)
+      body.push([{ text: `… ${dl.length - n} more diff lines (ctrl+o to expand)`, dim: true }]);
+  }
+  return {
+    title,
+    subject: paths.length > 2 ? `${paths.slice(0, 2).join(", ")} +${paths.length - 2}` : paths.join(", "),
+    meta,
+    body,
+  };
+}
+
+function readCard(t: ToolItem, a: Record<string, unknown>, expanded: boolean): CardParts {
+  const d = obj(t.details);
+  const path = str(d.path) ?? str(a.path) ?? str(a.file_path) ?? "";
+  const meta: Seg[] = [];
+  const total = d.totalLines;
+  const end = d.endLine;
+  const offset = typeof d.offset === "number" ? d.offset : typeof a.offset === "number" ? a.offset : 1;
+  if (typeof end === "number" && typeof total === "number")
+    meta.push({
+      text: offset <= 1 && end >= total ? `${total} lines` : `lines ${offset}–${end} of ${total}`,
+      dim: true,
+    });
+  const body: Line[] = [];
+  if (expanded && t.resultText)
+    for (const l of headLines(t.resultText, 40).lines) body.push([{ text: l, dim: true }]);
+  return { title: "Read", subject: path, meta, body };
+}
+
+function searchCard(t: ToolItem, a: Record<string, unknown>, expanded: boolean): CardParts {
+  const d = obj(t.details);
+  const isGlob = /glob/.test(t.name);
+  const pattern = str(a.pattern) ?? str(a.query) ?? str(a.glob) ?? "";
+  const where = str(a.path) ?? str(a.dir) ?? str(a.cwd);
+  const meta: Seg[] = [];
+  if (typeof d.count === "number") {
+    const total = typeof d.total === "number" && d.total > d.count ? ` of ${d.total}` : "";
+    meta.push({
+      text: `${d.count}${total} ${isGlob ? "files" : d.count === 1 ? "match" : "matches"}`,
+      dim: true,
+    });
+  }
+  const body: Line[] = [];
+  if (t.resultText && (expanded || t.status === "ok")) {
+    const { lines, hidden } = headLines(t.resultText, expanded ? 60 : 3);
+    for (const l of lines) body.push([{ text: l, dim: true }]);
+    if (hidden > 0) body.push([{ text: `… ${hidden} more`, dim: true }]);
+  }
+  return {
+    title: isGlob ? "Glob" : "Grep",
+    subject: `${isGlob ? pattern : JSON.stringify(pattern)}${where ? ` in ${where}` : ""}`,
+    meta,
+    body,
+  };
+}
+
+function planCard(t: ToolItem, a: Record<string, unknown>): CardParts {
+  const d = obj(t.details ?? t.args);
+  const items = (Array.isArray(d.items) ? d.items : Array.isArray(a.items) ? a.items : []).map(obj);
+  const done = items.filter((i) => i.status === "completed").length;
+  const body: Line[] = items.map((i) => {
+    const s = i.status;
+    const text = str(i.text) ?? str(i.step) ?? "";
+    if (s === "completed")
+      return [
+        { text: "☑ ", color: "green" },
+        { text, dim: true, strikethrough: true },
+      ];
+    if (s === "in_progress")
+      return [
+        { text: "◐ ", color: "yellow" },
+        { text, bold: true },
+      ];
+    return [{ text: "☐ ", dim: true }, { text }];
+  });
+  const expl = str(d.explanation);
+  if (expl) body.unshift([{ text: expl, italic: true, dim: true }]);
+  return { title: "Plan", subject: "", meta: [{ text: `${done}/${items.length} done`, dim: true }], body };
+}
+
+function resultBody(t: ToolItem, expanded: boolean, n: number): Line[] {
+  const body: Line[] = [];
+  if (!t.resultText) return body;
+  const { lines, hidden } = headLines(t.resultText, expanded ? 80 : n);
+  for (const l of lines) body.push([{ text: l, dim: t.status !== "error" }]);
+  if (hidden > 0) body.push([{ text: `… ${hidden} more lines`, dim: true }]);
+  return body;
+}
+
+function mcpCard(t: ToolItem, a: Record<string, unknown>, expanded: boolean, width: number): CardParts {
+  const [, server = "?", ...rest] = t.name.split("__");
+  return {
+    title: `${server} › ${rest.join("__") || "?"}`,
+    subject: compactArgs(a, Math.max(20, width - 30)),
+    meta: [],
+    body: resultBody(t, expanded, 3),
+  };
+}
+
+function codeToolCard(t: ToolItem, a: Record<string, unknown>, expanded: boolean): CardParts {
+  const source = str(a.code) ?? str(a.source) ?? "";
+  const lang = str(a.language) ?? "lashlang";
+  const src = source.split("\n");
+  const n = expanded ? 200 : 10;
+  const body: Line[] = src.slice(0, n).map((l) => [{ text: "│ ", dim: true }, ...highlightCode(l, lang)]);
+  if (src.length > n) body.push([{ text: `… ${src.length - n} more lines`, dim: true }]);
+  body.push(...resultBody(t, expanded, 6));
+  return { title: "Code", subject: lang, meta: [], body };
+}
+
+function agentToolCard(t: ToolItem, a: Record<string, unknown>, expanded: boolean, width: number): CardParts {
+  const task = str(a.task) ?? str(a.prompt) ?? str(a.description) ?? "";
+  return {
+    title: "Agent",
+    subject: truncate(task.split("\n")[0] ?? "", Math.max(20, width - 30)),
+    meta: [],
+    body: resultBody(t, expanded, 3),
+  };
+}
+
+function genericCard(t: ToolItem, a: Record<string, unknown>, expanded: boolean, width: number): CardParts {
+  return {
+    title: t.name,
+    subject: compactArgs(a, Math.max(20, width - t.name.length - 20)),
+    meta: [],
+    body: resultBody(t, expanded, 3),
+  };
+}
+
+export function ToolCard(props: ItemProps & { readonly item: ToolItem }): React.ReactElement {
+  const { item: t, width, expanded } = props;
+  const live = t.status === "running" || t.status === "pending";
+  const a = argsOf(t);
+  let parts: CardParts;
+  switch (t.family) {
+    case "shell":
+      parts = shellCard(t, a, expanded, live);
+      break;
+    case "edit":
+      parts = editCard(t, a, expanded);
+      break;
+    case "read":
+      parts = readCard(t, a, expanded);
+      break;
+    case "search":
+      parts = searchCard(t, a, expanded);
+      break;
+    case "plan":
+      parts = planCard(t, a);
+      break;
+    case "mcp":
+      parts = mcpCard(t, a, expanded, width);
+      break;
+    case "code":
+      parts = codeToolCard(t, a, expanded);
+      break;
+    case "agent":
+      parts = agentToolCard(t, a, expanded, width);
+      break;
+    default:
+      parts = genericCard(t, a, expanded, width);
+  }
+  // errors: show the message (and drop the family body unless it is output)
+  if (t.status === "error" || t.status === "cancelled") {
+    const msg = (t.family === "shell" ? "" : (t.resultText ?? "")).trim();
+    if (msg) {
+      const { lines, hidden } = headLines(msg, expanded ? 40 : 6);
+      parts.body = [
+        ...parts.body,
+        ...lines.map((l): Line => [{ text: l, color: t.status === "error" ? "red" : "yellow" }]),
+        ...(hidden > 0 ? [[{ text: `… ${hidden} more lines`, dim: true }] as Line] : []),
+      ];
+    }
+  }
+  const now = props.now ?? Date.now();
+  const elapsed = live
+    ? now - t.startedAt
+    : t.endedAt !== undefined && t.startedAt > 0
+      ? t.endedAt - t.startedAt
+      : undefined;
+  const icon =
+    t.status === "running"
+      ? { icon: SPINNER[(props.frame ?? 0) % SPINNER.length]!, color: "cyan" }
+      : STATUS_ICON[t.status]!;
+  const meta: Seg[] = [...parts.meta];
+  if (t.status === "cancelled") meta.push({ text: "cancelled", color: "yellow" });
+  if (t.status === "pending") meta.push({ text: "preparing…", dim: true });
+  if (elapsed !== undefined && t.status !== "pending") meta.push({ text: fmtDuration(elapsed), dim: true });
+  const metaEls: React.ReactNode[] = [];
+  meta.forEach((m, i) => {
+    metaEls.push(
+      h(
+        Text,
+        {
+          key: i,
+          ...(m.color ? { color: m.color } : {}),
+          ...(m.dim ? { dimColor: true } : {}),
+        },
+        i === 0 ? `  ${m.text}` : m.text.startsWith(" ") ? m.text : ` · ${m.text}`,
+      ),
+    );
+  });
+  return h(
+    Box,
+    { marginTop: 1, flexDirection: "column" },
+    h(
+      Box,
+      { flexDirection: "row" },
+      h(Text, { color: icon.color }, `${icon.icon} `),
+      h(
+        Box,
+        { flexShrink: 1 },
+        h(
+          Text,
+          { wrap: "truncate-end" },
+          h(Text, { bold: true }, parts.title),
+          parts.subject ? h(Text, null, ` ${parts.subject}`) : null,
+          ...metaEls,
+        ),
+      ),
+    ),
+    parts.body.length > 0
+      ? h(
+          Box,
+          { flexDirection: "column", paddingLeft: 2 },
+          h(Lines, { lines: parts.body.map((l): Line => [{ text: "⎿ ", dim: true }, ...l]).slice(0, 1) }),
+          parts.body.length > 1
+            ? h(Lines, { lines: parts.body.slice(1).map((l): Line => [{ text: "  " }, ...l]) })
+            : null,
+        )
+      : null,
+  );
+}
+
+function CodeView(props: ItemProps & { readonly item: CodeItem }): React.ReactElement {
+  const { item, expanded } = props;
+  const src = item.source.replace(/\n+$/, "").split("\n");
+  const n = expanded ? 400 : 12;
+  const lines: Line[] = src
+    .slice(0, n)
+    .map((l) => [{ text: "│ ", dim: true }, ...highlightCode(l, item.language)]);
+  if (src.length > n) lines.push([{ text: `… ${src.length - n} more lines (ctrl+o to expand)`, dim: true }]);
+  const out = tailLines(item.output, expanded ? 200 : 8);
+  const outLines: Line[] = [];
+  if (out.hidden > 0) outLines.push([{ text: `… ${out.hidden} earlier lines`, dim: true }]);
+  for (const l of out.lines) outLines.push([{ text: l }]);
+  if (item.error) outLines.push([{ text: item.error, color: "red" }]);
+  const live = !item.done;
+  return h(
+    Box,
+    { marginTop: 1, flexDirection: "column" },
+    h(
+      Text,
+      null,
+      h(
+        Text,
+        { color: live ? "cyan" : item.error ? "red" : "green" },
+        live ? `${SPINNER[(props.frame ?? 0) % SPINNER.length]} ` : item.error ? "✗ " : "● ",
+      ),
+      h(Text, { bold: true }, "Code"),
+      h(Text, { dimColor: true }, ` ${item.language}`),
+    ),
+    h(Box, { paddingLeft: 2, flexDirection: "column" }, h(Lines, { lines })),
+    outLines.length
+      ? h(
+          Box,
+          { paddingLeft: 2, flexDirection: "column" },
+          h(Text, { dimColor: true }, "⎿ output"),
+          h(Box, { paddingLeft: 2, flexDirection: "column" }, h(Lines, { lines: outLines })),
+        )
+      : null,
+  );
+}
+
+function AgentView(props: ItemProps & { readonly item: AgentItem }): React.ReactElement {
+  const { item } = props;
+  const live = item.status === "running";
+  const icon = live
+    ? { icon: SPINNER[(props.frame ?? 0) % SPINNER.length]!, color: "cyan" }
+    : STATUS_ICON[item.status]!;
+  const now = props.now ?? Date.now();
+  const elapsed = live
+    ? now - item.startedAt
+    : item.endedAt !== undefined
+      ? item.endedAt - item.startedAt
+      : 0;
+  return h(
+    Box,
+    { marginTop: 1, flexDirection: "column" },
+    h(
+      Text,
+      { wrap: "truncate-end" },
+      h(Text, { color: icon.color }, `${icon.icon} `),
+      h(Text, { bold: true }, "Subagent"),
+      ` ${truncate(item.task.split("\n")[0] ?? "", Math.max(20, props.width - 30))}`,
+      h(Text, { dimColor: true }, `  ${live ? "running" : item.status} · ${fmtDuration(elapsed)}`),
+    ),
+    item.summary
+      ? h(
+          Box,
+          { paddingLeft: 2 },
+          h(
+            Text,
+            { dimColor: true, wrap: "wrap" },
+            `⎿ ${truncate(item.summary.trim(), props.expanded ? 4000 : 300)}`,
+          ),
+        )
+      : null,
+  );
+}
+
+const NOTICE: Record<NoticeItem["level"], { icon: string; color: string }> = {
+  info: { icon: "ℹ", color: "blue" },
+  warn: { icon: "⚠", color: "yellow" },
+  error: { icon: "✗", color: "red" },
+  success: { icon: "✓", color: "green" },
+};
+
+function NoticeView(props: { readonly item: NoticeItem }): React.ReactElement {
+  const { item } = props;
+  const s = NOTICE[item.level];
+  return h(
+    Box,
+    { marginTop: 1, flexDirection: "column" },
+    h(
+      Text,
+      { wrap: "wrap" },
+      h(Text, { color: s.color }, `${s.icon} `),
+      h(Text, item.level === "info" ? { bold: !!item.body } : { color: s.color }, item.text),
+    ),
+    item.body
+      ? h(
+          Box,
+          { paddingLeft: 2, flexDirection: "column" },
+          ...item.body.map((l, i) =>
+            h(
+              Text,
+              { key: i, wrap: "wrap", ...(/^\S.*:$|^[A-Z][a-z]+$/.test(l) ? { bold: true } : {}) },
+              l || " ",
+            ),
+          ),
+        )
+      : null,
+  );
+}
+
+function TurnEndView(props: { readonly item: TurnEndItem }): React.ReactElement {
+  const { item } = props;
+  const stats = [fmtDuration(item.durationMs)];
+  if (item.toolCalls > 0) stats.push(`${item.toolCalls} tool call${item.toolCalls === 1 ? "" : "s"}`);
+  if (item.costUsd !== undefined) stats.push(fmtCost(item.costUsd));
+  if (item.outcome === "stopped" && item.reason === "cancelled")
+    return h(
+      Box,
+      { marginTop: 1 },
+      h(
+        Text,
+        { wrap: "wrap" },
+        h(Text, { color: "yellow", bold: true }, "⊘ cancelled"),
+        h(Text, { dimColor: true }, ` — the work finished before the cancel is kept · ${stats.join(" · ")}`),
+      ),
+    );
+  if (item.outcome === "stopped")
+    return h(
+      Box,
+      { marginTop: 1 },
+      h(
+        Text,
+        { wrap: "wrap" },
+        h(Text, { color: "red", bold: true }, `■ stopped (${item.reason ?? "?"})`),
+        item.message ? h(Text, { color: "red" }, `: ${item.message}`) : null,
+        h(Text, { dimColor: true }, ` · ${stats.join(" · ")}`),
+      ),
+    );
+  return h(Box, null, h(Text, { dimColor: true }, `  ⎯ ${stats.join(" · ")}`));
+}

@@ -1,0 +1,49 @@
+import { Box, Text } from "ink";
+import React from "react";
+import type { Line, Seg } from "../markdown.ts";
+
+export const h = React.createElement;
+
+function segEl(s: Seg, key: number): React.ReactElement {
+  return h(
+    Text,
+    {
+      key,
+      ...(s.bold ? { bold: true } : {}),
+      ...(s.italic ? { italic: true } : {}),
+      ...(s.underline ? { underline: true } : {}),
+      ...(s.strikethrough ? { strikethrough: true } : {}),
+      ...(s.dim ? { dimColor: true } : {}),
+      ...(s.color ? { color: s.color } : {}),
+      ...(s.bg ? { backgroundColor: s.bg } : {}),
+    },
+    s.text,
+  );
+}
+
+/** One styled line (wraps at the box width). */
+export function LineView(props: {
+  readonly line: Line;
+  readonly wrap?: "wrap" | "truncate-end";
+}): React.ReactElement {
+  const { line } = props;
+  if (line.length === 0) return h(Text, null, " ");
+  return h(Text, { wrap: props.wrap ?? "wrap" }, ...line.map(segEl));
+}
+
+export function Lines(props: {
+  readonly lines: readonly Line[];
+  readonly wrap?: "wrap" | "truncate-end";
+}): React.ReactElement {
+  return h(
+    Box,
+    { flexDirection: "column" },
+    ...props.lines.map((line, i) =>
+      h(LineView, { key: i, line, ...(props.wrap ? { wrap: props.wrap } : {}) }),
+    ),
+  );
+}
+
+export const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+export { fmtDuration, truncate } from "../format.ts";
