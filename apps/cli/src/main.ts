@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The `lash` entry point. Heavy modules (core, providers, ink) load only for the commands that need them.
+import { enableCompileCache } from "node:module";
 import { type Command, parseCommand, type RunFlags } from "./args.ts";
 import { CliError, ExitCode, errorMessage } from "./errors.ts";
 import { helpText, VERSION } from "./help.ts";
@@ -10,6 +11,10 @@ export interface MainIO {
   readonly stderr: NodeJS.WriteStream;
   readonly env: NodeJS.ProcessEnv;
 }
+
+// V8 code cache on disk (os.tmpdir()/node-compile-cache): later runs skip most of the compile time of the
+// few hundred modules a turn loads (Effect, the SDKs, our TypeScript). NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+enableCompileCache?.();
 
 const processIO: MainIO = {
   stdin: process.stdin,

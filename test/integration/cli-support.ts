@@ -1,0 +1,148 @@
+// Spawning the real `lash` process against the mock wire server.
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type MockLlmServer, type MockReply, startMockServer } from "@lash/providers/testing";
+
+export const MAIN = join(import.meta.dirname, "..", "..", "apps", "cli", "src", "main.ts");
+export const MODEL = "openai-compatible/mock";
+
+export interface Sandbox {
+  readonly home: string;
+  readonly cwd: string;
+  readonly server: MockLlmServer;
+  readonly env: NodeJS.ProcessEnv;
+  cleanup(): Promise<void>;
+}
+
+/** A temporary LASH_HOME, HOME and workspace, and a mock server the CLI is pointed at. */
+export async function sandbox(replies: MockReply[] = []): Promise<Sandbox> {
+  const root = mkdtempSync(join(tmpdir(), "lash-cli-test-"));
+  const home = join(root, "lash-home");
+  const cwd = join(root, "work");
+  mkdirSync(cwd);
+  const server = await startMockServer({ replies });
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: root,
+    LASH_HOME: home,
+    LASH_MODEL: MODEL,
+    OPENAI_COMPATIBLE_BASE_URL: server.baseUrl("openai-chat"),
+  };
+  return {
+    home,
+    cwd,
+    server,
+    env,
+    async cleanup() {
+      await server.close();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Run {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface Spawned {
+  readonly child: ChildProcessWithoutNullStreams;
+  /** Resolves with the first stdout line (parsed as JSON when `json`) matching `pred`. */
+  waitForLine(pred: (line: string) => boolean): Promise<string>;
+  readonly done: Promise<Run>;
+}
+
+export function start(
+  args: readonly string[],
+  options: { env: NodeJS.ProcessEnv; cwd: string; input?: string },
+): Spawned {
+  const child = spawn(process.execPath, [MAIN, ...args], {
+    env: options.env,
+    cwd: options.cwd,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  const waiters: { pred: (l: string) => boolean; resolve: (l: string) => void }[] = [];
+  let partial = "";
+  child.stdout.setEncoding("utf8");
+  child.stderr.setEncoding("utf8");
+  child.stdout.on("data", (chunk: string) => {
+    stdout += chunk;
+    partial += chunk;
+    let nl = partial.indexOf("\n");
+    while (nl >= 0) {
+      const line = partial.slice(0, nl);
+      partial = partial.slice(nl + 1);
+      for (let i = waiters.length - 1; i >= 0; i--) {
+        const w = waiters[i]!;
+        if (w.pred(line)) {
+          waiters.splice(i, 1);
+          w.resolve(line);
+        }
+      }
+      nl = partial.indexOf("\n");
+    }
+  });
+  child.stderr.on("data", (chunk: string) => {
+    stderr += chunk;
+  });
+  if (options.input !== undefined) child.stdin.end(options.input);
+  else child.stdin.end();
+  const done = new Promise<Run>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      for (const w of waiters.splice(0))
+        w.resolve(`__exited__ ${code} ${signal}\nstdout:${stdout}\nstderr:${stderr}`);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+  return {
+    child,
+    done,
+    waitForLine: (pred) =>
+      new Promise((resolve) => {
+        for (const line of stdout.split("\n"))
+          if (pred(line)) {
+            resolve(line);
+            return;
+          }
+        waiters.push({ pred, resolve });
+      }),
+  };
+}
+
+export function lash(
+  args: readonly string[],
+  options: { env: NodeJS.ProcessEnv; cwd: string; input?: string },
+): Promise<Run> {
+  return start(args, options).done;
+}
+
+/** Parses JSONL output (blank lines ignored). */
+export function jsonLines(text: string): Record<string, unknown>[] {
+  return text
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** The chat-completions `messages` of a recorded request. */
+export function chatMessages(body: unknown): { role: string; content?: unknown; tool_call_id?: string }[] {
+  return ((body as { messages?: unknown[] }).messages ?? []) as {
+    role: string;
+    content?: unknown;
+    tool_call_id?: string;
+  }[];
+}
+
+export const textOf = (content: unknown): string =>
+  typeof content === "string"
+    ? content
+    : Array.isArray(content)
+      ? content.map((c) => (c as { text?: string }).text ?? "").join("")
+      : "";
