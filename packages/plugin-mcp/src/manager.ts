@@ -87,7 +87,7 @@ export interface McpManagerShape {
   readonly servers: readonly McpServerConfig[];
   /** Status of every configured server, in config order. */
   status(): readonly McpServerStatus[];
-  /** Every status change (one server's new status), live. */
+  /** Every server's current status, then every change (one server's new status) as it happens. */
   readonly changes: Stream.Stream<McpServerStatus>;
   /** Callback form of `changes`; returns the unsubscribe function. */
   subscribe(listener: (status: McpServerStatus) => void): () => void;
@@ -454,7 +454,10 @@ const makeManager = (config: McpConfig, options: McpManagerOptions) =>
             ? yield* closedFirst.value
             : `transport error: ${describe(error)}${conn.stderrTail() ? ` (stderr: ${conn.stderrTail()})` : ""}`;
         yield* Deferred.succeed(conn.closed, why);
-        yield* update(slot, { lastError: why });
+        if (slot.conn === conn) {
+          slot.conn = undefined;
+          yield* update(slot, { state: "restarting", reason: why, lastError: why }, ["pid"]);
+        } else yield* update(slot, { lastError: why });
         return yield* unavailable(
           `MCP server "${server}" failed during the call to "${tool}": ${why}. It is being restarted; the call may or may not have taken effect.`,
         );
@@ -545,7 +548,11 @@ const makeManager = (config: McpConfig, options: McpManagerOptions) =>
     const shape: McpManagerShape = {
       servers: config.servers,
       status,
-      changes: Stream.fromPubSub(pubsub),
+      changes: Stream.unwrapScoped(
+        Effect.map(PubSub.subscribe(pubsub), (queue) =>
+          Stream.concat(Stream.fromIterable(status()), Stream.fromQueue(queue)),
+        ),
+      ),
       subscribe: (listener) => {
         listeners.add(listener);
         return () => {

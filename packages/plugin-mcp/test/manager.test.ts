@@ -117,6 +117,27 @@ describe("McpManager against real servers", () => {
     expect(noServer.message).toBe('no MCP server named "ghost" (configured: t)');
   });
 
+  it("an HTTP server that goes away: the call fails naming the server, and the status says why", async () => {
+    const http = await startHttpMcpServer();
+    const m = await manager({ remote: { url: http.url } }, { backoff: { baseMs: 50, maxAttempts: 2 } });
+    await m.awaitSettled();
+    expect(statusOf(m, "remote").state).toBe("ready");
+    await http.close();
+    const failure = await failureOf(m.callTool("remote", "echo", { text: "anyone?" }));
+    expect(failure.class).toBe("unavailable");
+    expect(failure.message).toMatch(/^MCP server "remote" failed during the call to "echo": transport error/);
+    expect(statusOf(m, "remote").state).not.toBe("ready");
+    const failed = await Effect.runPromise(
+      m.manager.changes.pipe(
+        Stream.filter((s) => s.state === "failed"),
+        Stream.runHead,
+      ),
+    );
+    expect(failed._tag === "Some" && failed.value.reason).toMatch(
+      /cannot reach http:\/\/127\.0\.0\.1:\d+\/mcp.*gave up/,
+    );
+  });
+
   it("stops a call at the server's timeoutMs with an error naming the server; the server stays usable", async () => {
     const m = await manager({ t: { ...fixtureServer("stdio-server.ts"), timeoutMs: 300 } });
     await m.awaitSettled();
@@ -238,30 +259,36 @@ describe("McpManager against real servers", () => {
 
   it("publishes status changes (Effect stream and callback) and stops servers with its scope", async () => {
     const seen: string[] = [];
-    const pid = await Effect.runPromise(
+    const pids = await Effect.runPromise(
       Effect.scoped(
         Effect.gen(function* () {
           const m = yield* McpManager.make(
             parseMcpConfig({ mcpServers: { t: fixtureServer("stdio-server.ts") } }),
           );
-          m.subscribe((s) => seen.push(`cb:${s.state}`));
-          const firstReady = yield* m.changes.pipe(
+          m.subscribe((s) => seen.push(s.state));
+          // the stream starts with the current statuses, so this cannot miss the event it waits for
+          const ready = yield* m.changes.pipe(
             Stream.filter((s) => s.state === "ready"),
             Stream.runHead,
-            Effect.fork,
           );
-          yield* m.awaitSettled();
-          // a subscriber that joined after the start still sees the restart
+          const first = ready._tag === "Some" ? ready.value.pid : undefined;
           yield* m.restart("t");
-          const ready = yield* firstReady;
-          const s = m.status()[0];
-          seen.push(`stream:${ready._tag === "Some" ? ready.value.state : "none"}`);
-          return s?.pid;
+          const again = yield* m.changes.pipe(
+            Stream.filter((s) => s.state === "ready" && s.restarts === 1),
+            Stream.runHead,
+          );
+          return [first, again._tag === "Some" ? again.value.pid : undefined];
         }),
       ),
     );
-    expect(seen).toContain("cb:ready");
-    expect(seen).toContain("stream:ready");
-    expect(pid === undefined || !alive(pid)).toBe(true);
+    const states = seen.filter((s, i) => s !== seen[i - 1]);
+    expect(states.slice(states.indexOf("ready"))).toEqual(["ready", "restarting", "ready"]);
+    const [first, second] = pids;
+    expect(first).toBeTypeOf("number");
+    expect(second).toBeTypeOf("number");
+    expect(second).not.toBe(first);
+    // the scope closed: both processes are gone
+    expect(alive(first as number)).toBe(false);
+    expect(alive(second as number)).toBe(false);
   });
 });
