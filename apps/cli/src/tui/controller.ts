@@ -227,6 +227,10 @@ export class TuiController {
 
   /** Open the resumed session (render its transcript, finish a cut-off turn), then send the first prompt. */
   async start(initialPrompt?: string): Promise<void> {
+    const s = this.ctx.settings;
+    this.transcript.notice("info", `lash · ${s.model}${s.scripted ? " (scripted model)" : ""} · ${s.mode}`, [
+      "Enter send · Shift+Enter / Alt+Enter / trailing \\ new line · Esc cancel · Ctrl+O expand · Ctrl+D quit · /help",
+    ]);
     if (this.sessionId) await this.open(this.sessionId, false);
     else this.flushNow();
     if (initialPrompt?.trim()) this.submit(initialPrompt);
@@ -573,11 +577,11 @@ export class TuiController {
     }
     const options = buildTree(nodes, new Set(active.map((n) => n.id)));
     if (options.length === 0) return this.info("this session has no prompts yet");
-    const current = options.findIndex((o) => o.current);
+    const current = options.map((o) => o.current === true).lastIndexOf(true);
     this.picker = {
       kind: "tree",
       title: `Branches of ${session.title ? `"${session.title}"` : id}${complete ? "" : " (this path and the branches visited in this run)"}`,
-      hint: "↑/↓ choose · Enter switch to the branch through this prompt · e edit this prompt (new branch) · Esc close",
+      hint: "↑/↓ choose · Enter switch to the branch through this prompt · Tab edit this prompt (new branch) · Esc close",
       initial: current >= 0 ? current : options.length - 1,
       options,
     };

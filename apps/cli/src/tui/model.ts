@@ -350,7 +350,14 @@ export class Transcript {
               family: familyOf(p.name, familyFromDetails(r?.details)),
               args,
               argsText: p.argumentsText,
-              status: r === undefined ? "cancelled" : r.isError ? "error" : "ok",
+              status:
+                r === undefined
+                  ? "cancelled"
+                  : r.isError
+                    ? isCancelText(r.text)
+                      ? "cancelled"
+                      : "error"
+                    : "ok",
               output: "",
               startedAt: 0,
               ...(r ? { resultText: r.text, details: r.details } : {}),
@@ -554,7 +561,7 @@ export class Transcript {
           this.live.push(t);
         }
         const text = textOf(e.content);
-        const cancelled = e.isError && /^cancelled\b|was cancelled|cancelled by the user/i.test(text);
+        const cancelled = e.isError && isCancelText(text);
         t.status = cancelled ? "cancelled" : e.isError ? "error" : "ok";
         t.resultText = text;
         t.details = e.details;
@@ -679,6 +686,10 @@ export class Transcript {
       it.endedAt = e.at;
     }
   }
+}
+
+function isCancelText(text: string): boolean {
+  return /^cancelled\b|was cancelled|cancelled by the user/i.test(text.trim());
 }
 
 /** Tool details carry a hint of the family (diffs → edit, command → shell). */

@@ -308,7 +308,17 @@ export function App(props: AppProps): React.ReactElement {
     }
 
     if (key.ctrl || key.meta || !input) return;
-    // text without bracketed paste arrives as one chunk: treat multi-line chunks as a paste
+    // fast typing can arrive as one chunk ending in Enter ("text\r"): type it, then submit
+    if (input.length > 1 && /^[^\r\n]+\r$/.test(input)) {
+      ed.insert(input.slice(0, -1));
+      if (ed.text[ed.cursor - 1] === "\\") {
+        ed.backspace();
+        ed.newline();
+        return rerender();
+      }
+      return submit();
+    }
+    // a multi-line chunk without bracketed paste is a paste
     if (input.length > 1 && /[\r\n]/.test(input)) ed.paste(input);
     else ed.insert(input);
     rerender();

@@ -64,9 +64,10 @@ export function InputBox(props: {
           h(
             Text,
             { dimColor: true },
+            " ",
             props.running
-              ? " type to queue a message for the next turn · esc to cancel"
-              : " ask anything · /help for commands · shift+enter or \\ for a new line",
+              ? "type to queue a message for the next turn · esc to cancel"
+              : "ask anything · /help for commands · shift+enter or \\ for a new line",
           ),
         )
       : h(Box, { flexDirection: "column" }, ...rows),
