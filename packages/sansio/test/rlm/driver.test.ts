@@ -25,7 +25,7 @@ describe("rlm driver (§2.6)", () => {
         cell('r = await files.read({ path: "a.txt" })?\nprint r.totalLines', "Reading a.txt."),
         cell("finish { lines: 3 }"),
       ],
-      exec: (code, i) =>
+      exec: (_code, i) =>
         i === 0
           ? { ok: true, output: ["3"] }
           : { ok: true, output: [], finished: true, finalValue: { lines: 3 } },

@@ -1,0 +1,3 @@
+export * from "./executor.ts";
+export * from "./mode.ts";
+export * from "./state.ts";

@@ -1,0 +1,152 @@
+/**
+ * The RLM mode as one value: the `rlm` protocol driver, its projector, the Lashlang executor and
+ * the `rlm` plugin that keeps one Lashlang state per agent frame in the session record.
+ *
+ *   const lash = createLash(withRlm({ store, provider, plugins: [toolsPlugin({ root })] }));
+ *   await lash.createSession({ model, mode: "rlm" });
+ */
+import {
+  type ContextProjector,
+  type ProtocolDriver,
+  type RlmEnvironment,
+  type RlmFinalAnswerFormat,
+  type RlmTermination,
+  rlmDriver,
+  rlmProjector,
+} from "@lash/sansio";
+import { Effect } from "effect";
+import type { Plugin } from "../plugin.ts";
+import type { CodeExecutor, ProjectorContext, RuntimeOptions } from "../runtime.ts";
+import { type ExecutorOptions, rlmExecutor, rlmOperations } from "./executor.ts";
+import {
+  bindingPreviews,
+  FrameState,
+  isRlmSnapshot,
+  type RlmSessionOptions,
+  RlmSessionState,
+} from "./state.ts";
+
+export interface RlmOptions extends ExecutorOptions {
+  /** Default termination for sessions that set none (default natural). */
+  readonly termination?: RlmTermination;
+  /** Default final-answer guidance (default Markdown). */
+  readonly finalAnswerFormat?: RlmFinalAnswerFormat;
+  /** Default frame token budget (enables the CONTEXT BUDGET section). */
+  readonly contextBudget?: number;
+}
+
+export interface RlmMode {
+  readonly driver: ProtocolDriver;
+  readonly codeExecutor: CodeExecutor;
+  readonly plugin: Plugin;
+  readonly projector: (ctx: ProjectorContext) => ContextProjector;
+  /** The pieces of `RuntimeOptions` that enable `mode: "rlm"`. */
+  readonly runtimeOptions: {
+    readonly drivers: { readonly rlm: ProtocolDriver };
+    readonly codeExecutor: CodeExecutor;
+    readonly projectors: { readonly rlm: (ctx: ProjectorContext) => ContextProjector };
+    readonly plugins: readonly Plugin[];
+  };
+  /** The live state of a session (tests, UIs). */
+  session(sessionId: string): RlmSessionState | undefined;
+}
+
+const READ_ONLY = new Set(["history"]);
+
+/** Build the RLM mode. One value serves every session of a runtime. */
+export function rlmMode(options: RlmOptions = {}): RlmMode {
+  const sessions = new Map<string, RlmSessionState>();
+  const defaults: RlmSessionOptions = {
+    ...(options.termination ? { termination: options.termination } : {}),
+    ...(options.finalAnswerFormat ? { finalAnswerFormat: options.finalAnswerFormat } : {}),
+    ...(options.contextBudget !== undefined ? { contextBudget: options.contextBudget } : {}),
+  };
+
+  const stateOf = (sessionId: string, frameId: string): RlmSessionState => {
+    let s = sessions.get(sessionId);
+    if (!s) {
+      s = new RlmSessionState(frameId, {});
+      sessions.set(sessionId, s);
+    }
+    return s;
+  };
+
+  const environment = (sessionId: string): RlmEnvironment => {
+    const s = sessions.get(sessionId);
+    const o = { ...defaults, ...s?.options };
+    return {
+      termination: o.termination ?? { kind: "natural" },
+      finalAnswerFormat: o.finalAnswerFormat ?? { kind: "markdown" },
+      bindings: s ? bindingPreviews(s.frame().state, READ_ONLY) : [],
+      ...(o.contextBudget !== undefined ? { contextBudget: o.contextBudget } : {}),
+    };
+  };
+
+  const driver = rlmDriver({ environment: (ctx) => environment(ctx.config.sessionId) });
+
+  const codeExecutor = rlmExecutor(
+    {
+      session: (ctx) => stateOf(ctx.session.id, ctx.frameId),
+      termination: (ctx) => environment(ctx.session.id).termination,
+    },
+    options,
+  );
+
+  const projector = (ctx: ProjectorContext): ContextProjector => {
+    const s = stateOf(ctx.session.id, ctx.session.frameId);
+    return rlmProjector({
+      operations: () => rlmOperations(ctx.tools()),
+      onHistory: (items) => {
+        s.history = items;
+      },
+    });
+  };
+
+  const plugin: Plugin = {
+    name: "rlm",
+    restore: (ctx, stored) =>
+      Effect.sync(() => {
+        if (ctx.session.mode !== "rlm") return;
+        const s = new RlmSessionState(ctx.session.frameId, {});
+        if (isRlmSnapshot(stored)) {
+          s.options = stored.options ?? {};
+          for (const [id, f] of Object.entries(stored.frames)) s.frames.set(id, FrameState.restore(f));
+        }
+        sessions.set(ctx.session.id, s);
+      }),
+    snapshot: (ctx) =>
+      Effect.sync(() => {
+        if (ctx.session.mode !== "rlm") return undefined;
+        return sessions.get(ctx.session.id)?.snapshot();
+      }),
+  };
+
+  return {
+    driver,
+    codeExecutor,
+    plugin,
+    projector,
+    runtimeOptions: {
+      drivers: { rlm: driver },
+      codeExecutor,
+      projectors: { rlm: projector },
+      plugins: [plugin],
+    },
+    session: (id) => sessions.get(id),
+  };
+}
+
+/**
+ * Add the RLM mode to runtime options (or `createLash` options) in one line:
+ * `createLash(withRlm({ store, provider, plugins }))`. Existing drivers, projectors and plugins are kept.
+ */
+export function withRlm<O extends RuntimeOptions>(base: O, options: RlmOptions | RlmMode = {}): O {
+  const mode = "runtimeOptions" in options ? options : rlmMode(options);
+  return {
+    ...base,
+    drivers: { ...base.drivers, ...mode.runtimeOptions.drivers },
+    codeExecutor: mode.codeExecutor,
+    projectors: { ...base.projectors, ...mode.runtimeOptions.projectors },
+    plugins: [...(base.plugins ?? []), mode.plugin],
+  };
+}

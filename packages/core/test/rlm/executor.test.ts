@@ -1,0 +1,197 @@
+import type { LlmEvent, LlmRequest } from "@lash/sansio";
+import { Effect } from "effect";
+import { describe, expect, it } from "vitest";
+import { defineTool, type Plugin, rlmMode, rlmSessionState, textOutput, withRlm } from "../../src/index.ts";
+import { say, scriptedProvider, withRuntime } from "../support.ts";
+
+const cell = (code: string, prose = ""): LlmEvent[] =>
+  say(`${prose ? `${prose}\n` : ""}<lashlang>\n${code}\n</lashlang>`);
+
+const files: Record<string, string> = { "a.txt": "alpha\nbeta\ngamma", "b.txt": "one\ntwo" };
+const calls: string[] = [];
+const tools: Plugin = {
+  name: "test-tools",
+  tools: [
+    defineTool<{ path: string }>({
+      name: "read_text",
+      description: "Read a text file.",
+      inputSchema: {
+        type: "object",
+        properties: { path: { type: "string" } },
+        required: ["path"],
+        additionalProperties: false,
+      },
+      readOnly: true,
+      binding: { module: "files", operation: "read", returns: "{path, content}" },
+      run: async ({ path }) => {
+        calls.push(path);
+        const content = files[path];
+        if (content === undefined) throw new Error(`${path} does not exist`);
+        return textOutput(content, { value: { path, content } });
+      },
+    }),
+  ],
+};
+
+const tail = (r: LlmRequest) => {
+  const last = r.messages[r.messages.length - 1]!;
+  return last.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
+};
+const all = (r: LlmRequest) =>
+  [r.system ?? "", ...r.messages.flatMap((m) => m.parts.map((p) => (p.type === "text" ? p.text : "")))].join(
+    "\n",
+  );
+
+describe("rlm executor in a LashRuntime", () => {
+  it("runs cells through tool dispatch, keeps variables across iterations and turns, binds history", async () => {
+    calls.length = 0;
+    const rlm = rlmMode();
+    const provider = scriptedProvider([
+      cell(
+        'a = (await files.read({ path: "a.txt" })?).content\nlines = split(a, "\\n")\nprint len(lines)',
+        "Reading.",
+      ),
+      cell("finish lines[1]"),
+      // second turn: variables survive the commit; history[N] is readable
+      cell("print history[0].content\nprint len(lines)"),
+      cell('r = await files.read({ path: "missing.txt" })\nprint r.ok\nprint r.error'),
+      say("Done: 3 lines."),
+    ]);
+    await Effect.runPromise(
+      withRuntime(
+        provider,
+        (rt) =>
+          Effect.gen(function* () {
+            const s = yield* rt.createSession({ model: "test/model", mode: "rlm" });
+            const t1 = yield* rt.turn(s.id, { text: "How many lines in a.txt?" });
+            expect(t1.outcome).toEqual({ type: "finished", finish: { kind: "finalValue", value: "beta" } });
+            expect(t1.finalValue).toBe("beta");
+            expect(calls).toEqual(["a.txt"]);
+            // the model saw the catalog, and the first observation
+            expect(provider.requests[0]!.system).toContain(
+              "### files.read({ path: str }) -> {path, content}",
+            );
+            expect(provider.requests[0]!.system).toContain("### llm.query(");
+            expect(provider.requests[0]!.tools).toEqual([]);
+            expect(all(provider.requests[1]!)).toContain("history[1].output[0] (1 chars):\n3");
+            expect(tail(provider.requests[1]!)).toContain('- `a` = "alpha\\nbeta\\ngamma"');
+            // the state is in the session record
+            const rec = yield* rt.getSession(s.id);
+            expect(rec.state.rlm).toMatchObject({
+              version: 1,
+              frames: { [rec.frameId]: { globals: { lines: ["alpha", "beta", "gamma"] } } },
+            });
+
+            const t2 = yield* rt.turn(s.id, { text: "And now?" });
+            expect(t2.text).toBe("Done: 3 lines.");
+            const obs = all(provider.requests[3]!);
+            expect(obs).toContain("history[4].output[0] (24 chars):\nHow many lines in a.txt?");
+            expect(obs).toContain("history[4].output[1] (1 chars):\n3");
+            const last = all(provider.requests[4]!);
+            expect(last).toContain("history[5].output[0] (5 chars):\nfalse");
+            expect(last).toContain("missing.txt does not exist");
+            // the graph holds the steps: code parts, tool records, outputs
+            const view = yield* rt.readView(s.id);
+            expect(view.map((m) => m.role)).toEqual([
+              "user",
+              "assistant",
+              "tool",
+              "assistant",
+              "tool",
+              "user",
+              "assistant",
+              "tool",
+              "assistant",
+              "tool",
+              "assistant",
+            ]);
+            expect(view[2]!.parts.map((p) => p.type)).toEqual(["toolResult", "output"]);
+            expect(view[2]!.parts[0]).toMatchObject({
+              name: "read_text",
+              isError: false,
+              value: { path: "a.txt" },
+            });
+          }),
+        withRlm({ plugins: [tools] }, rlm),
+      ),
+    );
+  });
+
+  it("keeps printed output whole in the graph while the prompt shows a preview", async () => {
+    const big = "x".repeat(60_000);
+    const provider = scriptedProvider([cell('print join(["x" for i in range(60000)], "")'), say("ok")]);
+    await Effect.runPromise(
+      withRuntime(
+        provider,
+        (rt) =>
+          Effect.gen(function* () {
+            const s = yield* rt.createSession({ model: "test/model", mode: "rlm" });
+            yield* rt.turn(s.id, { text: "print a lot" });
+            const view = yield* rt.readView(s.id);
+            expect(view[2]!.parts[0]).toEqual({ type: "output", text: big });
+            const prompt = all(provider.requests[1]!);
+            expect(prompt).toContain(
+              "history[1].output[0] (60000 chars — preview only, full value retained; re-print history[1].output[0] for the rest):",
+            );
+            expect(prompt.length).toBeLessThan(60_000);
+          }),
+        withRlm({ plugins: [tools] }),
+      ),
+    );
+  });
+
+  it("finishRequired from the session record: schema violation, repair, fixed value", async () => {
+    const schema = {
+      type: "object",
+      properties: { n: { type: "integer" } },
+      required: ["n"],
+      additionalProperties: false,
+    };
+    const provider = scriptedProvider([cell('finish { n: "3" }'), cell("finish { n: 3 }")]);
+    await Effect.runPromise(
+      withRuntime(
+        provider,
+        (rt) =>
+          Effect.gen(function* () {
+            const s = yield* rt.createSession({
+              model: "test/model",
+              mode: "rlm",
+              state: rlmSessionState({ termination: { kind: "finishRequired", schema } }),
+            });
+            const t = yield* rt.turn(s.id, { text: "n?" });
+            expect(t.outcome).toEqual({ type: "finished", finish: { kind: "finalValue", value: { n: 3 } } });
+            expect(tail(provider.requests[0]!)).toContain("=== REQUIRED OUTPUT ===");
+            expect(all(provider.requests[1]!)).toContain(
+              "The `finish` value didn't match the required output schema:",
+            );
+            expect((yield* rt.getSession(s.id)).state.rlm).toMatchObject({
+              options: { termination: { kind: "finishRequired" } },
+            });
+          }),
+        withRlm({ plugins: [tools] }),
+      ),
+    );
+  });
+
+  it("check errors and runtime errors are observations; assignments before a runtime error stay", async () => {
+    const provider = scriptedProvider([
+      cell('read_text({ path: "a.txt" })'),
+      cell("x = 1\nprint nope"),
+      cell("finish x"),
+    ]);
+    await Effect.runPromise(
+      withRuntime(
+        provider,
+        (rt) =>
+          Effect.gen(function* () {
+            const s = yield* rt.createSession({ model: "test/model", mode: "rlm" });
+            const t = yield* rt.turn(s.id, { text: "go" });
+            expect(all(provider.requests[1]!)).toMatch(/Error:\n.*bare tool call|Error:\n.*module/);
+            expect(all(provider.requests[2]!)).toContain("unknown name `nope`");
+            expect(t.finalValue).toBe(1);
+          }),
+        withRlm({ plugins: [tools] }),
+      ),
+    );
+  });
+});
