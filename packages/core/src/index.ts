@@ -6,6 +6,7 @@ export * from "./hub.ts";
 export * from "./journal.ts";
 export * from "./jsonschema.ts";
 export * from "./plugin.ts";
+export * from "./rlm/index.ts";
 export * from "./runtime.ts";
 export * from "./services.ts";
 export * from "./store/memory.ts";
