@@ -1,3 +1,4 @@
+// biome-ignore-all lint/performance/useDomNodeTextContent: Playwright Locator.innerText() (rendered text), not the DOM property
 // The HTML export in a real headless Chromium (Debian `chromium`, playwright-core):
 // no request leaves the page, the transcript reads right, tool calls expand, the
 // branch tree switches branches, subagents nest under their tool call.
@@ -46,7 +47,7 @@ describe("HTML export in Chromium", () => {
     expect(await page.locator(".turn-usage:visible").count()).toBe(2);
     // reasoning is collapsed
     const reasoning = page.locator("details.reasoning").first();
-    expect(await reasoning.evaluate((d) => (d as HTMLDetailsElement).open)).toBe(false);
+    expect(await reasoning.getAttribute("open")).toBeNull();
     await screenshot(page, "export-active-branch");
     await page.context().close();
   });
@@ -63,10 +64,7 @@ describe("HTML export in Chromium", () => {
     await edit.locator("summary").click();
     expect(await edit.locator(".d-add").first().innerText()).toBe("+Hello, world!");
     expect(await edit.locator(".d-del").first().innerText()).toBe("-Helo, world!");
-    const color = await edit
-      .locator(".d-add")
-      .first()
-      .evaluate((e) => getComputedStyle(e).backgroundColor);
+    const color = await edit.locator(".d-add").first().evaluate("e => getComputedStyle(e).backgroundColor");
     expect(color).not.toBe("rgba(0, 0, 0, 0)");
     await screenshot(page, "export-tool-expanded");
     expect(external).toEqual([]);

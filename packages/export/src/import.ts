@@ -114,7 +114,9 @@ export async function importSession(
   const importOne = async (s: ExportedSession, parentSessionId: string | undefined): Promise<string> => {
     const sid = keep ? s.session.id : nextSession();
     idMap.set(s.session.id, sid);
-    s.nodes.forEach((n, i) => idMap.set(n.id, keep ? n.id : `${sid}.n${i + 1}`));
+    s.nodes.forEach((n, i) => {
+      idMap.set(n.id, keep ? n.id : `${sid}.n${i + 1}`);
+    });
     const mapId = (id: string | null) => (id === null ? null : (idMap.get(id) ?? id));
     const info = s.session;
     const record: SessionRecord = {
