@@ -154,6 +154,5 @@ export function waitForFrame(
 
 /** Strip ANSI escapes. */
 export function plain(s: string | undefined): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escapes
   return (s ?? "").replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
 }
