@@ -1,4 +1,4 @@
-import { type JsonSchema, type Plugin, type ToolDefinition, textOutput } from "@lash/core";
+import { type JsonSchema, type Plugin, type SessionMode, type ToolDefinition, textOutput } from "@lash/core";
 import { Effect } from "effect";
 import { isObjectSchema } from "./output.ts";
 
@@ -13,6 +13,8 @@ export interface ChildInfo {
   readonly capability: string;
   readonly depth: number;
   readonly maxDepth: number;
+  /** The child's protocol mode (RLM children finish with `finish <value>`, not `submit_result`). */
+  readonly mode?: SessionMode;
   /** The required output, when the parent asked for one. */
   readonly schema?: JsonSchema;
 }
@@ -74,15 +76,23 @@ const submitErrorTool: ToolDefinition<{ readonly reason: string }> = {
 
 /** The per-child plugin: `submit_result` (typed output), `submit_error`, and a prompt note. */
 export function childPlugin(info: ChildInfo): Plugin {
-  const tools: ToolDefinition[] = [submitErrorTool as ToolDefinition];
-  if (info.schema !== undefined) tools.unshift(submitResultTool(info.schema));
+  const rlm = info.mode === "rlm";
+  // RLM cells end with `finish` (enforced by `finishRequired`); the Lashlang executor does not
+  // act on a tool's finish control, so RLM children get neither `submit_result` nor `submit_error`.
+  const tools: ToolDefinition[] = [];
+  if (!rlm) {
+    if (info.schema !== undefined) tools.push(submitResultTool(info.schema));
+    tools.push(submitErrorTool as ToolDefinition);
+  }
   const lines = [
     `Subagent capability: ${info.capability}. Depth: ${info.depth}/${info.maxDepth}.`,
     "You are a subagent: another agent gave you one task. You see only the task (and its seed), not that agent's conversation.",
-    info.schema !== undefined
-      ? `When you are done, call \`${SUBMIT_RESULT}\` with your result (it must match the required output schema); do not answer in prose.`
-      : "When you are done, answer with your final result as plain text: it is returned to that agent as is.",
-    `If the task cannot be done, call \`${SUBMIT_ERROR}\` with the reason.`,
+    rlm
+      ? "When you are done, end with `finish <value>`: that value is returned to that agent."
+      : info.schema !== undefined
+        ? `When you are done, call \`${SUBMIT_RESULT}\` with your result (it must match the required output schema); do not answer in prose.`
+        : "When you are done, answer with your final result as plain text: it is returned to that agent as is.",
+    ...(rlm ? [] : [`If the task cannot be done, call \`${SUBMIT_ERROR}\` with the reason.`]),
   ];
   return { name: "subagents.child", tools, prompt: lines.join("\n") };
 }

@@ -16,6 +16,7 @@ export {
   interpretOutcome,
   outcomeFromTranscript,
   PLUGIN_NAME,
+  rlmChildState,
   SPAWN_AGENT,
   SPAWN_STATE_KEY,
   type SpawnArgs,

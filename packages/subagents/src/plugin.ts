@@ -2,6 +2,7 @@ import {
   type JsonSchema,
   type LashRuntimeShape,
   type Plugin,
+  type SessionMode,
   type SessionRecord,
   type ToolContext,
   type ToolDefinition,
@@ -213,6 +214,24 @@ function rollUp(
   );
 }
 
+/**
+ * The initial `rlm` state entry of an RLM child: `finishRequired` (with the output schema,
+ * when there is one) and the raw final value as its answer format — the shape of
+ * `rlmSessionState(options)` in `@lash/core`'s RLM mode (`{ version: 1, options, frames }`).
+ */
+export function rlmChildState(schema: JsonSchema | undefined): { readonly rlm: unknown } {
+  return {
+    rlm: {
+      version: 1,
+      options: {
+        termination: { kind: "finishRequired", ...(schema !== undefined ? { schema } : {}) },
+        finalAnswerFormat: { kind: "rawFinalValue" },
+      },
+      frames: {},
+    },
+  };
+}
+
 function registryOf(options: SubagentsOptions): CapabilityRegistry {
   const c = options.capabilities;
   if (c instanceof CapabilityRegistry) return c;
@@ -311,12 +330,6 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
         if (!spec.ok) return yield* fail("invalidRequest", spec.error);
         schema = spec.schema;
       }
-      const plugin = childPlugin({
-        capability: capability.name,
-        depth,
-        maxDepth,
-        ...(schema !== undefined ? { schema } : {}),
-      });
       const emit = (name: "childStarted" | "childFinished", data: ChildStartedData | ChildFinishedData) =>
         Effect.sync(() => host.emit({ type: "plugin", plugin: PLUGIN_NAME, name, data }));
 
@@ -330,6 +343,14 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
         );
       });
 
+      const mode: SessionMode = existing?.mode ?? capability.mode ?? parent.mode;
+      const plugin = childPlugin({
+        capability: capability.name,
+        depth,
+        maxDepth,
+        mode,
+        ...(schema !== undefined ? { schema } : {}),
+      });
       let child: SessionRecord;
       if (existing) {
         child = existing;
@@ -356,13 +377,13 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
         child = yield* runtime
           .createSession({
             model: capability.model ?? parent.model,
-            mode: capability.mode ?? parent.mode,
+            mode,
             systemPrompt: capability.systemPrompt ?? DEFAULT_CHILD_SYSTEM_PROMPT,
             title: task.replace(/\s+/g, " ").slice(0, 80),
             tools: allow,
             parentLink: { sessionId: parent.id, callId: ctx.callId, depth },
             plugins: [plugin],
-            state: { [SPAWN_STATE_KEY]: record },
+            state: { [SPAWN_STATE_KEY]: record, ...(mode === "rlm" ? rlmChildState(schema) : {}) },
             ...(parent.cwd !== undefined ? { cwd: parent.cwd } : {}),
           })
           .pipe(Effect.mapError(toFailure));
@@ -395,14 +416,14 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
         const asLast = (r: TurnResult) => r.outcome;
         if (!existing) {
           last = asLast(
-            yield* runtime.turn(childId, { text: renderTask(task, args.seed, schema) }, turnOptions),
+            yield* runtime.turn(childId, { text: renderTask(task, args.seed, schema, mode) }, turnOptions),
           );
         } else {
           const resumed = yield* runtime.resumePending(childId, turnOptions);
           if (resumed) last = asLast(resumed);
           else if (child.turnCount === 0)
             last = asLast(
-              yield* runtime.turn(childId, { text: renderTask(task, args.seed, schema) }, turnOptions),
+              yield* runtime.turn(childId, { text: renderTask(task, args.seed, schema, mode) }, turnOptions),
             );
           else last = outcomeFromTranscript(yield* runtime.readView(childId));
         }
@@ -414,7 +435,7 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
             const repair = yield* runtime.turn(
               childId,
               {
-                text: `Your result does not match the required output:\n${result.problems.map((p) => `- ${p}`).join("\n")}\nCall \`${SUBMIT_RESULT}\` now with a result that matches the schema.`,
+                text: `Your result does not match the required output:\n${result.problems.map((p) => `- ${p}`).join("\n")}\n${mode === "rlm" ? "Finish now with `finish <value>` where the value matches the schema." : `Call \`${SUBMIT_RESULT}\` now with a result that matches the schema.`}`,
               },
               turnOptions,
             );

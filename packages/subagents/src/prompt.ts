@@ -1,4 +1,4 @@
-import type { JsonSchema } from "@lash/core";
+import type { JsonSchema, SessionMode } from "@lash/core";
 import { SUBMIT_RESULT } from "./child.ts";
 import { isObjectSchema } from "./output.ts";
 
@@ -12,7 +12,12 @@ export const DEFAULT_CHILD_SYSTEM_PROMPT =
  * inherits) as a fenced JSON block, then — when an output schema is required —
  * a "## Required output" section with the pretty-printed schema.
  */
-export function renderTask(task: string, seed: unknown, schema: JsonSchema | undefined): string {
+export function renderTask(
+  task: string,
+  seed: unknown,
+  schema: JsonSchema | undefined,
+  mode: SessionMode = "standard",
+): string {
   const sections = [task.trim()];
   if (seed !== undefined) {
     sections.push(
@@ -29,9 +34,11 @@ export function renderTask(task: string, seed: unknown, schema: JsonSchema | und
     sections.push(
       [
         "## Required output",
-        isObjectSchema(schema)
-          ? `End by calling \`${SUBMIT_RESULT}\` with arguments that match this JSON Schema exactly:`
-          : `End by calling \`${SUBMIT_RESULT}\` with \`value\` set to a value that matches this JSON Schema exactly:`,
+        mode === "rlm"
+          ? "End with `finish <value>` where the value matches this JSON Schema exactly:"
+          : isObjectSchema(schema)
+            ? `End by calling \`${SUBMIT_RESULT}\` with arguments that match this JSON Schema exactly:`
+            : `End by calling \`${SUBMIT_RESULT}\` with \`value\` set to a value that matches this JSON Schema exactly:`,
         "```json",
         JSON.stringify(schema, null, 2),
         "```",
