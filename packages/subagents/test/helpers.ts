@@ -10,6 +10,7 @@ import {
   MemoryStore,
   ModelCatalog,
   type Plugin,
+  type RuntimeOptions,
   type SessionStore,
   type TurnActivity,
   textOutput,
@@ -116,6 +117,8 @@ export function runtimeLayer(
     readonly plugins?: readonly Plugin[];
     readonly store?: Layer.Layer<SessionStore, unknown>;
     readonly ids?: Layer.Layer<IdGenerator>;
+    /** Adjust the runtime options (e.g. `withRlm`). */
+    readonly wrap?: (options: RuntimeOptions) => RuntimeOptions;
   } = {},
 ) {
   const cache = new Map<string, LlmProvider>();
@@ -127,9 +130,8 @@ export function runtimeLayer(
     }
     return p;
   };
-  return LashRuntime.layer({
-    plugins: [subagentsPlugin(options.subagents), ...(options.plugins ?? [])],
-  }).pipe(
+  const base: RuntimeOptions = { plugins: [subagentsPlugin(options.subagents), ...(options.plugins ?? [])] };
+  return LashRuntime.layer(options.wrap ? options.wrap(base) : base).pipe(
     Layer.provide(
       Layer.mergeAll(
         options.store ?? MemoryStore,
