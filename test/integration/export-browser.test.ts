@@ -64,7 +64,16 @@ describe("HTML export in Chromium", () => {
     await edit.locator("summary").click();
     expect(await edit.locator(".d-add").first().innerText()).toBe("+Hello, world!");
     expect(await edit.locator(".d-del").first().innerText()).toBe("-Helo, world!");
-    const color = await edit.locator(".d-add").first().evaluate("e => getComputedStyle(e).backgroundColor");
+    const color = await edit
+      .locator(".d-add")
+      .first()
+      .evaluate(
+        (e) =>
+          (
+            globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }
+          ).getComputedStyle(e).backgroundColor,
+      );
+    expect(color).toMatch(/^rgb/);
     expect(color).not.toBe("rgba(0, 0, 0, 0)");
     await screenshot(page, "export-tool-expanded");
     expect(external).toEqual([]);

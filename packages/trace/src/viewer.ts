@@ -151,7 +151,11 @@ export function buildViewerModel(lines: readonly ParsedLine[], title = "lash tra
         ts?: unknown;
         sessionId?: unknown;
       };
-      const ts = typeof obj.ts === "number" ? obj.ts : undefined;
+      const ts = typeof obj.ts === "number" && Number.isFinite(obj.ts) ? obj.ts : undefined;
+      if (ts !== undefined) {
+        first = first === undefined ? ts : Math.min(first, ts);
+        last = last === undefined ? ts : Math.max(last, ts);
+      }
       push({
         category: "unknown",
         kind: typeof obj.kind === "string" ? obj.kind : line.type === "invalid" ? "(not JSON)" : "(no kind)",
@@ -209,7 +213,7 @@ export function buildViewerModel(lines: readonly ParsedLine[], title = "lash tra
           break;
         case "llm_request":
           llmCalls++;
-          row.title = `LLM call ${r.model ?? ""} #${r.iteration}`.replace("  ", " ");
+          row.title = `LLM call ${r.iteration + 1}${r.model ? ` · ${r.model}` : ""}`;
           row.summary = `${r.messageCount} messages · ${r.tools.length} tools`;
           break;
         case "llm_request_body":
@@ -217,7 +221,7 @@ export function buildViewerModel(lines: readonly ParsedLine[], title = "lash tra
         case "llm_response": {
           if (row.title === r.kind) {
             llmCalls++;
-            row.title = `LLM call ${r.model ?? ""} #${r.iteration}`;
+            row.title = `LLM call ${r.iteration + 1}${r.model ? ` · ${r.model}` : ""}`;
           }
           row.start = Math.min(row.start ?? r.ts, r.ts - r.durationMs);
           inputTokens += r.usage.input ?? 0;
@@ -369,7 +373,7 @@ main{padding:12px 24px 40px}
 .title{font-weight:600;white-space:nowrap}
 .summary{color:var(--muted);white-space:nowrap;overflow:hidden;text-overflow:ellipsis;min-width:0}
 .row.failed .title{color:var(--err)}
-.bar{position:relative;height:10px;background:var(--bg);border-radius:3px}
+.bar{position:relative;height:10px;background:var(--bg);border-radius:3px;overflow:hidden}
 .bar>span{position:absolute;top:0;height:10px;border-radius:3px;min-width:2px}
 .raw{display:none;margin:0;padding:10px 14px;background:var(--bg);border-top:1px dashed var(--line);overflow:auto;max-height:420px;font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-wrap;word-break:break-word}
 .row.open>.raw{display:block}
@@ -405,7 +409,7 @@ model.rows.forEach(function(r){
  var sum=document.createElement('span');sum.className='summary';sum.textContent=r.summary;sum.title=r.summary;
  label.appendChild(badge);label.appendChild(title);label.appendChild(sum);
  var bar=document.createElement('div');bar.className='bar';
- if(r.start!==undefined){var b=document.createElement('span');var a=(r.start-t0)/span,e=((r.end===undefined?r.start:r.end)-t0)/span;b.style.left=(a*100)+'%';b.style.width=Math.max(0.4,(e-a)*100)+'%';b.style.background=colors[r.category]||'var(--ev)';b.title=new Date(r.start).toISOString()+(r.end>r.start?' · '+(r.end-r.start)+' ms':'');bar.appendChild(b)}
+ if(r.start!==undefined){var b=document.createElement('span');var cl=function(x){return Math.max(0,Math.min(1,x))};var a=cl((r.start-t0)/span),e=cl(((r.end===undefined?r.start:r.end)-t0)/span);b.style.left=(a*100)+'%';b.style.width=Math.max(0.4,(e-a)*100)+'%';b.style.background=colors[r.category]||'var(--ev)';b.title=new Date(r.start).toISOString()+(r.end>r.start?' · '+(r.end-r.start)+' ms':'');bar.appendChild(b)}
  head.appendChild(label);head.appendChild(bar);
  var pre=document.createElement('pre');pre.className='raw';
  head.onclick=function(){if(!pre.textContent){pre.textContent=r.raw.map(function(x){return typeof x==='string'?x:JSON.stringify(x,null,2)}).join('\\n\\n')}row.classList.toggle('open')};
