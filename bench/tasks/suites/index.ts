@@ -1,0 +1,6 @@
+import type { SuiteAdapter } from "../lib/types.ts";
+import { longMemEval } from "./longmemeval/adapter.ts";
+
+export const suites: Readonly<Record<string, SuiteAdapter>> = {
+  longmemeval: longMemEval,
+};
