@@ -195,3 +195,80 @@ describe("rlm executor in a LashRuntime", () => {
     );
   });
 });
+
+describe("rlm images and prompt examples", () => {
+  it("an image from an operation becomes an image value; printing it attaches the image to the observation", async () => {
+    const png = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex").toString("base64");
+    const shot: Plugin = {
+      name: "shot",
+      tools: [
+        defineTool<Record<string, never>>({
+          name: "screenshot",
+          description: "Take a screenshot.",
+          inputSchema: { type: "object", properties: {}, additionalProperties: false },
+          binding: { module: "screen", operation: "shot", returns: "{path, image}" },
+          run: async () => ({
+            content: [
+              { type: "text", text: "shot.png: image/png" },
+              { type: "attachment", mediaType: "image/png", data: png, name: "shot.png" },
+            ],
+            value: { path: "shot.png" },
+          }),
+        }),
+      ],
+    };
+    const provider = scriptedProvider([
+      cell("s = await screen.shot({})?\nprint s.image.mime\nprint s.image"),
+      cell("print s.image.size"),
+      say("A tiny PNG."),
+    ]);
+    await Effect.runPromise(
+      withRuntime(
+        provider,
+        (rt) =>
+          Effect.gen(function* () {
+            const ses = yield* rt.createSession({ model: "test/model", mode: "rlm" });
+            yield* rt.turn(ses.id, { text: "look" });
+            const view = yield* rt.readView(ses.id);
+            const obs = view[2]!;
+            expect(
+              obs.parts.filter((p) => p.type === "output").map((p) => (p as { text: string }).text)[0],
+            ).toBe("image/png");
+            const attachment = obs.parts.find((p) => p.type === "attachment");
+            expect(attachment).toMatchObject({ type: "attachment", mediaType: "image/png", data: png });
+            // the next request re-sends the image and lists it
+            const req = provider.requests[1]!;
+            const sent = req.messages.flatMap((m) => m.parts).filter((p) => p.type === "attachment");
+            expect(sent).toHaveLength(1);
+            expect(all(req)).toMatch(
+              /Images:\n- history\[1\]\.images\[0\]: \{"id":"img:[^"]+","media_type":"image\/png"/,
+            );
+            expect(all(provider.requests[2]!)).toContain("history[2].output[0] (2 chars):\n16");
+          }),
+        withRlm({ plugins: [shot] }),
+      ),
+    );
+  });
+
+  it("the example cell of the execution section passes the checker against the file tools' surface", async () => {
+    const { checkCell } = await import("@lash/lashlang");
+    const { extractCell, renderExecutionSection } = await import("@lash/sansio");
+    const { hostSurface } = await import("../../src/index.ts");
+    const section = renderExecutionSection({ hasOperations: true });
+    const example = extractCell(section.slice(section.indexOf("<lashlang>")));
+    expect(example.kind).toBe("cell");
+    const surface = hostSurface([
+      {
+        name: "grep",
+        module: "files",
+        operation: "grep",
+        description: "",
+        inputSchema: {
+          type: "object",
+          properties: { pattern: { type: "string" }, path: { type: "string" } },
+        },
+      },
+    ]);
+    expect(checkCell((example as { code: string }).code, { surface })).toMatchObject({ ok: true });
+  });
+});
