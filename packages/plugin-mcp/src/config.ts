@@ -11,7 +11,7 @@ import { Data, Effect, Either, ParseResult, Schema } from "effect";
  * ```
  *
  * `type` (`stdio` | `http` | `sse`) is inferred from `command` / `url` when absent. lash adds
- * `timeoutMs` (per-call timeout) and `enabled` (default true; Cline's `disabled: true` is honoured
+ * `timeoutMs` (per-call timeout), `startupTimeoutMs` and `enabled` (default true; Cline's `disabled: true` is honoured
  * too). Keys this format does not know (`autoApprove`, `alwaysAllow`, …) are ignored, so a file
  * copied from another client works unchanged.
  */
@@ -44,6 +44,7 @@ export const McpServerEntry = Schema.Struct({
   url: opt(NonEmptyString),
   headers: opt(StringRecord),
   timeoutMs: opt(PositiveMs),
+  startupTimeoutMs: opt(PositiveMs),
   enabled: opt(Bool),
   disabled: opt(Bool),
 }).annotations({
@@ -63,6 +64,8 @@ interface ServerCommon {
   readonly name: string;
   /** Per-call timeout (lash). */
   readonly timeoutMs?: number;
+  /** Budget for start + `initialize` + first `tools/list` (lash; default: the manager's). */
+  readonly startupTimeoutMs?: number;
   /** `false` keeps the server configured but never starts it (status `disabled`). */
   readonly enabled: boolean;
 }
@@ -118,7 +121,12 @@ function normalizeEntry(
 ): McpServerConfig | undefined {
   const at = `mcpServers.${name}`;
   const enabled = e.enabled ?? (e.disabled === undefined ? true : !e.disabled);
-  const common = { name, enabled, ...(e.timeoutMs === undefined ? {} : { timeoutMs: e.timeoutMs }) };
+  const common = {
+    name,
+    enabled,
+    ...(e.timeoutMs === undefined ? {} : { timeoutMs: e.timeoutMs }),
+    ...(e.startupTimeoutMs === undefined ? {} : { startupTimeoutMs: e.startupTimeoutMs }),
+  };
   if (e.command !== undefined && e.url !== undefined) {
     issues.push({
       path: at,

@@ -286,17 +286,18 @@ const makeManager = (config: McpConfig, options: McpManagerOptions) =>
             "pid",
           ]);
           const expanded = expandServerEnv(slot.config, env);
+          const startupMs = slot.config.startupTimeoutMs ?? startupTimeoutMs;
           const result = Either.isLeft(expanded)
             ? Either.left(expanded.left)
             : yield* connect(expanded.right, {
                 clientInfo,
                 onToolsChanged: onToolsChanged(slot),
-                requestTimeoutMs: startupTimeoutMs,
+                requestTimeoutMs: startupMs,
                 stderr,
               }).pipe(
                 Effect.timeoutFail({
-                  duration: Duration.millis(startupTimeoutMs),
-                  onTimeout: () => new Error(`no answer to initialize within ${startupTimeoutMs} ms`),
+                  duration: Duration.millis(startupMs),
+                  onTimeout: () => new Error(`no answer to initialize within ${startupMs} ms`),
                 }),
                 Effect.mapError(describe),
                 Effect.either,

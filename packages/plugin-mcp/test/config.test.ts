@@ -64,6 +64,7 @@ describe("parseMcpConfig", () => {
           args: ["server.py"],
           cwd: "/srv",
           timeoutMs: 5000,
+          startupTimeoutMs: 90000,
           enabled: false,
         },
       },
@@ -85,6 +86,7 @@ describe("parseMcpConfig", () => {
         args: ["server.py"],
         cwd: "/srv",
         timeoutMs: 5000,
+        startupTimeoutMs: 90000,
       },
     ]);
   });

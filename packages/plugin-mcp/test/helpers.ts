@@ -2,6 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
+import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { buildServer } from "./fixtures/tools.ts";
 
@@ -55,6 +56,37 @@ export async function startHttpMcpServer(): Promise<{
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        http.closeAllConnections();
+        http.close(() => resolve());
+      }),
+  };
+}
+
+/** The test suite's McpServer behind the legacy HTTP+SSE transport (GET /sse, POST /messages). */
+export async function startSseMcpServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const sessions = new Map<string, SSEServerTransport>();
+  const http: Server = createServer((req, res) => {
+    if (req.method === "GET" && req.url === "/sse") {
+      const transport = new SSEServerTransport("/messages", res);
+      sessions.set(transport.sessionId, transport);
+      res.on("close", () => sessions.delete(transport.sessionId));
+      void buildServer("sse").connect(transport);
+      return;
+    }
+    const id = new URL(req.url ?? "/", "http://x").searchParams.get("sessionId") ?? "";
+    const transport = sessions.get(id);
+    if (req.method === "POST" && transport) {
+      void transport.handlePostMessage(req, res);
+      return;
+    }
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  const { port } = http.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/sse`,
     close: () =>
       new Promise<void>((resolve) => {
         http.closeAllConnections();

@@ -8,7 +8,7 @@ import {
   type McpServerStatus,
   parseMcpConfig,
 } from "../src/index.ts";
-import { alive, fixtureServer, startHttpMcpServer } from "./helpers.ts";
+import { alive, fixtureServer, startHttpMcpServer, startSseMcpServer } from "./helpers.ts";
 
 const open: McpManagerHandle[] = [];
 afterEach(async () => {
@@ -98,6 +98,18 @@ describe("McpManager against real servers", () => {
     }
   });
 
+  it("connects over legacy HTTP+SSE", async () => {
+    const sse = await startSseMcpServer();
+    try {
+      const m = await manager({ legacy: { type: "sse", url: sse.url } });
+      const [status] = await m.awaitSettled();
+      expect(status).toMatchObject({ name: "legacy", transport: "sse", state: "ready", toolCount: 8 });
+      expect(textOf(await m.callTool("legacy", "echo", { text: "old school" }))).toBe("sse echo: old school");
+    } finally {
+      await sse.close();
+    }
+  });
+
   it("maps isError results, bad arguments, images and resources", async () => {
     const m = await manager({ t: fixtureServer("stdio-server.ts") });
     await m.awaitSettled();
@@ -148,7 +160,9 @@ describe("McpManager against real servers", () => {
       class: "timeout",
       message: 'MCP server "t" did not answer the call to "sleep" within 300 ms.',
     });
-    expect(textOf(await m.callTool("t", "echo", { text: "ok" }))).toBe("stdio echo: ok");
+    expect(textOf(await m.callTool("t", "echo", { text: "ok" }, { timeoutMs: 30_000 }))).toBe(
+      "stdio echo: ok",
+    );
     expect(statusOf(m, "t")).toMatchObject({ state: "ready", restarts: 0 });
   });
 
@@ -207,8 +221,11 @@ describe("McpManager against real servers", () => {
 
   it("a server that never answers initialize fails with a reason; the others work", async () => {
     const m = await manager(
-      { silent: fixtureServer("silent-server.ts"), t: fixtureServer("stdio-server.ts") },
-      { startupTimeoutMs: 1000, backoff: { maxAttempts: 1 } },
+      {
+        silent: { ...fixtureServer("silent-server.ts"), startupTimeoutMs: 1000 },
+        t: fixtureServer("stdio-server.ts"),
+      },
+      { backoff: { maxAttempts: 1 } },
     );
     await m.awaitSettled();
     const silent = statusOf(m, "silent");

@@ -116,9 +116,12 @@ describe("MCP tools in a full lash turn", () => {
     run(
       Effect.gen(function* () {
         const { rt, llm, manager } = yield* setup(
-          { silent: fixtureServer("silent-server.ts"), t: fixtureServer("stdio-server.ts") },
+          {
+            silent: { ...fixtureServer("silent-server.ts"), startupTimeoutMs: 1500 },
+            t: fixtureServer("stdio-server.ts"),
+          },
           [call("c1", "mcp__t__echo", { text: "still here" }), { text: "ok" }],
-          { startupWaitMs: 200, startupTimeoutMs: 1500, backoff: { maxAttempts: 1 } },
+          { startupWaitMs: 200, backoff: { maxAttempts: 1 } },
         );
         // wait for the healthy server only: the silent one may still be starting when the turn begins
         yield* manager.awaitSettled({ servers: ["t"] });
