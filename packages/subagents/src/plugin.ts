@@ -2,6 +2,7 @@ import {
   type JsonSchema,
   type LashRuntimeShape,
   type Plugin,
+  rlmSessionState,
   type SessionMode,
   type SessionRecord,
   type ToolContext,
@@ -216,20 +217,13 @@ function rollUp(
 
 /**
  * The initial `rlm` state entry of an RLM child: `finishRequired` (with the output schema,
- * when there is one) and the raw final value as its answer format — the shape of
- * `rlmSessionState(options)` in `@lash/core`'s RLM mode (`{ version: 1, options, frames }`).
+ * when there is one) and the raw final value as its answer format.
  */
 export function rlmChildState(schema: JsonSchema | undefined): { readonly rlm: unknown } {
-  return {
-    rlm: {
-      version: 1,
-      options: {
-        termination: { kind: "finishRequired", ...(schema !== undefined ? { schema } : {}) },
-        finalAnswerFormat: { kind: "rawFinalValue" },
-      },
-      frames: {},
-    },
-  };
+  return rlmSessionState({
+    termination: { kind: "finishRequired", ...(schema !== undefined ? { schema } : {}) },
+    finalAnswerFormat: { kind: "rawFinalValue" },
+  });
 }
 
 function registryOf(options: SubagentsOptions): CapabilityRegistry {
