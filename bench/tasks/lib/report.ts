@@ -56,7 +56,7 @@ export function summarize(suite: SuiteAdapter, run: RunSummary): ReportSummary {
 
 const usd = (x: number | undefined) => (x === undefined ? "n/a" : `$${x.toFixed(4)}`);
 const tokens = (u: Usage) =>
-  `${u.input.toLocaleString("en-US")} in / ${u.output.toLocaleString("en-US")} out`;
+  `${(u.input ?? 0).toLocaleString("en-US")} in / ${(u.output ?? 0).toLocaleString("en-US")} out`;
 
 export function writeReport(suite: SuiteAdapter, run: RunSummary): string[] {
   const summary = summarize(suite, run);
