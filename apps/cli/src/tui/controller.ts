@@ -795,7 +795,7 @@ export function buildTree(nodes: readonly GraphNode[], activeIds: ReadonlySet<st
         current: onPath,
         detail: `${fmtAgo(u.createdAt)}${onPath ? " · on the current branch" : ""}`,
       });
-      walk(u.id, list.length > 1 ? depth + 1 : depth);
+      walk(u.id, (kids.get(u.id)?.length ?? 0) > 1 ? depth + 1 : depth);
     }
   };
   walk(null, 0);
