@@ -135,7 +135,7 @@ interface ServerSlot {
   concluded: number;
   /** Completed to cut a backoff wait short. */
   wake: Deferred.Deferred<void>;
-  /** Interrupt-free "restart now" request for a ready connection. */
+  /** One re-list at a time per server. */
   readonly refreshLock: Effect.Semaphore;
   /** `tools()` stopped waiting for this server's first start. */
   gaveUpWaiting: boolean;
