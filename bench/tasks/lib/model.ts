@@ -30,7 +30,7 @@ const normalize = (s: string) =>
     .trim();
 
 const JUDGE =
-  /(?:Correct Answer|Rubric|Reference answer|Explanation):\s*([\s\S]*?)\n\n(?:Model Response|Model response):\s*([\s\S]*?)\n\n/;
+  /(?:Correct Answer|Rubric|Reference answer|Explanation):\s*([\s\S]*?)\n\n(?:Model Response|Model response):\s*([\s\S]*)\n\n[^\n]*Answer yes or no only\.?\s*$/;
 
 /**
  * The offline judge: "yes" when the model response contains the reference
