@@ -49,7 +49,7 @@ const external: Record<string, readonly string[]> = {
   "packages/tools": ["effect", "ignore", "diff"],
   "packages/plugin-mcp": ["effect", "@modelcontextprotocol/sdk", "zod"],
   "packages/subagents": ["effect"],
-  "packages/trace": ["effect", "@effect/opentelemetry", "@opentelemetry/*"],
+  "packages/trace": ["effect", "@effect/platform", "@effect/opentelemetry", "@opentelemetry/*"],
   "packages/export": ["effect", "marked"],
   "apps/cli": ["*"],
   bench: ["*"],
