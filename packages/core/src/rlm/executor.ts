@@ -27,7 +27,7 @@ import {
   type ToolControl,
   type ToolResultPart,
 } from "@lash/sansio";
-import { Cause, Effect, Exit, Option, Runtime } from "effect";
+import { Cause, Deferred, Effect, Exit, Option, Runtime } from "effect";
 import { validateJson } from "../jsonschema.ts";
 import type { CodeExecutor, ExecContext } from "../runtime.ts";
 import { TurnError } from "../runtime.ts";
@@ -394,6 +394,9 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
         };
 
         const callBatch = async (calls: OperationCall[]): Promise<OperationResult[]> => {
+          // After a cancel (or a fatal runtime error) the rest of the cell gets error results at once.
+          if (fatal || (await run(Deferred.isDone(ctx.cancelled))))
+            return calls.map(() => ({ ok: false, error: "cancelled: the turn was stopped" }));
           const results: (OperationResult | undefined)[] = calls.map(() => undefined);
           const pending: { index: number; call: PendingToolCall }[] = [];
           const builtins: Promise<void>[] = [];
@@ -449,16 +452,19 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
         };
 
         const termination = access.termination(ctx);
-        const result = yield* Effect.promise(() =>
-          runCell(frame.state, cleanCode(code), host, {
-            surface,
-            projected: {
-              history: { get: () => session.history as unknown as Json, typeName: "list<HistoryItem>" },
-            },
-            cellId: `i${ctx.iteration}`,
-            ...(options.stepBudget !== undefined ? { stepBudget: options.stepBudget } : {}),
-          }),
-        );
+        const result = yield* Effect.tryPromise({
+          try: () =>
+            runCell(frame.state, cleanCode(code), host, {
+              surface,
+              projected: {
+                history: { get: () => session.history as unknown as Json, typeName: "list<HistoryItem>" },
+              },
+              cellId: `i${ctx.iteration}`,
+              ...(options.stepBudget !== undefined ? { stepBudget: options.stepBudget } : {}),
+            }),
+          catch: (e) =>
+            new Error(`the Lashlang evaluator failed: ${e instanceof Error ? e.message : String(e)}`),
+        });
         if (fatal) return yield* Effect.fail(fatal);
 
         const finished = result.outcome === "finished";

@@ -272,3 +272,48 @@ describe("rlm images and prompt examples", () => {
     expect(checkCell((example as { code: string }).code, { surface })).toMatchObject({ ok: true });
   });
 });
+
+describe("rlm cancellation", () => {
+  it("cancelling during a cell's loop of operations stops the loop and the turn", async () => {
+    let runs = 0;
+    let started: () => void = () => {};
+    const first = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const step: Plugin = {
+      name: "step",
+      tools: [
+        defineTool<{ i: number }>({
+          name: "step",
+          description: "One step; waits until cancelled.",
+          inputSchema: { type: "object", properties: { i: { type: "integer" } }, required: ["i"] },
+          binding: { module: "work", operation: "step" },
+          run: (_args, ctx) =>
+            new Promise((resolve) => {
+              runs++;
+              started();
+              ctx.signal.addEventListener("abort", () => resolve(textOutput("aborted")));
+            }),
+        }),
+      ],
+    };
+    const provider = scriptedProvider([cell("for i in range(50) { await work.step({ i: i }) }\nfinish i")]);
+    await Effect.runPromise(
+      withRuntime(
+        provider,
+        (rt) =>
+          Effect.gen(function* () {
+            const ses = yield* rt.createSession({ model: "test/model", mode: "rlm" });
+            const handle = yield* rt.startTurn(ses.id, { text: "loop" });
+            yield* Effect.promise(() => first);
+            yield* handle.cancel;
+            const result = yield* handle.result;
+            expect(result.outcome).toMatchObject({ type: "stopped", reason: "cancelled" });
+            expect(runs).toBe(1);
+            expect(provider.requests).toHaveLength(1);
+          }),
+        withRlm({ plugins: [step] }),
+      ),
+    );
+  });
+});
