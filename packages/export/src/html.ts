@@ -7,6 +7,7 @@ import {
   formatCost,
   formatTime,
   formatTokens,
+  groupDigits,
   messageOf,
   prettyArgs,
   resultText,
@@ -26,7 +27,7 @@ const md = (text: string) =>
 function clip(text: string, max: number): string {
   return text.length <= max
     ? text
-    : `${text.slice(0, max)}\n… [${(text.length - max).toLocaleString("en-US")} more characters not shown]`;
+    : `${text.slice(0, max)}\n… [${groupDigits(text.length - max)} more characters not shown]`;
 }
 
 function argsSummary(argumentsText: string): string {
