@@ -210,13 +210,6 @@ describe("exit codes", () => {
     expect(r2.stderr).toMatch(/no provider configured for anthropic\/claude-sonnet-4-5 .*ANTHROPIC_API_KEY/);
   });
 
-  it("2 for --mode rlm until the RLM driver exists", async () => {
-    box = await sandbox();
-    const r = await lash(["-p", "hi", "--mode", "rlm"], { env: box.env, cwd: box.cwd });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/rlm is not available yet/);
-  });
-
   it("2 with no prompt (argument or stdin)", async () => {
     box = await sandbox();
     const r = await lash(["-p"], { env: box.env, cwd: box.cwd, input: "" });
@@ -386,7 +379,7 @@ describe("other commands", () => {
     expect(r.stdout).toMatch(/✓ database +.*lash\.db opens \(schema v\d+\)/);
     expect(r.stdout).toMatch(/provider anthropic +ANTHROPIC_API_KEY not set/);
     expect(r.stdout).toMatch(/[✓!] model +openai-compatible\/mock \(from env\)/);
-    expect(r.stdout).toMatch(/mcp docs +http: /);
+    expect(r.stdout).toMatch(/✗ mcp docs +http · failed · cannot reach http:\/\/127.0.0.1:9\/mcp/);
     const bad = await lash(["doctor"], {
       env: { PATH: box.env.PATH, HOME: box.env.HOME, LASH_HOME: box.home },
       cwd: box.cwd,
@@ -423,5 +416,100 @@ describe("other commands", () => {
     });
     expect(r.code).toBe(0);
     expect(r.stdout.trim()).toBe("42");
+  });
+});
+
+describe("wired packages", () => {
+  it("--mode rlm: the model writes Lashlang, the host runs it, finish(value) is the answer", async () => {
+    box = await sandbox([
+      { text: "Computing.\n<lashlang>\nlet n = 20 + 1\nfinish({ answer: n * 2 })\n</lashlang>\n" },
+    ]);
+    const r = await lash(["-p", "compute", "--mode", "rlm", "--output-format", "json"], {
+      env: box.env,
+      cwd: box.cwd,
+    });
+    expect(r.code).toBe(0);
+    const o = jsonLines(r.stdout)[0]!;
+    expect(o).toMatchObject({ outcome: "finished", finalValue: { answer: 42 } });
+    expect(JSON.parse(o.text as string)).toEqual({ answer: 42 });
+    const list = JSON.parse(
+      (await lash(["sessions", "list", "--json"], { env: box.env, cwd: box.cwd })).stdout,
+    ) as {
+      mode: string;
+    }[];
+    expect(list[0]!.mode).toBe("rlm");
+  });
+
+  it("export writes html/json/md; import recreates the session", async () => {
+    box = await sandbox(writeThenAnswer);
+    const opts = { env: box.env, cwd: box.cwd };
+    const a = jsonLines((await lash(["-p", "write out.txt", "--output-format", "json"], opts)).stdout)[0]!;
+    const id = a.sessionId as string;
+    const md = await lash(["export", id, "--format", "md", "-o", "s.md"], opts);
+    expect(md.code).toBe(0);
+    const text = readFileSync(join(box.cwd, "s.md"), "utf8");
+    expect(text).toContain("write out.txt");
+    expect(text).toContain("The file is written.");
+    const html = await lash(["export", id, "-o", "s.html"], opts);
+    expect(html.code).toBe(0);
+    expect(readFileSync(join(box.cwd, "s.html"), "utf8")).toMatch(/^<!doctype html>/i);
+    expect((await lash(["export", id, "--format", "json", "-o", "s.json"], opts)).code).toBe(0);
+    const imp = await lash(["import", "s.json"], opts);
+    expect(imp.code).toBe(0);
+    const list = JSON.parse((await lash(["sessions", "list", "--all", "--json"], opts)).stdout) as unknown[];
+    expect(list).toHaveLength(2);
+    const bad = await lash(["export", "ses_nope"], opts);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain("ses_nope");
+  });
+
+  it("--trace writes versioned JSONL trace records; trace view renders them", async () => {
+    box = await sandbox(writeThenAnswer);
+    const opts = { env: { ...box.env, SECRET_TOKEN: "tok-do-not-leak" }, cwd: box.cwd };
+    const r = await lash(["-p", "write out.txt", "--trace", "t.jsonl"], opts);
+    expect(r.code).toBe(0);
+    const records = jsonLines(readFileSync(join(box.cwd, "t.jsonl"), "utf8"));
+    expect(records.length).toBeGreaterThan(3);
+    expect(records.every((x) => x.v === 1)).toBe(true);
+    const kinds = new Set(records.map((x) => String(x.kind)));
+    expect([...kinds].some((k) => /turn/i.test(k))).toBe(true);
+    expect([...kinds].some((k) => /tool/i.test(k))).toBe(true);
+    const view = await lash(["trace", "view", "t.jsonl", "-o", "t.html"], opts);
+    expect(view.code).toBe(0);
+    expect(readFileSync(join(box.cwd, "t.html"), "utf8")).toContain("<html");
+  });
+
+  it("MCP servers from config: tools reach the model as mcp__<server>__<tool>; doctor reports them ready", async () => {
+    box = await sandbox([
+      { toolCalls: [{ name: "mcp__fx__echo", arguments: { text: "hi there" } }] },
+      { text: "echoed" },
+    ]);
+    const fixture = join(
+      import.meta.dirname,
+      "..",
+      "..",
+      "packages",
+      "plugin-mcp",
+      "test",
+      "fixtures",
+      "stdio-server.ts",
+    );
+    mkdirSync(box.home, { recursive: true });
+    writeFileSync(
+      join(box.home, "config.json"),
+      JSON.stringify({
+        mcpServers: { fx: { command: process.execPath, args: [fixture], env: { LABEL: "fx" } } },
+      }),
+    );
+    const opts = { env: box.env, cwd: box.cwd };
+    const r = await lash(["-p", "echo via mcp"], opts);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("echoed\n");
+    const first = box.server.requests[0]!.body as { tools?: { function: { name: string } }[] };
+    expect((first.tools ?? []).map((t) => t.function.name)).toContain("mcp__fx__echo");
+    const toolMsg = chatMessages(box.server.requests[1]!.body).find((m) => m.role === "tool");
+    expect(textOf(toolMsg?.content)).toContain("fx echo: hi there");
+    const doctor = await lash(["doctor"], opts);
+    expect(doctor.stdout).toMatch(/✓ mcp fx +stdio · ready · \d+ tools/);
   });
 });

@@ -36,7 +36,7 @@ export type Command =
   | { readonly kind: "doctor"; readonly cwd?: string; readonly json: boolean }
   | { readonly kind: "demo"; readonly flags: DemoFlags }
   | { readonly kind: "lashlang"; readonly argv: readonly string[] }
-  | { readonly kind: "export"; readonly argv: readonly string[] }
+  | { readonly kind: "export" | "import"; readonly argv: readonly string[] }
   | { readonly kind: "trace"; readonly argv: readonly string[] };
 
 export interface SessionsArgs {
@@ -61,6 +61,7 @@ export const SUBCOMMANDS = [
   "demo",
   "lashlang",
   "export",
+  "import",
   "trace",
   "help",
 ] as const;
@@ -195,7 +196,8 @@ export function parseCommand(argv: readonly string[]): Command {
     case "lashlang":
       return { kind: "lashlang", argv: rest };
     case "export":
-      return { kind: "export", argv: rest };
+    case "import":
+      return { kind: first, argv: rest };
     case "trace":
       return { kind: "trace", argv: rest };
     case "sessions": {

@@ -3,7 +3,6 @@ import type { SessionsArgs } from "./args.ts";
 import { loadConfig, redactConfig } from "./config.ts";
 import { createCliContext, type LocalContext } from "./create-context.ts";
 import { ExitCode } from "./errors.ts";
-import { exportAvailable, notAvailable, traceAvailable } from "./features.ts";
 import type { MainIO } from "./main.ts";
 import { mcpServers } from "./mcp.ts";
 import { resolvePaths } from "./paths.ts";
@@ -23,6 +22,7 @@ export async function storeContext(env: NodeJS.ProcessEnv, cwdFlag?: string): Pr
     config,
     env,
     checkProvider: false,
+    live: false,
   });
 }
 
@@ -72,16 +72,4 @@ export async function runConfig(
   };
   io.stdout.write(`${JSON.stringify(effective, null, 2)}\n`);
   return ExitCode.ok;
-}
-
-export async function runFeatureCommand(
-  kind: "export" | "trace",
-  argv: readonly string[],
-  io: MainIO,
-): Promise<number> {
-  if (kind === "export") {
-    if (!(await exportAvailable())) throw notAvailable("`lash export`", "@lash/export");
-  } else if (!(await traceAvailable())) throw notAvailable("`lash trace`", "@lash/trace");
-  io.stderr.write(`lash ${kind} ${argv.join(" ")}: not wired yet\n`);
-  return ExitCode.usage;
 }

@@ -1,5 +1,6 @@
 // Builds the CliContext: store, providers, catalog and plugins behind one ManagedRuntime.
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
 import {
   IdGenerator,
   LashRuntime,
@@ -8,19 +9,21 @@ import {
   ModelCatalog,
   outputBudgetPlugin,
   type Plugin,
-  type SessionStore,
+  SessionStore,
   SqliteStore,
+  type TurnActivity,
+  withRlm,
 } from "@lash/core";
 import { createProvider, ModelCatalog as ProviderCatalog, type ProviderHandle } from "@lash/providers";
 import type { ModelInfo } from "@lash/sansio";
+import { subagentsPlugin } from "@lash/subagents";
 import { TOOL_NAMES, toolsPlugin } from "@lash/tools";
-import { Effect, Layer, ManagedRuntime } from "effect";
+import { Effect, Fiber, Layer, ManagedRuntime, Stream } from "effect";
 import type { LashConfig } from "./config.ts";
 import type { CliContext, CliPaths, CliSettings } from "./context.ts";
 import { CliError, ExitCode, errorMessage } from "./errors.ts";
-import { exportSession } from "./features.ts";
 import { gitBranch } from "./git.ts";
-import { mcpStatus } from "./mcp.ts";
+import { enabledMcpServers, type McpRuntime, startMcp } from "./mcp.ts";
 import { baseUrlFor, noProviderMessage, type Vendor, vendorOf } from "./providers.ts";
 
 export interface ContextOptions {
@@ -35,16 +38,33 @@ export interface ContextOptions {
   readonly persist?: boolean;
   /** Fail at once when the chosen model has no provider (default true; `lash sessions` passes false). */
   readonly checkProvider?: boolean;
+  /** Start MCP servers and the trace recorder (default true; commands that only read sessions pass false). */
+  readonly live?: boolean;
+  /** `--trace <file>` (overrides config `trace.file`). */
+  readonly traceFile?: string;
+  /** `-p`: turn events reach the trace through `traceEvent`, not by observing sessions. */
+  readonly print?: boolean;
+}
+
+interface TraceHandle {
+  readonly record: (e: TurnActivity) => void;
+  readonly close: () => Promise<void>;
 }
 
 /** The CliContext plus what the CLI shell itself uses (the store, for pending turns). */
 export interface LocalContext extends CliContext {
   readonly rt: ManagedRuntime.ManagedRuntime<LashRuntime | SessionStore, unknown>;
   readonly persisted: boolean;
+  /** Record this turn event in the trace (`--trace`); a no-op without one. */
+  readonly traceEvent: (e: TurnActivity) => void;
+  /** Trace every event of a session the TUI drives (observed from the runtime's activity hub). */
+  readonly traceSession: (sessionId: string) => void;
+  /** Wait (bounded) until every configured MCP server is ready or has failed; `-p` runs want their tools. */
+  readonly settleMcp: (timeoutMs: number) => Promise<void>;
 }
 
-/** Built-in tool names, for `--tools` validation and `/info`. */
-export const builtinTools: readonly string[] = TOOL_NAMES;
+/** Built-in tool names (the tools plugin plus `spawn_agent`), for `--tools` validation and `/info`. */
+export const builtinTools: readonly string[] = [...TOOL_NAMES, "spawn_agent"];
 
 /** Checks `--tools` / config `tools`: built-in names and `mcp__…` names are accepted. */
 export function validateTools(tools: readonly string[] | undefined): void {
@@ -88,11 +108,30 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
   if (options.checkProvider !== false) providerFor(settings.model);
 
   const plugins: Plugin[] = [];
-  const builtinAllowed = settings.tools?.filter((t) => builtinTools.includes(t));
+  const toolsAllowed = settings.tools?.filter((t) => (TOOL_NAMES as readonly string[]).includes(t));
   plugins.push(
-    toolsPlugin({ root: settings.cwd, ...(settings.tools ? { tools: builtinAllowed ?? [] } : {}) }),
+    toolsPlugin({ root: settings.cwd, ...(settings.tools ? { tools: toolsAllowed ?? [] } : {}) }),
     outputBudgetPlugin(),
+    subagentsPlugin(),
   );
+
+  const live = options.live !== false;
+  let mcp: McpRuntime | undefined;
+  if (live && enabledMcpServers(config).length > 0) {
+    mcp = await startMcp(config, env);
+    plugins.push(mcp.plugin);
+  }
+  let trace: TraceHandle | undefined;
+  const traceFile = options.traceFile ?? config.trace?.file;
+  if (live && traceFile !== undefined) {
+    const t = await import("@lash/trace");
+    const recorder = t.createTraceRecorder({
+      sinks: [t.jsonlSink(resolve(settings.cwd, traceFile))],
+      level: config.trace?.level ?? "standard",
+    });
+    plugins.push(recorder.plugin() as Plugin);
+    trace = { record: (e) => recorder.record(e), close: () => recorder.close() };
+  }
 
   let store: Layer.Layer<SessionStore, unknown>;
   if (options.persist === false) store = MemoryStore;
@@ -101,10 +140,10 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
     store = SqliteStore.layer({ filename: paths.db });
   }
 
-  const layer = LashRuntime.layer({
-    plugins,
-    ...(settings.maxTurns !== undefined ? { maxTurns: settings.maxTurns } : {}),
-  }).pipe(
+  // the RLM mode is always installed, so `--mode rlm` sessions can be created and resumed
+  const layer = LashRuntime.layer(
+    withRlm({ plugins, ...(settings.maxTurns !== undefined ? { maxTurns: settings.maxTurns } : {}) }),
+  ).pipe(
     Layer.provideMerge(
       Layer.mergeAll(
         store,
@@ -119,8 +158,13 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
     await runtime.runPromise(Effect.void);
   } catch (e) {
     await runtime.dispose().catch(() => undefined);
+    await mcp?.close();
     throw new CliError(`lash: cannot open ${paths.db}: ${errorMessage(e)}`, ExitCode.failed);
   }
+
+  const printMode = options.print === true;
+  const observers: Fiber.RuntimeFiber<void, unknown>[] = [];
+  const traced = new Set<string>();
 
   const ctx: LocalContext = {
     rt: runtime,
@@ -138,8 +182,8 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
       }
       ctx.settings = { ...ctx.settings, model };
     },
-    newSession: () =>
-      runtime.runPromise(
+    async newSession() {
+      const session = await runtime.runPromise(
         Effect.flatMap(LashRuntime, (rt) =>
           rt.createSession({
             model: ctx.settings.model,
@@ -149,14 +193,46 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
             ...(ctx.settings.tools ? { tools: ctx.settings.tools } : {}),
           }),
         ),
-      ),
+      );
+      // the print path records events itself (synchronously); the TUI's sessions are observed
+      if (!printMode) ctx.traceSession(session.id);
+      return session;
+    },
     gitBranch: () => gitBranch(ctx.settings.cwd),
     pluginStatus: () => ({
       ...runtime.runSync(Effect.map(LashRuntime, (rt) => rt.pluginStatus())),
-      mcp: mcpStatus(config),
+      ...(mcp ? {} : { mcp: { servers: [] } }),
     }),
-    exportSession: (sessionId, format, outPath) => exportSession(ctx, sessionId, format, outPath),
-    close: () => runtime.dispose(),
+    async exportSession(sessionId, format, outPath) {
+      const { exportSession } = await import("@lash/export");
+      const store = await runtime.runPromise(SessionStore);
+      const text = await exportSession(store, sessionId, format);
+      const out = resolve(ctx.settings.cwd, outPath ?? `lash-${sessionId}.${format}`);
+      writeFileSync(out, text);
+      return out;
+    },
+    traceEvent: (e) => trace?.record(e),
+    settleMcp: async (timeoutMs) => {
+      await mcp?.settle(timeoutMs);
+    },
+    traceSession(sessionId) {
+      if (!trace || traced.has(sessionId)) return;
+      traced.add(sessionId);
+      const record = trace.record;
+      observers.push(
+        runtime.runFork(
+          Effect.flatMap(LashRuntime, (rt) =>
+            Stream.runForEach(rt.observe(sessionId), (e) => Effect.sync(() => record(e))),
+          ),
+        ),
+      );
+    },
+    async close() {
+      for (const f of observers) await runtime.runPromise(Fiber.interrupt(f)).catch(() => undefined);
+      await trace?.close();
+      await runtime.dispose();
+      await mcp?.close();
+    },
   };
   return ctx;
 }

@@ -1,6 +1,6 @@
 // `lash demo`: a scripted session against the built-in mock wire server. Real runtime, real tools on a
 // temporary workspace, real SQLite, real HTTP on 127.0.0.1 — only the model's replies are scripted.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LashRuntime, type TurnActivity } from "@lash/core";
@@ -10,7 +10,6 @@ import type { DemoFlags } from "./args.ts";
 import { loadConfig } from "./config.ts";
 import { createCliContext, type LocalContext } from "./create-context.ts";
 import { CliError, ExitCode } from "./errors.ts";
-import { exportAvailable } from "./features.ts";
 import type { MainIO } from "./main.ts";
 import { resolvePaths } from "./paths.ts";
 import { renderTranscript } from "./sessions.ts";
@@ -167,13 +166,14 @@ export async function runDemo(flags: DemoFlags, io: MainIO): Promise<number> {
     say(
       `  (the model received ${sent?.messages?.length ?? "?"} messages, including the first turn's tool calls)\n`,
     );
-    await ctx.close();
     if (second.outcome.type !== "finished")
       throw new CliError(`lash demo: the scripted turn ended ${second.outcome.type}`, ExitCode.failed);
 
-    if (await exportAvailable()) say(`4. Export: lash export ${session.id} --format html`);
-    else say("4. Export: `lash export` is not available in this build yet.");
-    say("");
+    say("4. Export: the session as one self-contained HTML page (tool calls, usage, cost per turn)");
+    const html = await ctx.exportSession(session.id, "html", join(tmpdir(), `lash-demo-${session.id}.html`));
+    say(`  wrote ${html} (${Math.round(statSync(html).size / 1024)} KiB) — open it in a browser`);
+    say(`  (from your own sessions: lash export <id> --format html|json|md -o file)\n`);
+    await ctx.close();
     say("That was a scripted model. To run lash for real, set a key and start it:");
     say("  export ANTHROPIC_API_KEY=…   (or OPENAI_API_KEY, GEMINI_API_KEY)   then: lash");
     say("  or a local server: lash --model openai-compatible/llama3.1 --base-url http://localhost:11434/v1");

@@ -4,10 +4,9 @@ import { Effect } from "effect";
 import { storeContext } from "./commands.ts";
 import { loadConfig } from "./config.ts";
 import { CliError, ExitCode, errorMessage } from "./errors.ts";
-import { exportAvailable, rlmAvailable, traceAvailable } from "./features.ts";
 import { loadTui } from "./interactive.ts";
 import type { MainIO } from "./main.ts";
-import { mcpServers } from "./mcp.ts";
+import { mcpServers, startMcp } from "./mcp.ts";
 import { resolvePaths } from "./paths.ts";
 import { chooseModel, VENDOR_ENV, type Vendor, vendorOf } from "./providers.ts";
 import { resolveCwd } from "./setup.ts";
@@ -105,18 +104,31 @@ export async function runDoctor(
 
   const servers = configOk ? mcpServers(config) : [];
   if (servers.length === 0) add("mcp", "info", "no MCP servers configured");
-  for (const s of servers) add(`mcp ${s.name}`, s.enabled ? "warn" : "info", `${s.transport}: ${s.state}`);
+  else {
+    // start them as a session would, and wait (bounded) for each to be ready or to fail
+    try {
+      const mcp = await startMcp(config, io.env);
+      try {
+        await mcp.settle(15_000);
+        for (const s of mcp.status())
+          add(
+            `mcp ${s.name}`,
+            s.state === "ready" ? "ok" : s.state === "disabled" ? "info" : "fail",
+            `${s.transport} · ${s.state}${s.state === "ready" ? ` · ${s.toolCount} tools` : ""}${s.reason ? ` · ${s.reason}` : ""}`,
+          );
+      } finally {
+        await mcp.close();
+      }
+    } catch (e) {
+      add("mcp", "fail", errorMessage(e));
+    }
+  }
 
-  const [tui, rlm, exp, trace] = await Promise.all([
-    loadTui().then((t) => t !== undefined),
-    rlmAvailable(),
-    exportAvailable(),
-    traceAvailable(),
-  ]);
-  add("tui", tui ? "ok" : "warn", tui ? "available" : "not in this build yet (lash -p works)");
-  add("rlm mode", rlm ? "ok" : "info", rlm ? "available" : "not available yet");
-  add("export", exp ? "ok" : "info", exp ? "available" : "not available yet");
-  add("trace", trace ? "ok" : "info", trace ? "available" : "not available yet");
+  add(
+    "tui",
+    (await loadTui()) ? "ok" : "warn",
+    (await loadTui()) ? "available" : "not in this build (lash -p works)",
+  );
 
   const ready = nodeOk && configOk && dbOk && providerOk;
   if (command.json) io.stdout.write(`${JSON.stringify({ ready, checks }, null, 2)}\n`);

@@ -11,7 +11,8 @@ Usage
   lash doctor                        check Node, database, provider keys, MCP servers
   lash demo                          a scripted session against a built-in mock model (no key needed)
   lash lashlang run <file|-> | repl  run Lashlang programs
-  lash export <session> --format html|json|md [-o file]
+  lash export <session|last> [--format html|json|md] [-o file]
+  lash import <file.json>            recreate a session from a JSON export
   lash trace view <file.jsonl> [-o out.html]
   lash help [command]
 
@@ -23,9 +24,9 @@ Model and behaviour
       --system <text>           replace the system prompt
       --append-system <text>    append to the system prompt
       --tools <a,b,…>           allow only these tools (read_file, write_file, edit, apply_patch,
-                                glob, grep, shell, update_plan, mcp__<server>__<tool>)
+                                glob, grep, shell, update_plan, spawn_agent, mcp__<server>__<tool>)
       --cwd <dir>               workspace directory (default: the current directory)
-      --trace <file.jsonl>      write a trace of every turn
+      --trace <file.jsonl>      append a JSONL trace of every turn (\`lash trace view\` renders it)
 
 Sessions (stored in $LASH_HOME/lash.db, default ~/.lash)
   -c, --continue                continue the latest session of this directory
@@ -69,20 +70,22 @@ const TOPICS: Record<string, string> = {
 Config keys (unknown keys are an error)
   model, mode ("standard"|"rlm"), maxTurns, systemPrompt, appendSystemPrompt, tools [..],
   providers { anthropic|openai|openai-compatible|google: { baseUrl } },
-  mcpServers { <name>: { command, args, env, cwd } | { url, headers }, type?, timeoutMs?, enabled? },
+  mcpServers { <name>: { command, args, env, cwd } | { url, headers }, type?, timeoutMs?, enabled? }
+    (the format Claude Desktop, Cursor and Claude Code share; servers start in the background),
   trace { file, level? ("standard"|"extended") }
 API keys are read from the environment only.
 `,
   doctor: `Usage
   lash doctor [--json] [--cwd <dir>]
       checks the Node version, the config, the database (opens it, schema version), provider keys
-      per vendor and MCP servers. Exit 0 when lash can run a turn, 1 otherwise.
+      per vendor, the chosen model, and MCP servers (starts each and waits up to 15 s for it).
+      Exit 0 when lash can run a turn, 1 otherwise.
 `,
   demo: `Usage
   lash demo [--keep] [--json]
       runs a scripted session against lash's built-in mock model server: streamed text, real tool
-      calls (write a file, read it back, run a shell command) in a temporary workspace, persistence
-      and resume. The model is scripted; nothing leaves this machine.
+      calls (write a file, read it back, run a shell command) in a temporary workspace, persistence,
+      resume and an HTML export. The model is scripted; nothing leaves this machine.
       --keep  store the demo sessions in $LASH_HOME/lash.db instead of a temporary directory
 `,
 };

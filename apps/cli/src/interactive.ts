@@ -71,6 +71,7 @@ export async function runInteractive(ctx: LocalContext, flags: RunFlags, io: Mai
     sessionId = choice.id;
     if (choice.how === "forked") io.stderr.write(`[lash] forked ${choice.forkedFrom} → ${choice.id}\n`);
   }
+  if (sessionId !== undefined) ctx.traceSession(sessionId);
   if (sessionId !== undefined && (await hasPendingTurn(ctx, sessionId))) {
     io.stderr.write(`[lash] finishing the turn of ${sessionId} that was cut off (from its journal)…\n`);
     const fiber = ctx.rt.runFork(Effect.flatMap(LashRuntime, (rt) => rt.resumePending(sessionId)));

@@ -51,9 +51,13 @@ async function dispatch(command: Command, io: MainIO): Promise<number> {
       return runLashlangCli([...command.argv], io);
     }
     case "export":
+    case "import": {
+      const { runExportCommand } = await import("./features.ts");
+      return runExportCommand(command.kind, command.argv, io);
+    }
     case "trace": {
-      const { runFeatureCommand } = await import("./commands.ts");
-      return runFeatureCommand(command.kind, command.argv, io);
+      const { runTraceCommand } = await import("./features.ts");
+      return runTraceCommand(command.argv, io);
     }
     case "sessions": {
       const { runSessions } = await import("./commands.ts");
@@ -99,7 +103,9 @@ async function run(flags: RunFlags, io: MainIO): Promise<number> {
     config: setup.loaded.config,
     env: setup.env,
     ...(flags.baseUrl !== undefined ? { baseUrl: flags.baseUrl } : {}),
+    ...(flags.trace !== undefined ? { traceFile: flags.trace } : {}),
     persist: !flags.noSession,
+    print: !interactive,
   });
   try {
     if (!interactive) {

@@ -1,29 +1,56 @@
-// MCP servers from config. `@lash/plugin-mcp` supervises them once it exports a plugin;
-// until then the CLI validates the config and reports the servers as not started.
+// MCP servers from config, supervised by @lash/plugin-mcp (loaded only when servers are configured).
+import type { Plugin } from "@lash/core";
 import type { LashConfig } from "./config.ts";
+import { CliError, ExitCode, errorMessage } from "./errors.ts";
 
-export interface McpServerStatus {
+export interface McpServerSummary {
   readonly name: string;
   readonly transport: "stdio" | "http" | "sse";
   readonly enabled: boolean;
-  readonly state: string;
 }
 
-export const MCP_PENDING =
-  "configured; not started: this build of lash validates mcpServers but the MCP plugin (@lash/plugin-mcp) is not wired yet";
-
-export function mcpServers(config: LashConfig): McpServerStatus[] {
-  return Object.entries(config.mcpServers ?? {}).map(([name, s]) => {
-    const enabled = s.enabled !== false && s.disabled !== true;
-    return {
-      name,
-      transport: s.type ?? (s.command !== undefined ? "stdio" : "http"),
-      enabled,
-      state: enabled ? MCP_PENDING : "disabled",
-    };
-  });
+/** The configured servers as written (for `lash config`). */
+export function mcpServers(config: LashConfig): McpServerSummary[] {
+  return Object.entries(config.mcpServers ?? {}).map(([name, s]) => ({
+    name,
+    transport: s.type ?? (s.command !== undefined ? "stdio" : "http"),
+    enabled: s.enabled !== false && s.disabled !== true,
+  }));
 }
 
-export function mcpStatus(config: LashConfig): { readonly servers: readonly McpServerStatus[] } {
-  return { servers: mcpServers(config) };
+export const enabledMcpServers = (config: LashConfig): McpServerSummary[] =>
+  mcpServers(config).filter((s) => s.enabled);
+
+export interface McpRuntime {
+  readonly plugin: Plugin;
+  readonly status: () => readonly {
+    readonly name: string;
+    readonly transport: string;
+    readonly state: string;
+    readonly reason?: string;
+    readonly toolCount: number;
+  }[];
+  /** Wait until every server is ready or failed (bounded). */
+  readonly settle: (timeoutMs: number) => Promise<void>;
+  readonly close: () => Promise<void>;
+}
+
+/** Start the configured servers in the background; their tools join the catalog when ready. */
+export async function startMcp(config: LashConfig, env: NodeJS.ProcessEnv): Promise<McpRuntime> {
+  const m = await import("@lash/plugin-mcp");
+  let parsed: ReturnType<typeof m.parseMcpConfig>;
+  try {
+    parsed = m.parseMcpConfig({ mcpServers: config.mcpServers ?? {} });
+  } catch (e) {
+    throw new CliError(`lash: ${errorMessage(e)}`, ExitCode.usage);
+  }
+  const handle = await m.createMcpManager(parsed, { env, stderr: "pipe" });
+  return {
+    plugin: m.mcpPlugin(handle),
+    status: () => handle.status(),
+    settle: async (timeoutMs) => {
+      await handle.awaitSettled({ timeoutMs });
+    },
+    close: () => handle.close(),
+  };
 }

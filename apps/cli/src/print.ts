@@ -8,6 +8,7 @@ import { CliError, ExitCode, errorMessage, usageError } from "./errors.ts";
 import { findSession, hasPendingTurn, isCancelledResult, latestSession } from "./sessions.ts";
 
 export const STREAM_VERSION = 1;
+const MCP_SETTLE_MS = 10_000;
 
 export interface PrintIO {
   readonly stdout: NodeJS.WritableStream;
@@ -74,13 +75,18 @@ function classify(outcome: TurnOutcome, interrupted: boolean): Outcome {
 const exitOf = (o: Outcome): number =>
   o === "finished" ? ExitCode.ok : o === "interrupted" ? ExitCode.interrupted : ExitCode.failed;
 
+/** An RLM `finish(value)`: strings as they are, anything else as JSON. */
+const valueText = (v: unknown): string =>
+  v === undefined ? "" : typeof v === "string" ? v : (JSON.stringify(v, null, 2) ?? String(v));
+
 function resultObject(r: TurnResult, outcome: Outcome, model: string, resumed?: TurnResult) {
   const stop = r.outcome.type === "stopped" ? r.outcome : undefined;
   return {
     type: "result",
     outcome,
     ...(stop ? { reason: stop.reason, ...(stop.message ? { message: stop.message } : {}) } : {}),
-    text: r.text || (stop?.text ?? ""),
+    text: r.text || stop?.text || valueText(r.finalValue),
+    ...(r.finalValue !== undefined ? { finalValue: r.finalValue } : {}),
     sessionId: r.sessionId,
     turnId: r.turnId,
     model,
@@ -175,17 +181,24 @@ export async function runPrint(ctx: LocalContext, flags: RunFlags, io: PrintIO):
     else if (format === "text" && choice.how !== "new")
       notice(`${choice.how} session ${choice.id}${choice.forkedFrom ? ` (from ${choice.forkedFrom})` : ""}`);
 
-    const onEvent =
+    const show =
       format === "stream-json"
         ? (e: TurnActivity) => jsonl(e)
         : format === "text"
           ? progress(io.stderr)
           : () => undefined;
+    const onEvent = (e: TurnActivity) => {
+      ctx.traceEvent(e);
+      show(e);
+    };
     const turnOptions = {
       onEvent,
       resumePending: false,
       ...(ctx.settings.maxTurns !== undefined ? { maxTurns: ctx.settings.maxTurns } : {}),
     };
+
+    // MCP servers start in the background; a one-shot run gives them a bounded moment to join
+    await ctx.settleMcp(MCP_SETTLE_MS);
 
     // 1. finish a turn that was cut off, from its journal
     let resumed: TurnResult | undefined;

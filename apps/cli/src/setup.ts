@@ -6,7 +6,6 @@ import { type LoadedConfig, loadConfig } from "./config.ts";
 import type { CliPaths, CliSettings } from "./context.ts";
 import { validateTools } from "./create-context.ts";
 import { CliError, ExitCode, usageError } from "./errors.ts";
-import { rlmAvailable } from "./features.ts";
 import { resolvePaths } from "./paths.ts";
 import { chooseModel, type ModelChoice, noProviderMessage } from "./providers.ts";
 
@@ -70,10 +69,6 @@ export async function resolveSetup(flags: RunFlags, env: NodeJS.ProcessEnv = pro
   const modelChoice = chooseModel(flags.model, env, config);
   if (!modelChoice) throw new NoProvider();
   const mode = flags.mode ?? config.mode ?? "standard";
-  if (mode === "rlm" && !(await rlmAvailable()))
-    throw usageError(
-      "--mode rlm is not available yet in this build: the RLM driver (issue 8) has not landed in @lash/core. Use --mode standard.",
-    );
   const base = flags.system ?? config.systemPrompt ?? defaultSystemPrompt(cwd);
   const systemPrompt = [base, config.appendSystemPrompt, flags.appendSystem]
     .filter((s): s is string => typeof s === "string" && s.trim() !== "")
