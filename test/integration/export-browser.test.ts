@@ -122,8 +122,6 @@ describe("HTML export in Chromium", () => {
   });
 
   it("never loads what model text points at", async () => {
-    const hostile = await sample.run(sample.runtime.getSession(sample.sessionId));
-    void hostile;
     const { renderSessionHtml } = await import("@lash/export");
     const page = renderSessionHtml({
       format: "lash-session",
