@@ -1,4 +1,5 @@
 import type { SuiteAdapter } from "../lib/types.ts";
+import { clBench } from "./clbench/adapter.ts";
 import { longCot } from "./longcot/adapter.ts";
 import { longMemEval } from "./longmemeval/adapter.ts";
 import { sweBench } from "./swebench/adapter.ts";
@@ -7,4 +8,5 @@ export const suites: Readonly<Record<string, SuiteAdapter>> = {
   longmemeval: longMemEval,
   longcot: longCot,
   swebench: sweBench,
+  clbench: clBench,
 };
