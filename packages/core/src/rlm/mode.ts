@@ -140,7 +140,10 @@ export function rlmMode(options: RlmOptions = {}): RlmMode {
  * Add the RLM mode to runtime options (or `createLash` options) in one line:
  * `createLash(withRlm({ store, provider, plugins }))`. Existing drivers, projectors and plugins are kept.
  */
-export function withRlm<O extends RuntimeOptions>(base: O, options: RlmOptions | RlmMode = {}): O {
+export function withRlm<O extends object>(
+  base: O & Pick<RuntimeOptions, "drivers" | "projectors" | "plugins" | "codeExecutor">,
+  options: RlmOptions | RlmMode = {},
+): O {
   const mode = "runtimeOptions" in options ? options : rlmMode(options);
   return {
     ...base,

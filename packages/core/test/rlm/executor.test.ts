@@ -317,3 +317,20 @@ describe("rlm cancellation", () => {
     );
   });
 });
+
+describe("rlm through the promise facade", () => {
+  it("createLash(withRlm({...})) runs an rlm session in one line", async () => {
+    const { createLash, MemoryStore } = await import("../../src/index.ts");
+    const { testModel } = await import("../support.ts");
+    const provider = scriptedProvider([cell('finish "hi from rlm"')]);
+    const lash = createLash(withRlm({ store: MemoryStore, provider, catalog: [testModel] }));
+    try {
+      const session = await lash.createSession({ model: "test/model", mode: "rlm" });
+      const result = await session.turn("hello").result;
+      expect(result.finalValue).toBe("hi from rlm");
+      expect(provider.requests[0]!.system).toContain("# Execution");
+    } finally {
+      await lash.close();
+    }
+  });
+});
