@@ -375,7 +375,8 @@ export function createTraceRecorder(options: TraceRecorderOptions): TraceRecorde
           const outputs = m.parts.flatMap((p) => (p.type === "output" ? [p.text] : []));
           const errors = m.parts.flatMap((p) => (p.type === "error" ? [p.message] : []));
           const index = s.openCells[0];
-          if (index !== undefined && (outputs.length > 0 || errors.length > 0)) {
+          // the cell's observation: a tool-role message (RLM) or any message with printed output or errors
+          if (index !== undefined && (m.role === "tool" || outputs.length > 0 || errors.length > 0)) {
             s.openCells.shift();
             emit(
               "code_cell_completed",
