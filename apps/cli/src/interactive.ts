@@ -35,7 +35,9 @@ async function pickSession(ctx: LocalContext, io: MainIO): Promise<string | unde
   io.stdout.write("Resume which session?\n");
   list.forEach((s, i) => {
     const when = new Date(s.updatedAt).toISOString().replace("T", " ").slice(0, 16);
-    io.stdout.write(`  ${String(i + 1).padStart(2)}. ${when}  ${s.turnCount} turns  ${s.title ?? s.id}\n`);
+    io.stdout.write(
+      `  ${String(i + 1).padStart(2)}. ${when}  ${s.turnCount} turn${s.turnCount === 1 ? "" : "s"}  ${s.title ?? s.id}\n`,
+    );
   });
   const rl = createInterface({ input: io.stdin, output: io.stdout });
   try {
