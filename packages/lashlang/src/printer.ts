@@ -1,5 +1,5 @@
 /** Prints an AST back to canonical Lashlang source (print → reparse → print is stable). */
-import type { Expr, Item, Label, Program, Stmt, TypeExpr } from "./ast.ts";
+import type { Expr, Item, Label, ProcessDecl, Program, Stmt, TypeDecl, TypeExpr } from "./ast.ts";
 import { KEYWORD_WORDS } from "./lexer.ts";
 
 const PREC: { [k: string]: number } = {
@@ -63,11 +63,30 @@ function printKey(k: string): string {
   return /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) ? k : printString(k);
 }
 
+/**
+ * A number literal as plain decimal digits (the lexer has no exponent form): the shortest round-trip
+ * digits of `String(n)`, with any exponent expanded, so `Number(printNumber(n)) === n` for every
+ * finite double (`1e21` → `1000000000000000000000`, `1e-25` → `0.0000000000000000000000001`).
+ */
 function printNumber(n: number): string {
-  if (Number.isInteger(n) && Math.abs(n) < 1e21) return String(n);
   const s = String(n);
-  if (!s.includes("e")) return s;
-  return n.toFixed(20).replace(/0+$/, "");
+  const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(s);
+  if (!m) return s;
+  const sign = m[1]!;
+  const digits = m[2]! + (m[3] ?? "");
+  const point = 1 + Number(m[4]);
+  if (point <= 0) return `${sign}0.${"0".repeat(-point)}${digits}`;
+  if (point >= digits.length) return sign + digits + "0".repeat(point - digits.length);
+  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
+}
+
+/** Contextual words that start a primary form when followed by `{`, an identifier or `for`/`until`. */
+const PRIMARY_WORDS = new Set(["Type", "start", "sleep"]);
+
+/** The receiver of `.name`: an integer literal would lex as `1.` (a number), so it is parenthesised. */
+function receiver(e: Expr): string {
+  const s = paren(e, 9);
+  return e.k === "lit" && typeof e.value === "number" && /^\d+$/.test(s) ? `(${s})` : s;
 }
 
 function paren(e: Expr, min: number): string {
@@ -83,7 +102,8 @@ export function printExpr(e: Expr): string {
       if (typeof e.value === "number") return printNumber(e.value);
       return printString(e.value);
     case "var":
-      return e.name;
+      // `Type {`, `start x`, `sleep for` would reparse as a type literal, a start, a sleep.
+      return PRIMARY_WORDS.has(e.name) ? `(${e.name})` : e.name;
     case "list":
       return `[${e.items.map((x) => paren(x, 2)).join(", ")}]`;
     case "tuple":
@@ -99,13 +119,13 @@ export function printExpr(e: Expr): string {
         .map((c) => (c.kind === "for" ? `for ${c.name} in ${paren(c.expr, 2)}` : `if ${paren(c.expr, 2)}`))
         .join(" ")}]`;
     case "field":
-      return `${paren(e.obj, 9)}.${printKey(e.name)}`;
+      return `${receiver(e.obj)}.${printKey(e.name)}`;
     case "index":
       return `${paren(e.obj, 9)}[${printExpr(e.index)}]`;
     case "call":
       return `${e.name}(${e.args.map((x) => paren(x, 2)).join(", ")})`;
     case "mcall":
-      return `${paren(e.recv, 9)}.${printKey(e.op)}(${e.args.map((x) => paren(x, 2)).join(", ")})`;
+      return `${receiver(e.recv)}.${printKey(e.op)}(${e.args.map((x) => paren(x, 2)).join(", ")})`;
     case "unwrap":
       // Parenthesised so the newline-blind `?`/ternary lookahead always sees `)` next.
       return `(${paren(e.expr, 9)}?)`;
@@ -170,9 +190,108 @@ function printLabel(l: Label | undefined, ind: string): string {
   return `${ind}@label(title: ${printString(l.title)}${d})\n`;
 }
 
+/*
+ * Statement boundaries. Lashlang has no statement separator (newlines and `;` are whitespace), so a
+ * statement ends only where its last expression cannot continue. Printing must therefore keep each
+ * boundary where the parser put it:
+ * - an expression statement printed with a leading `[` or `-` would continue the previous statement's
+ *   expression (index / subtraction): after such a statement it is parenthesised as a whole;
+ * - a leading `(` (a parenthesised unwrap `(x?)`, a lower-precedence left operand, the wrap above)
+ *   is a call after a name (`a(…)`, `r.f(…)`): the previous statement's trailing name is then
+ *   parenthesised (`x = (a)`), which keeps its AST;
+ * - an expression statement that prints starting with a statement word (`while`, `finish`, `let`…)
+ *   would reparse as that statement: it is parenthesised as a whole.
+ * Labelled statements start with `@`, which continues nothing.
+ */
+
+/** Words that make a statement (or item) of their own when they start one. */
+const STATEMENT_WORDS =
+  /^(?:finish|fail|yield|wake|while|break|continue|parallel|let|process|type|trigger)(?![A-Za-z0-9_])/;
+
+/** The var/field the printed `e` ends with (it would turn a following `(` into a call), if any. */
+function trailingName(e: Expr, min: number): Expr | null {
+  if (prec(e) < min) return null; // printed in parentheses
+  switch (e.k) {
+    case "var":
+      return PRIMARY_WORDS.has(e.name) ? null : e;
+    case "field":
+      return e;
+    case "bin":
+      return trailingName(e.r, PREC[e.op]! + 1);
+    case "and":
+    case "or":
+      return trailingName(e.r, PREC[e.k]! + 1);
+    case "tern":
+      return trailingName(e.else, 2);
+    case "neg":
+    case "not":
+    case "await":
+    case "sleep":
+      return trailingName(e.expr, 8);
+    case "tuple":
+      return e.items.length >= 2 ? trailingName(e.items[e.items.length - 1]!, 2) : null;
+    default:
+      return null;
+  }
+}
+
+/** A statement's value; with `closeEnd`, a trailing name is parenthesised so a following `(` stays apart. */
+function printValue(e: Expr, closeEnd: boolean): string {
+  const s = printExpr(e);
+  if (!closeEnd) return s;
+  const leaf = trailingName(e, 0);
+  if (!leaf) return s;
+  const t = printExpr(leaf);
+  return `${s.slice(0, s.length - t.length)}(${t})`;
+}
+
+/** How an item's printed text ends: a block or keyword (nothing continues it), a type, an expression. */
+function endOf(it: Item): "closed" | "type" | "expr" {
+  switch (it.k) {
+    case "process":
+    case "if":
+    case "for":
+    case "while":
+    case "break":
+    case "continue":
+      return "closed";
+    case "typedecl":
+      return "type"; // `list`, `enum`, `Type` would take a following `[` / `{`
+    default:
+      return "expr";
+  }
+}
+
+/** Prints a statement or item sequence, one per line, keeping every statement boundary (see above). */
+function printItems(items: readonly Item[], ind: string): string[] {
+  const out: string[] = [];
+  let closeEnd = false;
+  for (let i = items.length - 1; i >= 0; i--) {
+    const it = items[i]!;
+    if (it.k === "process" || it.k === "typedecl") {
+      out.push(printDecl(it));
+      closeEnd = false;
+      continue;
+    }
+    let text = printStmtBody(it, ind, closeEnd);
+    closeEnd = false;
+    const prev = i > 0 ? items[i - 1] : undefined;
+    if (it.k === "expr" && !it.label && prev) {
+      const end = endOf(prev);
+      if (end !== "closed") {
+        if (text.startsWith("[") || text.startsWith("-") || (end === "type" && text.startsWith("{")))
+          text = `(${text})`;
+        closeEnd = end === "expr" && text.startsWith("(");
+      }
+    }
+    out.push(`${printLabel(it.label, ind)}${ind}${text}`);
+  }
+  return out.reverse();
+}
+
 function printBlock(b: Stmt[], ind: string): string {
   if (b.length === 0) return "{}";
-  return `{\n${b.map((s) => printStmt(s, `${ind}  `)).join("\n")}\n${ind}}`;
+  return `{\n${printItems(b, `${ind}  `).join("\n")}\n${ind}}`;
 }
 
 function needsKeywordSafe(name: string): string {
@@ -180,58 +299,53 @@ function needsKeywordSafe(name: string): string {
 }
 
 export function printStmt(s: Stmt, ind = ""): string {
-  const lab = printLabel(s.label, ind);
-  let body: string;
+  return `${printLabel(s.label, ind)}${ind}${printStmtBody(s, ind, false)}`;
+}
+
+function printStmtBody(s: Stmt, ind: string, closeEnd: boolean): string {
   switch (s.k) {
     case "if": {
-      body = `if ${printExpr(s.cond)} ${printBlock(s.then, ind)}`;
+      let body = `if ${printExpr(s.cond)} ${printBlock(s.then, ind)}`;
       if (s.else) {
         const only = s.else.length === 1 ? s.else[0]! : null;
-        if (only && only.k === "if" && !only.label) body += ` else ${printStmt(only, ind).trimStart()}`;
+        if (only && only.k === "if" && !only.label) body += ` else ${printStmtBody(only, ind, false)}`;
         else body += ` else ${printBlock(s.else, ind)}`;
       }
-      break;
+      return body;
     }
     case "for":
-      body = `for ${s.name} in ${printExpr(s.iter)} ${printBlock(s.body, ind)}`;
-      break;
+      return `for ${s.name} in ${printExpr(s.iter)} ${printBlock(s.body, ind)}`;
     case "while":
-      body = `while ${printExpr(s.cond)} ${printBlock(s.body, ind)}`;
-      break;
+      return `while ${printExpr(s.cond)} ${printBlock(s.body, ind)}`;
     case "break":
     case "continue":
-      body = s.k;
-      break;
+      return s.k;
     case "assign": {
       const path = s.target.path
         .map((p) => (p.k === "field" ? `.${needsKeywordSafe(printKey(p.name))}` : `[${printExpr(p.expr)}]`))
         .join("");
-      body = `${s.target.name}${path} = ${printExpr(s.value)}`;
-      break;
+      return `${s.let ? "let " : ""}${s.target.name}${path} = ${printValue(s.value, closeEnd)}`;
     }
-    case "expr":
-      body = printExpr(s.expr);
-      break;
+    case "expr": {
+      const text = printValue(s.expr, closeEnd);
+      return STATEMENT_WORDS.test(text) ? `(${printExpr(s.expr)})` : text;
+    }
     default:
-      body = `${s.k} ${printExpr(s.expr)}`;
+      return `${s.k} ${printValue(s.expr, closeEnd)}`;
   }
-  return `${lab}${ind}${body}`;
 }
 
-function printItem(it: Item): string {
+function printDecl(it: ProcessDecl | TypeDecl): string {
   if (it.k === "typedecl") return `type ${it.name} = ${printType(it.type)}`;
-  if (it.k === "process") {
-    const params = it.params.map((p) => `${p.name}: ${printType(p.type)}`).join(", ");
-    const sig = it.signals.length
-      ? ` signals { ${it.signals.map((p) => `${p.name}: ${printType(p.type)}`).join(", ")} }`
-      : "";
-    const ret = it.returns ? ` -> ${printType(it.returns)}` : "";
-    return `${printLabel(it.label, "")}process ${it.name}(${params})${sig}${ret} ${printBlock(it.body, "")}`;
-  }
-  return printStmt(it, "");
+  const params = it.params.map((p) => `${p.name}: ${printType(p.type)}`).join(", ");
+  const sig = it.signals.length
+    ? ` signals { ${it.signals.map((p) => `${p.name}: ${printType(p.type)}`).join(", ")} }`
+    : "";
+  const ret = it.returns ? ` -> ${printType(it.returns)}` : "";
+  return `${printLabel(it.label, "")}process ${it.name}(${params})${sig}${ret} ${printBlock(it.body, "")}`;
 }
 
 /** One item per line; statements separated by newlines (`;` is never needed). */
 export function printProgram(p: Program): string {
-  return p.items.map(printItem).join("\n");
+  return printItems(p.items, "").join("\n");
 }
