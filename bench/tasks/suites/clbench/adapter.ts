@@ -11,8 +11,9 @@
 // fields (prompt, response_schema as JSON Schema, instance_id, instance_index)
 // and the TaskAgentBrief is shown on the first turn, formatted like
 // format_task_agent_brief. The bundled samples are static sequences in that
-// shape (reward 1 for an exact answer); real CLBench tasks are Python and
-// need the bridge (clbench/lash_system.py), not this file format.
+// shape (reward 1 for an exact answer). Live CLBench tasks are Python
+// environments: running them needs a ContinualLearningSystem in the official
+// framework that forwards respond/observe/reset to this loop — not built yet.
 import { join } from "node:path";
 import type { MockReply, RecordedRequest } from "@lash/providers/testing";
 import type { Agent, MockScript, SuiteAdapter, Task, TaskContext } from "../../lib/types.ts";
@@ -186,12 +187,12 @@ export const clBench: SuiteAdapter = {
   name: "clbench",
   title: "CLBench (continual learning)",
   scoring:
-    "Per sequence: mean reward of the stateful run (one lash session across instances); with --baseline (default true) also the stateless run (a new session per instance) and the gain = stateful − stateless, CLBench's headline metric. Real CLBench tasks run in the official Python framework through clbench/lash_system.py.",
+    "Per sequence: mean reward of the stateful run (one lash session across instances); with --baseline (default true) also the stateless run (a new session per instance) and the gain = stateful − stateless, CLBench's headline metric. Live CLBench tasks (Python environments) need a bridge system in the official framework, which is not built yet: --data takes static sequences in the sample's shape.",
   async load({ sample, data, limit }) {
     const path = sample ? join(import.meta.dirname, "sample.json") : data;
     if (!path)
       throw new Error(
-        "clbench: pass --sample or --data <sequences.json> (static sequences; live CLBench tasks use the Python bridge)",
+        "clbench: pass --sample or --data <sequences.json> (static sequences in the sample's shape; live CLBench tasks need a Python bridge that is not built yet)",
       );
     let seqs = readJsonOrJsonl(path) as ClSequence[];
     if (limit) seqs = seqs.slice(0, limit);
