@@ -60,6 +60,9 @@ export interface ControllerOptions {
 
 type Listener = () => void;
 
+/** At most this many history items are replayed into the terminal at once (resume, redraw). */
+export const HISTORY_REPLAY_CAP = 300;
+
 const fmtInt = (n: number) => n.toLocaleString("en-US");
 
 function usageLine(u: Usage): string {
@@ -107,6 +110,9 @@ export class TuiController {
   private hint: string | undefined;
   private hintTimer: ReturnType<typeof setTimeout> | undefined;
   private staticKey = 0;
+  /** What <Static> shows: the transcript's committed items, minus the oldest of a long history replayed at once. */
+  private shown: readonly Item[] = [];
+  private synced = 0;
   private gitBranch: string | undefined;
   /** Leaves left by /tree in this process (to come back to when the store cannot list branches). */
   private visitedLeaves = new Map<string, Set<string>>();
@@ -142,7 +148,7 @@ export class TuiController {
         ? undefined
         : (this.baseCost ?? 0) + (this.turnCost ?? 0);
     return {
-      committed: this.transcript.committed,
+      committed: this.syncShown(false),
       live: [...this.transcript.live],
       staticKey: this.staticKey,
       running: this.running,
@@ -161,6 +167,35 @@ export class TuiController {
       picker: this.picker,
       hint: this.hint,
     };
+  }
+
+  /**
+   * Bring `shown` up to date with the transcript. With `cap`, a batch of more than
+   * HISTORY_REPLAY_CAP new items (a resumed long session, a redraw) is cut to its
+   * newest ones behind a one-line notice: ink lays out every <Static> line once
+   * (about 1 ms per item), so replaying 3 500 items would take seconds.
+   */
+  private syncShown(cap: boolean): readonly Item[] {
+    const c = this.transcript.committed;
+    if (c.length < this.synced) {
+      this.shown = [];
+      this.synced = 0;
+    }
+    let from = this.synced;
+    if (cap && c.length - from > HISTORY_REPLAY_CAP) {
+      const skipped = c.length - HISTORY_REPLAY_CAP - from;
+      const note: Item = {
+        kind: "notice",
+        id: `elided-${this.staticKey}-${from}`,
+        level: "info",
+        text: `${skipped} earlier items of this session are not shown here — /export html has all of it`,
+      };
+      this.shown = [...this.shown, note];
+      from = c.length - HISTORY_REPLAY_CAP;
+    }
+    if (from < c.length) this.shown = this.shown.concat(c.slice(from));
+    this.synced = c.length;
+    return this.shown;
   }
 
   /** Publish the current state now. */
@@ -246,7 +281,9 @@ export class TuiController {
     this.contextTokens = undefined;
     this.turnCost = undefined;
     if (redraw) this.redraw(true);
+    this.syncShown(false);
     this.transcript.loadMessages(messages);
+    this.syncShown(true);
     await this.refreshUsage();
     this.flushNow();
     await this.runResume(id);
@@ -269,6 +306,9 @@ export class TuiController {
     if (forget) this.transcript.reset();
     this.clearScreen();
     this.staticKey++;
+    this.shown = [];
+    this.synced = 0;
+    this.syncShown(true);
     this.flushNow();
   }
 
@@ -306,6 +346,11 @@ export class TuiController {
       finish = resolve;
     });
     return finish;
+  }
+
+  /** Apply one activity event of the current turn (the runtime's onEvent; benchmarks). */
+  ingest(e: TurnActivity): void {
+    this.onEvent(e);
   }
 
   private onEvent = (e: TurnActivity): void => {

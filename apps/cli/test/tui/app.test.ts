@@ -7,7 +7,7 @@ import type { LlmRequest } from "@lash/sansio";
 import { Effect } from "effect";
 import { render } from "ink-testing-library";
 import { afterEach, describe, expect, it } from "vitest";
-import { TuiController } from "../../src/tui/controller.ts";
+import { HISTORY_REPLAY_CAP, TuiController } from "../../src/tui/controller.ts";
 import { History } from "../../src/tui/editor.ts";
 import { App } from "../../src/tui/view/app.ts";
 import { h } from "../../src/tui/view/text.ts";
@@ -460,5 +460,26 @@ describe("TUI: resume", () => {
     expect(f).toMatch(/● Read f\.txt/);
     expect(f).toContain("● the file says hi");
     expect(m.controller.getState().live).toEqual([]);
+  });
+});
+
+describe("TUI: long sessions", () => {
+  it("resuming a long session replays only its newest items, behind a notice", async () => {
+    const t = await makeContext((_req, i) => ({ text: `reply ${i}` }));
+    const s = await t.ctx.newSession();
+    // 160 turns = 320 transcript items (prompt + answer)
+    for (let i = 0; i < 160; i++)
+      await t.ctx.runtime.runPromise(
+        Effect.flatMap(LashRuntime, (rt) => rt.turn(s.id, { text: `prompt ${i}` })),
+      );
+    const m = await mount([], { context: t, sessionId: s.id });
+    const shown = m.controller.getState().committed;
+    expect(shown.length).toBeLessThanOrEqual(HISTORY_REPLAY_CAP + 2);
+    expect(m.frame()).toMatch(
+      /2\d earlier items of this session are not shown here — \/export html has all of it/,
+    );
+    expect(m.frame()).toContain("● reply 159");
+    expect(m.frame()).toContain("› prompt 159");
+    expect(m.frame()).not.toMatch(/› prompt 0\n/);
   });
 });

@@ -1,0 +1,114 @@
+// The TUI implementation behind `index.ts` (loaded with React's production build).
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { render } from "ink";
+import React from "react";
+import type { RunTui, TuiOptions } from "../context.ts";
+import { TuiController } from "./controller.ts";
+import { History } from "./editor.ts";
+import { App } from "./view/app.ts";
+
+export { TuiController } from "./controller.ts";
+export { History } from "./editor.ts";
+export { App } from "./view/app.ts";
+
+const HISTORY_FILE = "prompt-history.json";
+const HISTORY_MAX = 500;
+
+function loadHistory(home: string): string[] {
+  try {
+    const v = JSON.parse(readFileSync(join(home, HISTORY_FILE), "utf8")) as unknown;
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === "string").slice(-HISTORY_MAX) : [];
+  } catch {
+    return [];
+  }
+}
+
+function saveHistory(home: string, entries: readonly string[]): void {
+  try {
+    const path = join(home, HISTORY_FILE);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, JSON.stringify(entries.slice(-HISTORY_MAX)));
+  } catch {
+    // history is a convenience
+  }
+}
+
+export interface MountOptions {
+  readonly stdout: NodeJS.WriteStream;
+  readonly stdin: NodeJS.ReadStream;
+  readonly history?: History;
+  readonly onSubmitted?: (text: string) => void;
+  /** Called after every frame with ink's render time (ms). */
+  readonly onRender?: (metrics: { renderTime: number }) => void;
+  readonly maxFps?: number;
+  /** Ask the terminal for the kitty keyboard protocol (Shift+Enter). Default true. */
+  readonly kittyKeyboard?: boolean;
+}
+
+/** Render the TUI for a controller on the given streams (runTui, benchmarks). */
+export function mountTui(controller: TuiController, options: MountOptions): ReturnType<typeof render> {
+  return render(
+    React.createElement(App, {
+      controller,
+      ...(options.history ? { history: options.history } : {}),
+      ...(options.onSubmitted ? { onSubmitted: options.onSubmitted } : {}),
+    }),
+    {
+      stdout: options.stdout,
+      stdin: options.stdin,
+      exitOnCtrlC: false,
+      patchConsole: true,
+      incrementalRendering: true,
+      maxFps: options.maxFps ?? 30,
+      ...(options.onRender ? { onRender: options.onRender } : {}),
+      ...(options.kittyKeyboard === false
+        ? {}
+        : { kittyKeyboard: { mode: "auto" as const, flags: ["disambiguateEscapeCodes" as const] } }),
+    },
+  );
+}
+
+export const runTuiImpl: RunTui = async (options: TuiOptions): Promise<number> => {
+  const { ctx } = options;
+  const stdout = options.stdout ?? process.stdout;
+  const stdin = options.stdin ?? process.stdin;
+  const entries = loadHistory(ctx.paths.home);
+  const history = new History(entries, HISTORY_MAX);
+  let instance: ReturnType<typeof render> | undefined;
+  const controller = new TuiController(ctx, {
+    ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+    maxLiveLines: Math.max(6, (stdout.rows || 40) - 16),
+    clearScreen: () => {
+      instance?.clear();
+      // erase the screen and the scrollback, cursor home
+      stdout.write("\x1b[2J\x1b[3J\x1b[H");
+    },
+  });
+  instance = mountTui(controller, {
+    stdout,
+    stdin,
+    history,
+    onSubmitted: (text: string) => {
+      entries.push(text);
+      saveHistory(ctx.paths.home, entries);
+    },
+    kittyKeyboard: process.env.LASH_KITTY_KEYBOARD !== "0",
+  });
+  // a SIGTERM/SIGHUP while the TUI runs: cancel the turn, commit, leave
+  const onSignal = () => void controller.quit();
+  process.on("SIGTERM", onSignal);
+  process.on("SIGHUP", onSignal);
+  try {
+    await controller.start(options.initialPrompt);
+    await instance.waitUntilExit();
+    return 0;
+  } catch (err) {
+    instance.unmount();
+    process.stderr.write(`lash: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  } finally {
+    process.off("SIGTERM", onSignal);
+    process.off("SIGHUP", onSignal);
+  }
+};

@@ -1,0 +1,331 @@
+// TUI render cost per new event with 10 vs 500 turns of history.
+//   pnpm exec node bench/perf/tui/run.ts [--json out.json] [--turns 10,500] [--reps 3]
+//
+// A real turn (reasoning, streamed text, a shell call with streamed output, an
+// edit with a diff, a streamed markdown answer) is recorded once from a real
+// LashRuntime + ScriptedProvider. History is N replays of it; then the same
+// events are fed as a new turn and every event's cost is measured: from the
+// event reaching the controller to ink having rendered the frame (React
+// reconcile + layout + output), on a fake 120x40 TTY.
+// React's production build, as `lash` loads it (apps/cli/src/tui/index.ts); set before ink/react load.
+import "./production.ts";
+import { EventEmitter } from "node:events";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  IdGenerator,
+  LashRuntime,
+  LlmProviders,
+  MemoryStore,
+  ModelCatalog,
+  type TurnActivity,
+} from "@lash/core";
+import { ScriptedProvider } from "@lash/providers/testing";
+import { toolsPlugin } from "@lash/tools";
+import { Effect, Layer, ManagedRuntime } from "effect";
+import type { CliContext } from "../../../apps/cli/src/context.ts";
+import { HISTORY_REPLAY_CAP } from "../../../apps/cli/src/tui/controller.ts";
+import { mountTui, TuiController } from "../../../apps/cli/src/tui/mount.ts";
+import { argValue, markdownTable, median, percentile, report } from "../util.ts";
+
+const turnsArg = (argValue("--turns") ?? "10,500").split(",").map(Number);
+const reps = Number(argValue("--reps") ?? "3");
+
+class FakeTty extends EventEmitter {
+  isTTY = true;
+  columns = 120;
+  rows = 40;
+  bytes = 0;
+  write(chunk: string | Uint8Array, cb?: () => void): boolean {
+    this.bytes += typeof chunk === "string" ? Buffer.byteLength(chunk) : chunk.length;
+    cb?.();
+    return true;
+  }
+}
+
+class FakeStdin extends EventEmitter {
+  isTTY = true;
+  setEncoding() {}
+  setRawMode() {}
+  resume() {}
+  pause() {}
+  ref() {}
+  unref() {}
+  read() {
+    return null;
+  }
+}
+
+const answer = [
+  "## What changed",
+  "",
+  "I ran the test suite and fixed the failing assertion in `math.ts`:",
+  "",
+  "- the **sum** helper now handles empty arrays",
+  "- the test names say what they check",
+  "- see [the docs](https://example.com/docs) for the API",
+  "",
+  "```ts",
+  "export function sum(xs: readonly number[]): number {",
+  "  return xs.reduce((a, b) => a + b, 0); // 0 for []",
+  "}",
+  "```",
+  "",
+  "| file | change |",
+  "|---|---|",
+  "| math.ts | +1 −1 |",
+  "",
+  "All 20 tests pass now.",
+].join("\n");
+
+async function recordTurn(): Promise<{
+  events: TurnActivity[];
+  ctx: CliContext;
+  cleanup: () => Promise<void>;
+}> {
+  const root = mkdtempSync(join(tmpdir(), "lash-tui-bench-"));
+  const cwd = join(root, "work");
+  mkdirSync(cwd);
+  writeFileSync(join(cwd, "math.ts"), "export const sum = (xs) => xs.reduce((a, b) => a + b);\n");
+  const provider = new ScriptedProvider([
+    {
+      reasoning: {
+        text: "The user wants the tests fixed. I should run them first and look at the failure.",
+        chunks: 8,
+      },
+      text: "I'll run the tests first.",
+      textChunks: 6,
+      toolCalls: [
+        { id: "sh", name: "shell", arguments: { command: "for i in $(seq 1 20); do echo test $i ok; done" } },
+      ],
+      usage: { input: 5000, output: 80 },
+    },
+    {
+      toolCalls: [
+        {
+          id: "ed",
+          name: "edit",
+          arguments: {
+            path: "math.ts",
+            edits: [{ oldText: "xs.reduce((a, b) => a + b)", newText: "xs.reduce((a, b) => a + b, 0)" }],
+          },
+        },
+      ],
+      usage: { input: 5200, output: 60 },
+    },
+    { text: answer, textChunks: 60, usage: { input: 5400, output: 300 } },
+  ]);
+  const info = {
+    id: "bench/model",
+    contextWindow: 200_000,
+    maxOutput: 8000,
+    reasoning: true,
+    images: false,
+    caching: true,
+    pricing: { input: 3, output: 15 },
+  };
+  const runtime = ManagedRuntime.make(
+    LashRuntime.layer({ plugins: [toolsPlugin({ root: cwd })] }).pipe(
+      Layer.provideMerge(
+        Layer.mergeAll(
+          MemoryStore,
+          LlmProviders.single(provider),
+          IdGenerator.Live,
+          ModelCatalog.fromEntries([info]),
+        ),
+      ),
+    ),
+  );
+  const ctx: CliContext = {
+    runtime,
+    paths: {
+      home: join(root, "home"),
+      db: join(root, "home", "lash.db"),
+      config: join(root, "home", "config.json"),
+    },
+    settings: { model: info.id, mode: "standard", cwd, scripted: true },
+    modelInfo: () => info,
+    knownModels: () => [info.id],
+    setModel() {},
+    newSession: () =>
+      runtime.runPromise(Effect.flatMap(LashRuntime, (rt) => rt.createSession({ model: info.id, cwd }))),
+    gitBranch: () => "main",
+    pluginStatus: () => ({}),
+    exportSession: () => Promise.reject(new Error("n/a")),
+    close: () => runtime.dispose(),
+  };
+  const s = await ctx.newSession();
+  const events: TurnActivity[] = [];
+  await runtime.runPromise(
+    Effect.flatMap(LashRuntime, (rt) =>
+      rt.turn(s.id, { text: "fix the tests" }, { onEvent: (e) => events.push(e) }),
+    ),
+  );
+  return {
+    events,
+    ctx,
+    cleanup: async () => {
+      await runtime.dispose();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+interface Sample {
+  readonly turns: number;
+  readonly committed: number;
+  readonly mountMs: number;
+  readonly perEventMs: number[];
+  readonly inkRenderMs: number[];
+  readonly bytesPerEvent: number;
+  readonly redrawMs: number;
+  readonly redrawItems: number;
+}
+
+async function measure(ctx: CliContext, template: readonly TurnActivity[], turns: number): Promise<Sample> {
+  const controller = new TuiController(ctx, { throttleMs: 0, maxLiveLines: 24 });
+  const replay = (turn: string) => {
+    controller.transcript.user(`prompt for ${turn}`);
+    for (const e of template) controller.ingest({ ...e, turnId: turn });
+  };
+  for (let i = 0; i < turns; i++) replay(`h${i}`);
+  const committed = controller.getState().committed.length;
+
+  const stdout = new FakeTty();
+  const stdin = new FakeStdin();
+  let waiter: ((ms: number) => void) | undefined;
+  const t0 = performance.now();
+  let firstFrame: Promise<void> = new Promise((resolve) => {
+    waiter = () => resolve();
+  });
+  const inst = mountTui(controller, {
+    stdout: stdout as unknown as NodeJS.WriteStream,
+    stdin: stdin as unknown as NodeJS.ReadStream,
+    maxFps: 1000,
+    kittyKeyboard: false,
+    onRender: ({ renderTime }) => {
+      const w = waiter;
+      waiter = undefined;
+      w?.(renderTime);
+    },
+  });
+  await firstFrame;
+  const mountMs = performance.now() - t0;
+  firstFrame = Promise.resolve();
+
+  // the measured turn
+  controller.transcript.user("the measured prompt");
+  controller.flushNow();
+  await new Promise((r) => setTimeout(r, 5));
+  const perEventMs: number[] = [];
+  const inkRenderMs: number[] = [];
+  const bytes0 = stdout.bytes;
+  for (const e of template) {
+    const rendered = new Promise<number>((resolve) => {
+      waiter = resolve;
+    });
+    const start = performance.now();
+    controller.ingest({ ...e, turnId: "measured" });
+    const timeout = new Promise<number>((resolve) => setTimeout(() => resolve(-1), 50));
+    const renderTime = await Promise.race([rendered, timeout]);
+    if (renderTime >= 0) {
+      perEventMs.push(performance.now() - start);
+      inkRenderMs.push(renderTime);
+    }
+    waiter = undefined;
+    // let ink's 1 ms render throttle window pass so the next event renders on its own
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  const bytesPerEvent = (stdout.bytes - bytes0) / Math.max(1, perEventMs.length);
+  // a redraw (Ctrl+O, /resume of this session): <Static> replays the newest HISTORY_REPLAY_CAP items
+  await new Promise((r) => setTimeout(r, 5));
+  const redrawn = new Promise<number>((resolve) => {
+    waiter = resolve;
+  });
+  const r0 = performance.now();
+  controller.redraw(false);
+  await redrawn;
+  const redrawMs = performance.now() - r0;
+  const redrawItems = controller.getState().committed.length;
+  inst.unmount();
+  inst.cleanup();
+  return { turns, committed, mountMs, perEventMs, inkRenderMs, bytesPerEvent, redrawMs, redrawItems };
+}
+
+const { events, ctx, cleanup } = await recordTurn();
+// warm-up (JIT, module init) so the first size measured is not penalised
+await measure(ctx, events, 2);
+const results: Sample[] = [];
+for (const turns of turnsArg) {
+  const runs: Sample[] = [];
+  for (let r = 0; r < reps; r++) runs.push(await measure(ctx, events, turns));
+  results.push({
+    turns,
+    committed: runs[0]!.committed,
+    mountMs: median(runs.map((r) => r.mountMs)),
+    perEventMs: runs.flatMap((r) => r.perEventMs),
+    inkRenderMs: runs.flatMap((r) => r.inkRenderMs),
+    bytesPerEvent: median(runs.map((r) => r.bytesPerEvent)),
+    redrawMs: median(runs.map((r) => r.redrawMs)),
+    redrawItems: runs[0]!.redrawItems,
+  });
+}
+await cleanup();
+
+const f = (n: number) => n.toFixed(3);
+const rows = results.map((r) => [
+  r.turns,
+  r.committed,
+  r.perEventMs.length,
+  f(median(r.perEventMs)),
+  f(percentile(r.perEventMs, 95)),
+  f(median(r.inkRenderMs)),
+  Math.round(r.bytesPerEvent),
+  r.mountMs.toFixed(0),
+  `${r.redrawMs.toFixed(0)} (${r.redrawItems} items)`,
+]);
+const base = results[0];
+const last = results[results.length - 1];
+const notes = [
+  `Events per turn: ${events.length} (reasoning, text deltas, tool calls, streamed shell output, edit diff, 60-chunk markdown answer). ${reps} runs per size; fake 120x40 TTY, ink incremental rendering, maxFps 1000 so every event renders on its own.`,
+  "per event = from the event reaching the TUI controller to ink having rendered the frame (React reconcile + Yoga layout + output); ink render = ink's own layout+output part.",
+  "full replay = first frame with <Static> writing every history item once (ink lays out each line: ~1 ms per item).",
+  `redraw = what /resume of a long session and Ctrl+O pay: the newest ${HISTORY_REPLAY_CAP} items are replayed, older ones are behind a one-line notice.`,
+];
+if (base && last && base !== last)
+  notes.push(
+    `Median per-event cost at ${last.turns} turns is ${(median(last.perEventMs) / median(base.perEventMs)).toFixed(2)}x the cost at ${base.turns} turns: finished items are rendered once by <Static>, each frame only lays out the live tail.`,
+  );
+report({
+  name: "tui",
+  title: "TUI render cost per new event vs history length",
+  table: markdownTable(
+    [
+      "history turns",
+      "static items",
+      "events",
+      "per event median ms",
+      "per event p95 ms",
+      "ink render median ms",
+      "bytes/event",
+      "full replay ms",
+      "redraw ms",
+    ],
+    rows,
+  ),
+  results: results.map((r) => ({
+    turns: r.turns,
+    staticItems: r.committed,
+    events: r.perEventMs.length,
+    perEventMedianMs: median(r.perEventMs),
+    perEventP95Ms: percentile(r.perEventMs, 95),
+    inkRenderMedianMs: median(r.inkRenderMs),
+    bytesPerEvent: r.bytesPerEvent,
+    fullReplayMs: r.mountMs,
+    redrawMs: r.redrawMs,
+    redrawItems: r.redrawItems,
+  })),
+  notes,
+});
+process.exit(0);
