@@ -105,10 +105,11 @@ export async function runSuite(opts: RunOptions): Promise<RunOutcome> {
   let manifest: RunManifest;
   if (fileExists(manifestPath)) {
     manifest = readJson<RunManifest>(manifestPath);
-    const mismatch = (["suite", "mode"] as const).filter(
-      (k) => manifest[k] !== { suite: suite.name, mode }[k],
-    );
-    if (manifest.model !== models.model) mismatch.push("model" as never);
+    const mismatch = [
+      ...(manifest.suite !== suite.name ? ["suite"] : []),
+      ...(manifest.mode !== mode ? ["mode"] : []),
+      ...(manifest.model !== models.model ? ["model"] : []),
+    ];
     if (mismatch.length > 0)
       throw new Error(
         `${runDir} holds a run of ${manifest.suite} / ${manifest.model} / ${manifest.mode}; this invocation differs in ${mismatch.join(", ")} — use another --run-dir`,
@@ -271,10 +272,9 @@ export async function runSuite(opts: RunOptions): Promise<RunOutcome> {
     await models.close();
   }
 
-  const results = tasks.filter(finishedOrErrored).map((t) => readJson<TaskResult>(resultPath(t)));
-  function finishedOrErrored(t: Task) {
-    return fileExists(resultPath(t));
-  }
+  const results = tasks
+    .filter((t) => fileExists(resultPath(t)))
+    .map((t) => readJson<TaskResult>(resultPath(t)));
   const summary = { runDir, manifest, tasks, results };
   const artifacts = stopped
     ? []
