@@ -127,9 +127,13 @@ export function showTy(t: Ty): string {
   }
 }
 
+/** Same printed type. Identical objects and plain kinds are decided without printing. */
 function sameTy(a: Ty, b: Ty): boolean {
+  if (a === b) return true;
+  if (!STRUCTURED.has(a.k) && !STRUCTURED.has(b.k)) return a.k === b.k;
   return showTy(a) === showTy(b);
 }
+const STRUCTURED = new Set<Ty["k"]>(["list", "obj", "enum", "union"]);
 
 export function join(a: Ty, b: Ty): Ty {
   if (a.k === "any" || b.k === "any") return ANY;
@@ -707,14 +711,14 @@ function isBool(t: Ty): boolean {
   return t.k === "bool" || (t.k === "union" && t.members.every((m) => m.k === "bool"));
 }
 
+/** target := a ⊔ b (names of `a` first, then names only in `b`, which become `any`). */
 function mergeInto(target: Env, a: Env, b: Env): void {
-  const names = new Set([...a.keys(), ...b.keys()]);
-  const out = new Map<string, Ty>();
-  for (const n of names) {
-    const x = a.get(n);
+  const out: [string, Ty][] = [];
+  for (const [n, x] of a) {
     const y = b.get(n);
-    out.set(n, x === undefined || y === undefined ? ANY : join(x, y));
+    out.push([n, y === undefined ? ANY : x === y && x.k !== "any" ? x : join(x, y)]);
   }
+  for (const n of b.keys()) if (!a.has(n)) out.push([n, ANY]);
   target.clear();
   for (const [k, v] of out) target.set(k, v);
 }
