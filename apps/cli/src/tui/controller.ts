@@ -464,6 +464,16 @@ export class TuiController {
   }
 
   private exiting = false;
+  /** True when the user left without waiting for a cancel to finish. */
+  forced = false;
+
+  /** Leave now, without waiting for the running turn (exit code 130). */
+  forceExit(): void {
+    this.exiting = true;
+    this.forced = true;
+    this.queue = [];
+    this.onExit?.();
+  }
 
   /** Leave: cancel a running turn, wait until it has committed, then exit. */
   async quit(): Promise<void> {
@@ -864,6 +874,7 @@ export function messageOf(err: unknown): string {
 
 function summarize(v: unknown): string {
   if (v === undefined || v === null) return "ok";
+  if (Array.isArray(v) && v.length === 0) return "none";
   if (typeof v !== "object") return String(v);
   if (Array.isArray(v)) return v.map(summarize).join("; ");
   const o = v as Record<string, unknown>;
@@ -877,7 +888,8 @@ function summarize(v: unknown): string {
       parts.push(
         `${k} ${[st, tools, err].filter((x) => x !== undefined).join(", ") || JSON.stringify(val).slice(0, 60)}`,
       );
-    } else parts.push(`${k}=${JSON.stringify(val)}`);
+    } else if (Array.isArray(val) && val.length === 0) parts.push(`no ${k}`);
+    else parts.push(`${k}: ${Array.isArray(val) ? val.map(summarize).join(", ") : JSON.stringify(val)}`);
   }
   return parts.join(" · ");
 }

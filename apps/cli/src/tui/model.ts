@@ -47,6 +47,8 @@ export interface ToolItem {
   endedAt?: number;
   resultText?: string;
   details?: unknown;
+  /** A subagent this call started (spawn_agent). */
+  child?: { sessionId: string; capability?: string; model?: string; outcome?: string; costUsd?: number };
   readonly iteration: number;
 }
 export interface CodeItem {
@@ -652,7 +654,19 @@ export class Transcript {
     if (e.plugin !== "subagents" && !/child/i.test(e.name)) return;
     const d = (e.data ?? {}) as Record<string, unknown>;
     const childSessionId = typeof d.childSessionId === "string" ? d.childSessionId : "";
+    const callId = typeof d.callId === "string" ? d.callId : undefined;
+    const card = callId ? this.tool(callId) : undefined;
+    const str = (v: unknown) => (typeof v === "string" ? v : undefined);
     if (e.name === "childStarted") {
+      if (card) {
+        // the spawn_agent card carries the child
+        card.child = {
+          sessionId: childSessionId,
+          ...(str(d.capability) ? { capability: str(d.capability)! } : {}),
+          ...(str(d.model) ? { model: str(d.model)! } : {}),
+        };
+        return;
+      }
       const task = [d.task, d.prompt, d.description, d.title].find((v) => typeof v === "string") as
         | string
         | undefined;
@@ -665,23 +679,31 @@ export class Transcript {
         startedAt: e.at,
       });
     } else if (e.name === "childFinished") {
+      const outcome = d.outcome as { type?: string; reason?: string } | string | undefined;
+      const type = typeof outcome === "string" ? outcome : outcome?.type;
+      const reason = typeof outcome === "object" ? outcome?.reason : undefined;
+      const status: AgentItem["status"] =
+        d.isError === true || d.ok === false || type === "failed"
+          ? "error"
+          : type === "cancelled" || reason === "cancelled"
+            ? "cancelled"
+            : type === "stopped"
+              ? "error"
+              : "ok";
+      if (card?.child) {
+        card.child.outcome = type ?? status;
+        if (typeof d.costUsd === "number") card.child.costUsd = d.costUsd;
+        return;
+      }
       const it = this.live.find(
         (i): i is AgentItem =>
           i.kind === "agent" && i.childSessionId === childSessionId && i.status === "running",
       );
       if (!it) return;
-      const outcome = d.outcome as { type?: string; reason?: string } | string | undefined;
-      const type = typeof outcome === "string" ? outcome : outcome?.type;
-      const reason = typeof outcome === "object" ? outcome?.reason : undefined;
-      it.status =
-        d.isError === true || d.ok === false
-          ? "error"
-          : reason === "cancelled"
-            ? "cancelled"
-            : type === "stopped"
-              ? "error"
-              : "ok";
-      const summary = [d.summary, d.text, d.result].find((v) => typeof v === "string") as string | undefined;
+      it.status = status;
+      const summary = [d.summary, d.text, d.result, d.error].find((v) => typeof v === "string") as
+        | string
+        | undefined;
       if (summary) it.summary = summary;
       it.endedAt = e.at;
     }

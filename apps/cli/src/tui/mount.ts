@@ -102,7 +102,7 @@ export const runTuiImpl: RunTui = async (options: TuiOptions): Promise<number> =
   try {
     await controller.start(options.initialPrompt);
     await instance.waitUntilExit();
-    return 0;
+    return controller.forced ? 130 : 0;
   } catch (err) {
     instance.unmount();
     process.stderr.write(`lash: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -1,7 +1,7 @@
 // The whole TUI (App + controller) on a real runtime, driven through stdin like a user.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { LashRuntime } from "@lash/core";
+import { LashRuntime, type ToolDefinition } from "@lash/core";
 import type { Script } from "@lash/providers/testing";
 import type { LlmRequest } from "@lash/sansio";
 import { Effect } from "effect";
@@ -286,6 +286,34 @@ describe("TUI: quitting", () => {
     await m.type("\x7f");
     await m.type(CTRL_D);
     await m.exited;
+  });
+
+  it("Ctrl+C twice more while a cancel hangs leaves anyway (exit code 130)", async () => {
+    const stubborn: ToolDefinition = {
+      name: "stubborn",
+      description: "ignores cancellation for a while",
+      inputSchema: { type: "object" },
+      execute: () =>
+        Effect.uninterruptible(
+          Effect.as(Effect.sleep("2 seconds"), { content: [{ type: "text", text: "late" }] }),
+        ),
+    };
+    const m = await mount(
+      [{ toolCalls: [{ id: "x", name: "stubborn", arguments: {} }] }, { text: "after" }],
+      {
+        plugins: [{ name: "stubborn", tools: [stubborn] }],
+      },
+    );
+    await m.type("go\r");
+    await m.wait((f) => f.includes("Running stubborn"));
+    await m.type(CTRL_C);
+    await m.wait((f) => f.includes("Cancelling…"));
+    await m.type(CTRL_C);
+    expect(m.frame()).toContain("still cancelling — press Ctrl+C again to leave now");
+    await m.type(CTRL_C);
+    await m.exited;
+    expect(m.controller.forced).toBe(true);
+    await m.controller.idle();
   });
 
   it("quitting during a turn cancels it and waits for the commit", async () => {

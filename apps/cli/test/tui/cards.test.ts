@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { Plugin, ToolDefinition, TurnActivity } from "@lash/core";
 import { withRetry } from "@lash/providers";
 import { ScriptedProvider } from "@lash/providers/testing";
+import { subagentsPlugin } from "@lash/subagents";
 import { Effect } from "effect";
 import { Box } from "ink";
 import { render } from "ink-testing-library";
@@ -139,6 +140,36 @@ describe("tool cards from real turns", () => {
     const out = show(transcriptOf(await turnEvents(t, "file it")).committed);
     expect(out).toMatch(/● github › create_issue title: "Bug"/);
     expect(out).toContain("⎿ created issue #42");
+  });
+
+  it("shows a spawn_agent call as a subagent card with its capability, model and result", async () => {
+    t = await makeContext(
+      [
+        {
+          toolCalls: [
+            { id: "sp", name: "spawn_agent", arguments: { task: "count the files", capability: "explore" } },
+          ],
+        },
+        { text: "there are 2 files" },
+        { text: "The subagent counted 2 files." },
+      ],
+      { plugins: [subagentsPlugin()] },
+    );
+    const events = await turnEvents(t, "delegate");
+    expect(events.some((e) => e.type === "plugin" && e.name === "childStarted")).toBe(true);
+    const tr = new Transcript();
+    let running = "";
+    for (const e of events) {
+      tr.apply(e);
+      if (e.type === "plugin" && e.name === "childStarted") running = show([...tr.live]);
+    }
+    expect(running).toMatch(/⠋ Subagent count the files {2}explore · test\/model/);
+    expect(running).toMatch(/working in ses_/);
+    const out = show(tr.committed);
+    expect(out).toMatch(/● Subagent count the files {2}explore · test\/model/);
+    expect(out).toContain("there are 2 files");
+    // one card, not a card plus a separate subagent line
+    expect(tr.committed.filter((i) => i.kind === "agent")).toEqual([]);
   });
 
   it("shows tool errors in the card", async () => {

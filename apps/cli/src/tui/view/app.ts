@@ -182,6 +182,14 @@ export function App(props: AppProps): React.ReactElement {
 
     // cancel / quit
     if (key.ctrl && input === "c") {
+      if (state.cancelling) {
+        // the cancel is taking long (a tool that ignores it): a second press leaves anyway
+        const now = Date.now();
+        if (now - lastCtrlC.current < DOUBLE_PRESS_MS) return controller.forceExit();
+        lastCtrlC.current = now;
+        controller.setHint("still cancelling — press Ctrl+C again to leave now", DOUBLE_PRESS_MS);
+        return;
+      }
       if (controller.cancel()) return;
       if (!ed.isEmpty) {
         ed.clear();

@@ -365,12 +365,24 @@ function codeToolCard(t: ToolItem, a: Record<string, unknown>, expanded: boolean
 
 function agentToolCard(t: ToolItem, a: Record<string, unknown>, expanded: boolean, width: number): CardParts {
   const task = str(a.task) ?? str(a.prompt) ?? str(a.description) ?? "";
+  const c = t.child;
+  const meta: Seg[] = [];
+  const capability = c?.capability ?? str(a.capability);
+  if (capability) meta.push({ text: capability, color: "magenta" });
+  if (c?.model) meta.push({ text: c.model, dim: true });
+  if (c?.outcome && c.outcome !== "finished")
+    meta.push({ text: c.outcome, color: c.outcome === "cancelled" ? "yellow" : "red" });
+  if (c?.costUsd !== undefined) meta.push({ text: fmtCost(c.costUsd), dim: true });
   return {
-    title: "Agent",
-    subject: truncate(task.split("\n")[0] ?? "", Math.max(20, width - 30)),
-    meta: [],
-    body: resultBody(t, expanded, 3),
+    title: "Subagent",
+    subject: truncate(task.split("\n")[0] ?? "", Math.max(20, width - 50)),
+    meta,
+    body: live(t) && c ? [[{ text: `working in ${c.sessionId}`, dim: true }]] : resultBody(t, expanded, 3),
   };
+}
+
+function live(t: ToolItem): boolean {
+  return t.status === "running" || t.status === "pending";
 }
 
 function genericCard(t: ToolItem, a: Record<string, unknown>, expanded: boolean, width: number): CardParts {
