@@ -14,6 +14,7 @@ import {
   List,
   markChildrenShared,
   Rec,
+  share,
   stringify,
   Tuple,
   TYPE_KEY,
@@ -455,7 +456,7 @@ export const BUILTINS: { [name: string]: BuiltinSpec } = {
         throw typeError(`\`push\` requires a list as the first argument, got ${typeName(l)}`);
       const items = l.items.slice();
       markChildrenShared(items);
-      items.push(a[1]!);
+      items.push(share(a[1]!));
       return new List(items);
     },
   },

@@ -584,12 +584,59 @@ export class Compiler {
     };
   }
 
-  private compileBin(e: Extract<Expr, { k: "bin" }>): (c: Ctx) => Value {
+  /**
+   * An inline numeric comparison for loop conditions: op 1..4 = `<`, `<=`, `>`, `>=` between
+   * globals and number literals (0 = none). When either side is not a number at run time the
+   * condition's closure decides (the general rules, and the unknown-name error).
+   */
+  private numericTest(e: Expr): {
+    op: number;
+    lm: number;
+    ls: number;
+    lk: Value;
+    rm: number;
+    rs: number;
+    rk: Value;
+  } {
+    const none = { op: 0, lm: 0, ls: -1, lk: null, rm: 0, rs: -1, rk: null };
+    if (e.k !== "bin") return none;
+    const op = e.op === "<" ? 1 : e.op === "<=" ? 2 : e.op === ">" ? 3 : e.op === ">=" ? 4 : 0;
+    if (op === 0) return none;
+    const l = this.operand(e.l);
+    const r = this.operand(e.r);
+    if (l.mode === 0 || r.mode === 0) return none;
+    return { op, lm: l.mode, ls: l.slot, lk: l.k, rm: r.mode, rs: r.slot, rk: r.k };
+  }
+
+  /**
+   * How a binary operand is fetched without a closure call: 1 = a global slot (read inline; an
+   * unset slot falls back to the closure, which resolves type declarations or raises the unknown
+   * name error), 2 = a literal, 0 = any other expression (its closure).
+   */
+  private operand(e: Expr): { mode: 0 | 1 | 2; slot: number; k: Value } {
+    if (e.k === "var" && !this.projectedNames.has(e.name))
+      return { mode: 1, slot: this.slot(e.name), k: null };
+    if (e.k === "lit") return { mode: 2, slot: -1, k: e.value };
+    return { mode: 0, slot: -1, k: null };
+  }
+
+  /**
+   * A binary operation with inline operand fetches and a numeric (and string `+`) fast path; any
+   * other operand types go through `binary` (the general coercion rules). With `dst >= 0` the
+   * closure is the statement `dst = l op r`: it stores the result and returns CODE_NORMAL.
+   */
+  private compileBin(e: Extract<Expr, { k: "bin" }>, dst = -1): (c: Ctx) => Value {
     const op = e.op;
-    const special = this.binSpecial(e);
-    if (special) return special;
     const l = this.expr(e.l);
     const r = this.expr(e.r);
+    const lo = this.operand(e.l);
+    const ro = this.operand(e.r);
+    const lm = lo.mode;
+    const ls = lo.slot;
+    const lk = lo.k;
+    const rm = ro.mode;
+    const rs = ro.slot;
+    const rk = ro.k;
     const slow = (a: Value, b: Value): Value => {
       try {
         return binary(op, a, b);
@@ -600,164 +647,154 @@ export class Compiler {
     switch (op) {
       case "+":
         return (c) => {
-          const a = l(c);
-          const b = r(c);
-          return typeof a === "number" && typeof b === "number" ? a + b : slow(a, b);
+          const sl = c.slots;
+          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : l(c);
+          if (a === undefined) a = l(c);
+          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : r(c);
+          if (b === undefined) b = r(c);
+          const v =
+            typeof a === "number"
+              ? typeof b === "number"
+                ? a + b
+                : slow(a, b)
+              : typeof a === "string" && typeof b === "string"
+                ? a + b
+                : slow(a, b);
+          if (dst < 0) return v;
+          c.slots[dst] = v;
+          return CODE_NORMAL;
         };
       case "-":
         return (c) => {
-          const a = l(c);
-          const b = r(c);
-          return typeof a === "number" && typeof b === "number" ? a - b : slow(a, b);
+          const sl = c.slots;
+          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : l(c);
+          if (a === undefined) a = l(c);
+          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : r(c);
+          if (b === undefined) b = r(c);
+          const v = typeof a === "number" && typeof b === "number" ? a - b : slow(a, b);
+          if (dst < 0) return v;
+          c.slots[dst] = v;
+          return CODE_NORMAL;
         };
       case "*":
         return (c) => {
-          const a = l(c);
-          const b = r(c);
-          return typeof a === "number" && typeof b === "number" ? a * b : slow(a, b);
+          const sl = c.slots;
+          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : l(c);
+          if (a === undefined) a = l(c);
+          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : r(c);
+          if (b === undefined) b = r(c);
+          const v = typeof a === "number" && typeof b === "number" ? a * b : slow(a, b);
+          if (dst < 0) return v;
+          c.slots[dst] = v;
+          return CODE_NORMAL;
         };
       case "/":
         return (c) => {
-          const a = l(c);
-          const b = r(c);
-          return typeof a === "number" && typeof b === "number" ? a / b : slow(a, b);
+          const sl = c.slots;
+          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : l(c);
+          if (a === undefined) a = l(c);
+          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : r(c);
+          if (b === undefined) b = r(c);
+          const v = typeof a === "number" && typeof b === "number" ? a / b : slow(a, b);
+          if (dst < 0) return v;
+          c.slots[dst] = v;
+          return CODE_NORMAL;
         };
       case "%":
         return (c) => {
-          const a = l(c);
-          const b = r(c);
-          return typeof a === "number" && typeof b === "number" ? a % b : slow(a, b);
+          const sl = c.slots;
+          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : l(c);
+          if (a === undefined) a = l(c);
+          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : r(c);
+          if (b === undefined) b = r(c);
+          const v = typeof a === "number" && typeof b === "number" ? a % b : slow(a, b);
+          if (dst < 0) return v;
+          c.slots[dst] = v;
+          return CODE_NORMAL;
         };
       case "<":
         return (c) => {
-          const a = l(c);
-          const b = r(c);
-          return typeof a === "number" && typeof b === "number" ? a < b : slow(a, b);
+          const sl = c.slots;
+          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : l(c);
+          if (a === undefined) a = l(c);
+          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : r(c);
+          if (b === undefined) b = r(c);
+          const v = typeof a === "number" && typeof b === "number" ? a < b : slow(a, b);
+          if (dst < 0) return v;
+          c.slots[dst] = v;
+          return CODE_NORMAL;
         };
       case "<=":
         return (c) => {
-          const a = l(c);
-          const b = r(c);
-          return typeof a === "number" && typeof b === "number" ? a <= b : slow(a, b);
+          const sl = c.slots;
+          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : l(c);
+          if (a === undefined) a = l(c);
+          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : r(c);
+          if (b === undefined) b = r(c);
+          const v = typeof a === "number" && typeof b === "number" ? a <= b : slow(a, b);
+          if (dst < 0) return v;
+          c.slots[dst] = v;
+          return CODE_NORMAL;
         };
       case ">":
         return (c) => {
-          const a = l(c);
-          const b = r(c);
-          return typeof a === "number" && typeof b === "number" ? a > b : slow(a, b);
+          const sl = c.slots;
+          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : l(c);
+          if (a === undefined) a = l(c);
+          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : r(c);
+          if (b === undefined) b = r(c);
+          const v = typeof a === "number" && typeof b === "number" ? a > b : slow(a, b);
+          if (dst < 0) return v;
+          c.slots[dst] = v;
+          return CODE_NORMAL;
         };
       case ">=":
         return (c) => {
-          const a = l(c);
-          const b = r(c);
-          return typeof a === "number" && typeof b === "number" ? a >= b : slow(a, b);
+          const sl = c.slots;
+          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : l(c);
+          if (a === undefined) a = l(c);
+          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : r(c);
+          if (b === undefined) b = r(c);
+          const v = typeof a === "number" && typeof b === "number" ? a >= b : slow(a, b);
+          if (dst < 0) return v;
+          c.slots[dst] = v;
+          return CODE_NORMAL;
         };
       case "==":
         return (c) => {
-          const a = l(c);
-          const b = r(c);
-          return a === b && !Number.isNaN(a)
-            ? true
-            : typeof a !== "object" && typeof b !== "object"
-              ? false
-              : equals(a, b);
+          const sl = c.slots;
+          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : l(c);
+          if (a === undefined) a = l(c);
+          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : r(c);
+          if (b === undefined) b = r(c);
+          const v =
+            a === b && !Number.isNaN(a)
+              ? true
+              : typeof a !== "object" && typeof b !== "object"
+                ? false
+                : equals(a, b);
+          if (dst < 0) return v;
+          c.slots[dst] = v;
+          return CODE_NORMAL;
         };
       case "!=":
         return (c) => {
-          const a = l(c);
-          const b = r(c);
-          return a === b && !Number.isNaN(a)
-            ? false
-            : typeof a !== "object" && typeof b !== "object"
-              ? true
-              : !equals(a, b);
+          const sl = c.slots;
+          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : l(c);
+          if (a === undefined) a = l(c);
+          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : r(c);
+          if (b === undefined) b = r(c);
+          const v =
+            a === b && !Number.isNaN(a)
+              ? false
+              : typeof a !== "object" && typeof b !== "object"
+                ? true
+                : !equals(a, b);
+          if (dst < 0) return v;
+          c.slots[dst] = v;
+          return CODE_NORMAL;
         };
     }
-  }
-
-  /** Specialised closures for `var op number` / `var op var` arithmetic and comparisons. */
-  private binSpecial(e: Extract<Expr, { k: "bin" }>): ((c: Ctx) => Value) | null {
-    const op = e.op;
-    if (op === "==" || op === "!=") return null;
-    const lv = e.l.k === "var" && !this.projectedNames.has(e.l.name) ? this.slot(e.l.name) : -1;
-    const rk = e.r.k === "lit" && typeof e.r.value === "number" ? e.r.value : null;
-    const rv = e.r.k === "var" && !this.projectedNames.has(e.r.name) ? this.slot(e.r.name) : -1;
-    const l = this.expr(e.l);
-    const r = this.expr(e.r);
-    const slow = (a: Value, b: Value): Value => {
-      try {
-        return binary(op, a, b);
-      } catch (err) {
-        return at(err, e);
-      }
-    };
-    if (rk !== null) {
-      const k = rk;
-      const get =
-        lv >= 0
-          ? (c: Ctx): Value => {
-              const v = c.slots[lv];
-              return v === undefined ? l(c) : v;
-            }
-          : l;
-      switch (op) {
-        case "+":
-          return (c) => {
-            const a = get(c);
-            return typeof a === "number" ? a + k : slow(a, k);
-          };
-        case "-":
-          return (c) => {
-            const a = get(c);
-            return typeof a === "number" ? a - k : slow(a, k);
-          };
-        case "*":
-          return (c) => {
-            const a = get(c);
-            return typeof a === "number" ? a * k : slow(a, k);
-          };
-        case "/":
-          return (c) => {
-            const a = get(c);
-            return typeof a === "number" ? a / k : slow(a, k);
-          };
-        case "%":
-          return (c) => {
-            const a = get(c);
-            return typeof a === "number" ? a % k : slow(a, k);
-          };
-        case "<":
-          return (c) => {
-            const a = get(c);
-            return typeof a === "number" ? a < k : slow(a, k);
-          };
-        case "<=":
-          return (c) => {
-            const a = get(c);
-            return typeof a === "number" ? a <= k : slow(a, k);
-          };
-        case ">":
-          return (c) => {
-            const a = get(c);
-            return typeof a === "number" ? a > k : slow(a, k);
-          };
-        case ">=":
-          return (c) => {
-            const a = get(c);
-            return typeof a === "number" ? a >= k : slow(a, k);
-          };
-      }
-    }
-    if (lv >= 0 && rv >= 0 && op === "+") {
-      return (c) => {
-        let a = c.slots[lv];
-        let b = c.slots[rv];
-        if (a === undefined) a = l(c);
-        if (b === undefined) b = r(c);
-        return typeof a === "number" && typeof b === "number" ? a + b : slow(a, b);
-      };
-    }
-    return null;
   }
 
   private compileCall(e: Extract<Expr, { k: "call" }>): (c: Ctx) => Value {
@@ -910,14 +947,39 @@ export class Compiler {
         };
       }
       case "while": {
+        // The body's statements run inline (same step accounting as `block`), and a comparison of
+        // globals/literals is tested inline when both sides are numbers.
         const cond = this.expr(s.cond);
-        const body = this.block(s.body);
+        const test = this.numericTest(s.cond);
+        const stmts = s.body;
+        const fns = stmts.map((x) => this.stmt(x));
+        const n = fns.length;
+        const top = test.op;
+        const lm = test.lm;
+        const ls = test.ls;
+        const lk = test.lk;
+        const rm = test.rm;
+        const rs = test.rs;
+        const rk = test.rk;
         return (c) => {
           for (;;) {
             if (++c.steps > c.budget) return at(budgetError(c.budget), s);
-            const v = cond(c);
-            if (v !== true && (v === false || !truthy(v))) return CODE_NORMAL;
-            const code = body(c);
+            let ok: boolean;
+            const a = top === 0 ? undefined : lm === 1 ? c.slots[ls] : lk;
+            const b = top === 0 ? undefined : rm === 1 ? c.slots[rs] : rk;
+            if (typeof a === "number" && typeof b === "number")
+              ok = top === 1 ? a < b : top === 2 ? a <= b : top === 3 ? a > b : a >= b;
+            else {
+              const v = cond(c);
+              ok = v === true || (v !== false && truthy(v));
+            }
+            if (!ok) return CODE_NORMAL;
+            let code = CODE_NORMAL;
+            for (let i = 0; i < n; i++) {
+              if (++c.steps > c.budget) return at(budgetError(c.budget), stmts[i]!);
+              code = fns[i]!(c);
+              if (code !== CODE_NORMAL) break;
+            }
             if (code === CODE_BREAK) return CODE_NORMAL;
             if (code === CODE_FINISH) return code;
           }
@@ -928,6 +990,10 @@ export class Compiler {
         const body = this.block(s.body);
         const slot = this.projectedNames.has(s.name) ? -1 : this.slot(s.name);
         const name = s.name;
+        const stmts = s.body;
+        const fns = stmts.map((x) => this.stmt(x));
+        const n = fns.length;
+        void body;
         return (c) => {
           if (slot < 0) return at(readOnly(name), s);
           let items: Value[];
@@ -938,12 +1004,21 @@ export class Compiler {
           }
           const saved = c.slots[slot];
           try {
-            for (let k = 0; k < items.length; k++) {
+            outer: for (let k = 0; k < items.length; k++) {
               if (++c.steps > c.budget) return at(budgetError(c.budget), s);
-              c.slots[slot] = share(items[k]!);
-              const code = body(c);
-              if (code === CODE_BREAK) break;
-              if (code === CODE_FINISH) return code;
+              const item = items[k]!;
+              if (item !== null && typeof item === "object" && (item instanceof List || item instanceof Rec))
+                item.shared = true;
+              c.slots[slot] = item;
+              // the body's statements inline (same step accounting as `block`)
+              for (let i = 0; i < n; i++) {
+                if (++c.steps > c.budget) return at(budgetError(c.budget), stmts[i]!);
+                const code = fns[i]!(c);
+                if (code === CODE_NORMAL) continue;
+                if (code === CODE_BREAK) break outer;
+                if (code === CODE_FINISH) return code;
+                break;
+              }
             }
           } finally {
             c.slots[slot] = saved;
@@ -996,21 +1071,21 @@ export class Compiler {
         return (c) => {
           const cur = c.slots[slot];
           if (cur instanceof List && !cur.shared) {
-            if (isPush) cur.items.push(share(item(c)));
-            else {
-              const more = item(c);
-              if (!(more instanceof List)) {
-                c.slots[slot] = add(cur, more);
-                return CODE_NORMAL;
-              }
-              for (const x of more.items) cur.items.push(share(x));
-            }
+            // Evaluating the item may make the list reachable from elsewhere (`push(xs, xs)`,
+            // `xs + [xs]`): then it is no longer ours to append to (that would build a cycle).
+            const more = share(item(c));
+            if (cur.shared) c.slots[slot] = isPush ? pushCopy(cur, more) : add(cur, more);
+            else if (isPush) cur.items.push(more);
+            else if (more instanceof List) for (const x of more.items) cur.items.push(share(x));
+            else c.slots[slot] = add(cur, more);
             return CODE_NORMAL;
           }
           c.slots[slot] = val(c);
           return CODE_NORMAL;
         };
       }
+      // `x = l op r`: one closure computes and stores (the statement's code is CODE_NORMAL).
+      if (s.value.k === "bin") return this.compileBin(s.value, slot) as (c: Ctx) => number;
       if (fresh) {
         return (c) => {
           c.slots[slot] = val(c);
@@ -1035,12 +1110,11 @@ export class Compiler {
           const last = ks[ks.length - 1]!;
           const cur = holder === null ? undefined : peekChild(holder, last);
           if (cur instanceof List && !cur.shared) {
-            if (isPush) cur.items.push(share(inPlaceItem(c)));
-            else {
-              const more = inPlaceItem(c);
-              if (more instanceof List) for (const x of more.items) cur.items.push(share(x));
-              else setChild(holder!, last, add(cur, more), t);
-            }
+            const more = share(inPlaceItem(c));
+            if (cur.shared) setChild(holder!, last, isPush ? pushCopy(cur, more) : add(cur, more), t);
+            else if (isPush) cur.items.push(more);
+            else if (more instanceof List) for (const x of more.items) cur.items.push(share(x));
+            else setChild(holder!, last, add(cur, more), t);
             return CODE_NORMAL;
           }
         }
@@ -1454,6 +1528,14 @@ export class Compiler {
         return this.stmt(s)(c);
     }
   }
+}
+
+/** `push(list, v)` as a new list (the list's items become shared by both). */
+function pushCopy(l: List, v: Value): List {
+  const items = l.items.slice();
+  markChildrenShared(items);
+  items.push(share(v));
+  return new List(items);
 }
 
 function isHandle(r: Rec): boolean {

@@ -545,3 +545,19 @@ describe("step budget", () => {
     expect(r.error?.message).toContain("step budget exhausted");
   });
 });
+
+describe("copy-on-write around in-place appends", () => {
+  it("pushing a list into itself appends a snapshot, never a cycle", async () => {
+    expect(await value("xs = [1]\nxs = push(xs, xs)\nfinish xs")).toEqual([1, [1]]);
+    expect(await value("xs = [1]\nxs = xs + [xs]\nfinish xs")).toEqual([1, [1]]);
+    expect(await value("r = {k: [1]}\nr.k = push(r.k, r.k)\nfinish r")).toEqual({ k: [1, [1]] });
+    expect(await value("xs = [1]\nb = true\nxs = push(xs, b ? xs : 0)\nfinish xs")).toEqual([1, [1]]);
+  });
+  it("a pushed list is shared: mutating the original later does not change the copy", async () => {
+    expect(await value("y = [1]\nx = push([], y)\ny[0] = 5\nfinish x")).toEqual([[1]]);
+    expect(await value("y = [1]\nx = []\nz = x\nx = push(x, y)\ny[0] = 5\nfinish [x, z]")).toEqual([
+      [[1]],
+      [],
+    ]);
+  });
+});
