@@ -28,7 +28,13 @@ export interface ItemProps {
   readonly maxLines?: number;
 }
 
+/** One transcript item, laid out at the terminal width (<Static> output is absolutely positioned). */
 export function ItemView(props: ItemProps): React.ReactElement | null {
+  const inner = itemBody(props);
+  return inner ? h(Box, { width: props.width, flexDirection: "column" }, inner) : null;
+}
+
+function itemBody(props: ItemProps): React.ReactElement | null {
   const { item } = props;
   switch (item.kind) {
     case "user":
@@ -599,13 +605,22 @@ function NoticeView(props: { readonly item: NoticeItem }): React.ReactElement {
       ? h(
           Box,
           { paddingLeft: 2, flexDirection: "column" },
-          ...item.body.map((l, i) =>
-            h(
+          ...item.body.map((l, i) => {
+            // "label   value" lines wrap with a hanging indent
+            const m = /^(.*?\S)(\s{2,})(\S.*)$/.exec(l);
+            if (m && m[1]!.length + m[2]!.length <= 40)
+              return h(
+                Box,
+                { key: i, flexDirection: "row" },
+                h(Box, { flexShrink: 0 }, h(Text, null, m[1]! + m[2]!)),
+                h(Box, { flexShrink: 1, flexGrow: 1 }, h(Text, { wrap: "wrap" }, m[3]!)),
+              );
+            return h(
               Text,
               { key: i, wrap: "wrap", ...(/^\S.*:$|^[A-Z][a-z]+$/.test(l) ? { bold: true } : {}) },
               l || " ",
-            ),
-          ),
+            );
+          }),
         )
       : null,
   );
