@@ -1,11 +1,16 @@
 // Lashlang evaluator benchmark (issue 7, acceptance 4): the same programs in Lashlang,
 // in JavaScript inside QuickJS (quickjs-emscripten, sync build) and in plain V8 (`new Function`).
 // Run: pnpm exec node bench/perf/lashlang/run.ts [--runs 5] [--json out.json]
-import { check, LashlangState, parse, runCell } from "@lash/lashlang";
+import * as lashlang from "@lash/lashlang";
 import { getQuickJS } from "quickjs-emscripten";
 import { argValue, markdownTable, median, report } from "../util.ts";
 
 const RUNS = Number(argValue("--runs") ?? 5);
+// `--lashlang <path to src/index.ts>` measures another copy of the package (before/after comparisons).
+const alt = argValue("--lashlang");
+const { check, LashlangState, parse, runCell } = (
+  alt ? await import(new URL(alt, `file://${process.cwd()}/`).href) : lashlang
+) as typeof lashlang;
 
 interface Workload {
   id: string;

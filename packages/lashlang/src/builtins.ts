@@ -32,6 +32,9 @@ export interface BuiltinSpec {
   /** -1 = variadic */
   max: number;
   fn: (args: Value[]) => Value;
+  /** The same function for exactly one / two arguments, without an argument array (hot builtins). */
+  f1?: (a: Value) => Value;
+  f2?: (a: Value, b: Value) => Value;
 }
 
 export const RANGE_LIMIT = 1_000_000;
@@ -413,53 +416,59 @@ function toInt(v: Value): number {
   return Math.trunc(n) + 0;
 }
 
+function joinList(l: Value, sepV: Value): string {
+  if (!(l instanceof List || l instanceof Tuple))
+    throw typeError(`\`join\` expects a list, got ${typeName(l)}`);
+  const sep = text("join", sepV);
+  const items = l.items;
+  let allStrings = true;
+  for (let i = 0; i < items.length; i++)
+    if (typeof items[i] !== "string") {
+      allStrings = false;
+      break;
+    }
+  if (allStrings) return items.join(sep);
+  return items.map((x) => text("join", x)).join(sep);
+}
+
+function pushValue(l: Value, v: Value): List {
+  if (!(l instanceof List))
+    throw typeError(`\`push\` requires a list as the first argument, got ${typeName(l)}`);
+  const items = l.items.slice();
+  markChildrenShared(items);
+  items.push(share(v));
+  return new List(items);
+}
+
+const len1 = (a: Value): Value => lenOf("len", a);
+const split2 = (a: Value, b: Value): Value => split(text("split", a), text("split", b));
+const contains2 = (a: Value, b: Value): Value => containsValue(a, b);
+
 export const BUILTINS: { [name: string]: BuiltinSpec } = {
-  len: { min: 1, max: 1, fn: (a) => lenOf("len", a[0]!) },
+  len: { min: 1, max: 1, fn: (a) => len1(a[0]!), f1: len1 },
   empty: { min: 1, max: 1, fn: (a) => lenOf("empty", a[0]!) === 0 },
   keys: { min: 1, max: 1, fn: (a) => keysOf("keys", a[0]!, false) },
   values: { min: 1, max: 1, fn: (a) => keysOf("values", a[0]!, true) },
   trim: { min: 1, max: 1, fn: (a) => text("trim", a[0]!).trim() },
-  to_string: { min: 1, max: 1, fn: (a) => stringify(a[0]!) },
+  to_string: { min: 1, max: 1, fn: (a) => stringify(a[0]!), f1: stringify },
   to_int: { min: 1, max: 1, fn: (a) => toInt(a[0]!) },
   to_float: { min: 1, max: 1, fn: (a) => toNumber(a[0]!) },
   json_parse: { min: 1, max: 1, fn: (a) => jsonParse(a[0]!) },
-  contains: { min: 2, max: 2, fn: (a) => containsValue(a[0]!, a[1]!) },
+  contains: { min: 2, max: 2, fn: (a) => contains2(a[0]!, a[1]!), f2: contains2 },
   starts_with: {
     min: 2,
     max: 2,
     fn: (a) => text("starts_with", a[0]!).startsWith(text("starts_with", a[1]!)),
   },
   ends_with: { min: 2, max: 2, fn: (a) => text("ends_with", a[0]!).endsWith(text("ends_with", a[1]!)) },
-  split: { min: 2, max: 2, fn: (a) => split(text("split", a[0]!), text("split", a[1]!)) },
-  join: {
-    min: 2,
-    max: 2,
-    fn: (a) => {
-      const l = a[0]!;
-      if (!(l instanceof List || l instanceof Tuple))
-        throw typeError(`\`join\` expects a list, got ${typeName(l)}`);
-      const sep = text("join", a[1]!);
-      return l.items.map((x) => text("join", x)).join(sep);
-    },
-  },
+  split: { min: 2, max: 2, fn: (a) => split2(a[0]!, a[1]!), f2: split2 },
+  join: { min: 2, max: 2, fn: (a) => joinList(a[0]!, a[1]!), f2: joinList },
   find: { min: 2, max: 3, fn: findIn },
   grep_text: { min: 2, max: 2, fn: grepText },
   validate: { min: 2, max: 2, fn: (a) => validateValue(a[0]!, a[1]!) },
   ceil_div: { min: 2, max: 2, fn: (a) => intDiv("ceil_div", a[0]!, a[1]!, true) },
   floor_div: { min: 2, max: 2, fn: (a) => intDiv("floor_div", a[0]!, a[1]!, false) },
-  push: {
-    min: 2,
-    max: 2,
-    fn: (a) => {
-      const l = a[0]!;
-      if (!(l instanceof List))
-        throw typeError(`\`push\` requires a list as the first argument, got ${typeName(l)}`);
-      const items = l.items.slice();
-      markChildrenShared(items);
-      items.push(share(a[1]!));
-      return new List(items);
-    },
-  },
+  push: { min: 2, max: 2, fn: (a) => pushValue(a[0]!, a[1]!), f2: pushValue },
   slice: { min: 3, max: 3, fn: (a) => sliceValue(a[0]!, a[1]!, a[2]!) },
   format: { min: 1, max: -1, fn: (a) => formatString(a[0]!, a.slice(1)) },
   range: { min: 1, max: 3, fn: rangeOf },

@@ -5,7 +5,7 @@
  * interpreter that yields host requests; only those suspend. A step budget bounds the run.
  */
 import type { AssignTarget, CompClause, Expr, Program, RecordEntry, Stmt, TypeExpr } from "./ast.ts";
-import { arityError, BUILTINS, unknownBuiltin } from "./builtins.ts";
+import { arityError, BUILTINS, formatString, unknownBuiltin } from "./builtins.ts";
 import { typeToSchema } from "./types.ts";
 import {
   compareStrings,
@@ -505,9 +505,14 @@ export class Compiler {
         return (c) => {
           const v = obj(c);
           const i = idx(c);
-          if (v instanceof List && typeof i === "number" && i >= 0) {
-            const r = v.items[i];
-            if (r !== undefined) return r;
+          if (v instanceof List) {
+            if (typeof i === "number" && i >= 0) {
+              const r = v.items[i];
+              if (r !== undefined) return r;
+            }
+          } else if (v instanceof Rec && typeof i === "string") {
+            const r = v.map.get(i);
+            return r === undefined ? null : r;
           }
           try {
             return readIndex(v, i);
@@ -808,6 +813,48 @@ export class Compiler {
       return () => at(typeError(msg), e);
     }
     const fn = spec.fn;
+    const f1 = spec.f1;
+    const f2 = spec.f2;
+    if (f1 !== undefined && args.length === 1) {
+      const a0 = args[0]!;
+      return (c) => {
+        const v = a0(c);
+        try {
+          return f1(v);
+        } catch (err) {
+          return at(err, e);
+        }
+      };
+    }
+    if (f2 !== undefined && args.length === 2) {
+      const a0 = args[0]!;
+      const a1 = args[1]!;
+      return (c) => {
+        const v0 = a0(c);
+        const v1 = a1(c);
+        try {
+          return f2(v0, v1);
+        } catch (err) {
+          return at(err, e);
+        }
+      };
+    }
+    if (e.name === "format") {
+      // the template and the arguments, without the generic argument array and its slice
+      const tpl = args[0]!;
+      const rest = args.slice(1);
+      const n = rest.length;
+      return (c) => {
+        const t = tpl(c);
+        const vals = new Array<Value>(n);
+        for (let i = 0; i < n; i++) vals[i] = rest[i]!(c);
+        try {
+          return formatString(t, vals);
+        } catch (err) {
+          return at(err, e);
+        }
+      };
+    }
     if (args.length === 1) {
       const a0 = args[0]!;
       return (c) => {
@@ -832,8 +879,10 @@ export class Compiler {
         }
       };
     }
+    const n = args.length;
     return (c) => {
-      const vals = args.map((a) => a(c));
+      const vals = new Array<Value>(n);
+      for (let i = 0; i < n; i++) vals[i] = args[i]!(c);
       try {
         return fn(vals);
       } catch (err) {
@@ -1102,8 +1151,14 @@ export class Compiler {
     const val = this.expr(s.value);
     const inPlaceItem = inPlace ? this.expr(inPlace.item) : null;
     const isPush = inPlace?.push ?? false;
+    // The key array is reused: an assignment statement never re-enters itself (no user functions).
+    const ks = new Array<Value>(keys.length);
+    const nk = keys.length;
     return (c) => {
-      const ks = keys.map((k, i) => (k === null ? names[i]! : k(c)));
+      for (let i = 0; i < nk; i++) {
+        const k = keys[i]!;
+        ks[i] = k === null ? names[i]! : k(c);
+      }
       try {
         if (inPlaceItem) {
           const holder = descend(c, slot, t, ks, true);
