@@ -66,8 +66,19 @@ describe("peer workload check", () => {
     expect(verifyRequests(spec, reqs)).toEqual(['session 0 round 3: the last tool result is "sum=999"']);
   });
 
+  it("ignores requests of the other variant but flags requests without a session prompt", () => {
+    const reqs = complete();
+    const stream = {
+      ...request(99, 0, 0),
+      body: { messages: [{ role: "user", content: "stream 0: reply with the text" }] },
+    };
+    expect(verifyRequests(spec, [...reqs, stream])).toEqual([]);
+    const stray = { ...request(99, 0, 0), body: { messages: [{ role: "user", content: "hello" }] } };
+    expect(verifyRequests(spec, [...reqs, stray])).toEqual(["1 request(s) carry no session prompt"]);
+  });
+
   it("the scripted model calls the tool for 4 rounds, then answers", () => {
-    const respond = responder(spec);
+    const respond = responder({ tools: spec, stream: { ...spec, variant: "stream", chunks: 10 } });
     expect(respond(request(0, 1, 0)).toolCalls?.[0]).toMatchObject({
       name: "add",
       arguments: { a: 0, b: 1 },

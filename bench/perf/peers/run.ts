@@ -3,8 +3,8 @@
 // processes, the mock server in this process (its CPU is not counted).
 //
 //   tools:  100 sessions × a 20-round tool loop (one `add` call per round, then
-//           a text answer): 21 model round trips per session.
-//   stream: 20 sessions × one 1,000-chunk text reply.
+//           a text answer): 21 model round trips per session, 20 in flight.
+//   stream: 20 sessions × one 1,000-chunk text reply (same process, after).
 //
 // Every run is checked: the mock server must have seen exactly the expected
 // requests (per session: tool rounds 0..20, each tool result carried back) and
@@ -13,7 +13,7 @@
 //
 // pnpm exec node bench/perf/peers/run.ts [--json out.json] [--runs 5]
 //   [--sessions 100] [--rounds 20] [--stream-sessions 20] [--chunks 1000]
-//   [--only lash-memory,ai-sdk] [--sabotage <framework>]
+//   [--concurrency 20] [--only lash-memory,ai-sdk] [--sabotage <framework>]
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -31,6 +31,7 @@ import {
 } from "./workload.ts";
 
 const RUNS = Number(argValue("--runs") ?? 5);
+const CONCURRENCY = Number(argValue("--concurrency") ?? 20);
 const only = argValue("--only")?.split(",");
 const sabotage = argValue("--sabotage");
 const frameworks = FRAMEWORKS.filter((f) => !only || only.includes(f));
@@ -40,14 +41,14 @@ const specs: Record<WorkloadSpec["variant"], WorkloadSpec> = {
     sessions: Number(argValue("--sessions") ?? 100),
     rounds: Number(argValue("--rounds") ?? 20),
     chunks: 0,
-    concurrency: 10,
+    concurrency: CONCURRENCY,
   },
   stream: {
     variant: "stream",
     sessions: Number(argValue("--stream-sessions") ?? 20),
     rounds: 0,
     chunks: Number(argValue("--chunks") ?? 1000),
-    concurrency: 10,
+    concurrency: CONCURRENCY,
   },
 };
 
@@ -77,15 +78,14 @@ function version(pkg: string): string {
 const workerPath = join(import.meta.dirname, "worker.ts");
 const scratch = mkdtempSync(join(tmpdir(), "lash-peers-"));
 
-/** One framework, one variant, one fresh process; returns the result or the problems found. */
+/** One framework, one fresh process (tool loop, then streaming); returns the results and the problems found. */
 async function runOnce(
   framework: Framework,
-  spec: WorkloadSpec,
   run: number,
-): Promise<{ result?: WorkerResult; problems: string[] }> {
-  const server = await startMockServer({ responder: responder(spec) });
-  const out = join(scratch, `${framework}-${spec.variant}-${run}.json`);
-  const args = [workerPath, framework, server.baseUrl("openai-chat"), JSON.stringify(spec), out];
+): Promise<{ results: WorkerResult[]; problems: string[] }> {
+  const server = await startMockServer({ responder: responder(specs) });
+  const out = join(scratch, `${framework}-${run}.json`);
+  const args = [workerPath, framework, server.baseUrl("openai-chat"), JSON.stringify(specs), out];
   if (sabotage === framework) args.push("--sabotage");
   let stderr = "";
   const code = await new Promise<number | null>((resolve) => {
@@ -97,21 +97,24 @@ async function runOnce(
   });
   const requests = server.requests;
   await server.close();
+  if (code !== 0 || !existsSync(out))
+    return {
+      results: [],
+      problems: [`worker exited with ${code}: ${stderr.trim().split("\n").slice(-5).join(" | ")}`],
+    };
+  const results = JSON.parse(readFileSync(out, "utf8")) as WorkerResult[];
   const problems: string[] = [];
-  if (code !== 0 || !existsSync(out)) {
-    problems.push(`worker exited with ${code}: ${stderr.trim().split("\n").slice(-5).join(" | ")}`);
-    return { problems };
+  for (const result of results) {
+    const spec = specs[result.variant];
+    const p: string[] = [...verifyRequests(spec, requests)];
+    if (spec.variant === "tools" && result.toolCalls !== spec.sessions * spec.rounds)
+      p.push(`the framework ran ${result.toolCalls} tool calls, expected ${spec.sessions * spec.rounds}`);
+    if (result.completed !== spec.sessions)
+      p.push(`${result.completed} of ${spec.sessions} sessions ended with the expected text`);
+    p.push(...result.errors);
+    problems.push(...p.map((x) => `${spec.variant}: ${x}`));
   }
-  const result = JSON.parse(readFileSync(out, "utf8")) as WorkerResult;
-  problems.push(...verifyRequests(spec, requests));
-  if (spec.variant === "tools" && result.toolCalls !== spec.sessions * spec.rounds)
-    problems.push(
-      `the framework ran ${result.toolCalls} tool calls, expected ${spec.sessions * spec.rounds}`,
-    );
-  if (result.completed !== spec.sessions)
-    problems.push(`${result.completed} of ${spec.sessions} sessions ended with the expected text`);
-  problems.push(...result.errors);
-  return { result, problems };
+  return { results, problems };
 }
 
 const started = performance.now();
@@ -122,22 +125,22 @@ for (let run = 0; run < RUNS; run++) {
   // Rotate the order every run so machine noise does not favour one framework.
   const order = frameworks.map((_, i) => frameworks[(i + run) % frameworks.length]!);
   for (const framework of order) {
-    for (const spec of Object.values(specs)) {
-      const key = `${framework}/${spec.variant}`;
-      if (failed.has(key)) continue;
-      const { result, problems } = await runOnce(framework, spec, run);
-      if (problems.length > 0 || !result) {
-        failed.add(key);
-        failures.push(`${key} (run ${run + 1}): ${problems.join("; ")}`);
-        process.stderr.write(`✗ ${key} run ${run + 1}: ${problems.join("; ")}\n`);
-        continue;
-      }
+    if (failed.has(framework)) continue;
+    const { results: rs, problems } = await runOnce(framework, run);
+    if (problems.length > 0) {
+      failed.add(framework);
+      failures.push(`${framework} (run ${run + 1}): ${problems.join("; ")}`);
+      process.stderr.write(`✗ ${framework} run ${run + 1}: ${problems.join("; ")}\n`);
+      continue;
+    }
+    for (const result of rs) {
+      const key = `${framework}/${result.variant}`;
       const list = results.get(key) ?? [];
       list.push(result);
       results.set(key, list);
       const cpu = result.cpuUserMs + result.cpuSystemMs;
       process.stdout.write(
-        `  run ${run + 1}/${RUNS} ${key.padEnd(22)} cpu ${cpu.toFixed(0).padStart(6)} ms  wall ${result.wallMs.toFixed(0).padStart(6)} ms  ✓ ${expectedRequests(spec)} requests\n`,
+        `  run ${run + 1}/${RUNS} ${key.padEnd(22)} cpu ${cpu.toFixed(0).padStart(6)} ms  wall ${result.wallMs.toFixed(0).padStart(6)} ms  ✓ ${expectedRequests(specs[result.variant])} requests\n`,
       );
     }
   }
@@ -147,7 +150,7 @@ const totalSeconds = (performance.now() - started) / 1000;
 
 if (failures.length > 0) {
   process.stderr.write(
-    `\nPEER BENCHMARK FAILED: ${failures.length} framework/variant(s) did not complete the workload:\n${failures.map((f) => `  - ${f}`).join("\n")}\n`,
+    `\nPEER BENCHMARK FAILED: ${failures.length} framework(s) did not complete the workload:\n${failures.map((f) => `  - ${f}`).join("\n")}\n`,
   );
   process.exit(1);
 }
@@ -222,7 +225,7 @@ report({
     `Tool loop: ${specs.tools.sessions} sessions × ${specs.tools.rounds} rounds (one \`add\` tool call per round, then a text answer) = ${roundTrips.toLocaleString("en-US")} model round trips per run, ${specs.tools.concurrency} sessions in flight. ` +
       `Streaming: ${specs.stream.sessions} sessions × one ${specs.stream.chunks.toLocaleString("en-US")}-chunk text reply. ` +
       `CPU = user + system time of the framework's process (process.cpuUsage) around the workload only — start-up, imports and global set-up excluded; the mock server runs in the parent process. ` +
-      `Medians of ${RUNS} runs, each in a fresh process, framework order rotated per run; peak RSS is the worker's maxRSS (imports included). Total ${totalSeconds.toFixed(0)} s.`,
+      `Medians of ${RUNS} runs, each in a fresh process (the tool loop, then the streaming variant, measured apart), framework order rotated per run; peak RSS is the worker's maxRSS at the end of the tool loop (imports included). Total ${totalSeconds.toFixed(0)} s.`,
     `Request-count check passed for every framework and run: the mock server saw exactly ${roundTrips.toLocaleString("en-US")} tool-loop requests (rounds 0..${specs.tools.rounds} of every session, each carrying the previous tool result) and ${specs.stream.sessions} streaming requests, ` +
       `every framework ran ${(specs.tools.sessions * specs.tools.rounds).toLocaleString("en-US")} tool calls and returned the expected final text in every session.`,
     "Wire modes differ by design: lash, pi, Mastra and every streaming run use SSE; the AI SDK's generateText and the OpenAI Agents SDK's non-streamed run() request non-streamed JSON in the tool loop.",

@@ -1,5 +1,6 @@
-// One framework, one run, in a fresh process (spawned by run.ts):
-//   node worker.ts <framework> <baseUrl> <spec-json> <out-file>
+// One framework, one run (tool loop, then streaming), in a fresh process
+// (spawned by run.ts):
+//   node worker.ts <framework> <baseUrl> <specs-json> <out-file> [--sabotage]
 // Imports and global set-up happen before the measurement; CPU time
 // (process.cpuUsage) and wall time cover the workload only. The mock server
 // runs in the parent, so its CPU is not counted here.
@@ -36,18 +37,18 @@ async function pool(count: number, concurrency: number, job: (k: number) => Prom
 }
 
 async function main(): Promise<void> {
-  const [name, baseUrl, specJson, out, flag] = process.argv.slice(2);
+  const [name, baseUrl, specsJson, out, flag] = process.argv.slice(2);
+  if (!name || !baseUrl || !specsJson || !out)
+    throw new Error("usage: worker.ts <framework> <baseUrl> <specs> <out> [--sabotage]");
+  if (!(FRAMEWORKS as readonly string[]).includes(name)) throw new Error(`unknown framework ${name}`);
+  const specs = JSON.parse(specsJson) as { tools: WorkloadSpec; stream: WorkloadSpec };
   // --sabotage: skip the last session, to show that the parent's check fails the run.
   const sessions = (spec: WorkloadSpec) => (flag === "--sabotage" ? spec.sessions - 1 : spec.sessions);
-  if (!name || !baseUrl || !specJson || !out)
-    throw new Error("usage: worker.ts <framework> <baseUrl> <spec> <out>");
-  if (!(FRAMEWORKS as readonly string[]).includes(name)) throw new Error(`unknown framework ${name}`);
-  const spec = JSON.parse(specJson) as WorkloadSpec;
   const tmp = mkdtempSync(join(tmpdir(), `lash-peers-${name}-`));
   let toolCalls = 0;
   const ctx: AdapterContext = {
     baseUrl,
-    spec,
+    rounds: specs.tools.rounds,
     tmp,
     add: (a, b) => {
       toolCalls++;
@@ -55,39 +56,44 @@ async function main(): Promise<void> {
     },
   };
   const adapter = await load(name as Framework, ctx);
-  const expected = spec.variant === "tools" ? FINAL_TEXT : streamText(spec.chunks);
-  const errors: string[] = [];
-  let completed = 0;
 
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  await pool(sessions(spec), spec.concurrency, async (k) => {
-    try {
-      const text = spec.variant === "tools" ? await adapter.toolSession(k) : await adapter.streamSession(k);
-      if (text.trim() === expected.trim()) completed++;
-      else if (errors.length < 5)
-        errors.push(`session ${k}: final text ${JSON.stringify(text.slice(0, 80))} (${text.length} chars)`);
-    } catch (e) {
-      if (errors.length < 5) errors.push(`session ${k}: ${e instanceof Error ? e.message : String(e)}`);
-    }
-  });
-  const wallMs = performance.now() - t0;
-  const cpu = process.cpuUsage(cpu0);
-
+  // The tool loop first, then the streaming variant, each measured on its own.
+  const results: WorkerResult[] = [];
+  for (const spec of [specs.tools, specs.stream]) {
+    const expected = spec.variant === "tools" ? FINAL_TEXT : streamText(spec.chunks);
+    const errors: string[] = [];
+    let completed = 0;
+    toolCalls = 0;
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    await pool(sessions(spec), spec.concurrency, async (k) => {
+      try {
+        const text = spec.variant === "tools" ? await adapter.toolSession(k) : await adapter.streamSession(k);
+        if (text.trim() === expected.trim()) completed++;
+        else if (errors.length < 5)
+          errors.push(`session ${k}: final text ${JSON.stringify(text.slice(0, 80))} (${text.length} chars)`);
+      } catch (e) {
+        if (errors.length < 5) errors.push(`session ${k}: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    });
+    const wallMs = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    results.push({
+      framework: name,
+      variant: spec.variant,
+      cpuUserMs: cpu.user / 1000,
+      cpuSystemMs: cpu.system / 1000,
+      wallMs,
+      // Peak so far: after the tool loop it is the tool loop's peak.
+      maxRssBytes: process.resourceUsage().maxRSS * 1024,
+      toolCalls,
+      completed,
+      errors,
+    });
+  }
   await adapter.close?.();
   rmSync(tmp, { recursive: true, force: true });
-  const result: WorkerResult = {
-    framework: name,
-    variant: spec.variant,
-    cpuUserMs: cpu.user / 1000,
-    cpuSystemMs: cpu.system / 1000,
-    wallMs,
-    maxRssBytes: process.resourceUsage().maxRSS * 1024,
-    toolCalls,
-    completed,
-    errors,
-  };
-  writeFileSync(out, JSON.stringify(result));
+  writeFileSync(out, JSON.stringify(results));
 }
 
 if (import.meta.main) {

@@ -27,8 +27,10 @@ export interface WorkloadSpec {
   readonly concurrency: number;
 }
 
-/** The user message that opens session k (the server identifies sessions by it). */
+/** The user message that opens tool-loop session k (the server identifies sessions by it). */
 export const prompt = (k: number) => `session ${k}: call add once per round until told otherwise`;
+/** The user message that opens streaming session k. */
+export const streamPrompt = (k: number) => `stream ${k}: reply with the text`;
 
 /** The streamed reply text: CHUNKS words, one per chunk. */
 export const streamText = (chunks: number) => "w ".repeat(chunks);
@@ -57,29 +59,36 @@ function textOf(content: unknown): string {
   return "";
 }
 
-/** Session number and tool-round number of a Chat Completions request. */
-export function classify(req: RecordedRequest): { session: number; round: number; lastTool: string } {
+/** Variant, session number and tool-round number of a Chat Completions request. */
+export function classify(req: RecordedRequest): {
+  variant: WorkloadSpec["variant"] | undefined;
+  session: number;
+  round: number;
+  lastTool: string;
+} {
   const messages = messagesOf(req);
   const user = messages.find((m) => m.role === "user");
-  const m = /^session (\d+):/.exec(textOf(user?.content));
+  const m = /^(session|stream) (\d+):/.exec(textOf(user?.content));
   const tools = messages.filter((m) => m.role === "tool");
   return {
-    session: m ? Number(m[1]) : -1,
+    variant: m ? (m[1] === "stream" ? "stream" : "tools") : undefined,
+    session: m ? Number(m[2]) : -1,
     round: tools.length,
     lastTool: textOf(tools.at(-1)?.content),
   };
 }
 
-/** The mock model: a function of the request body only. */
-export function responder(spec: WorkloadSpec): (req: RecordedRequest) => MockReply {
+/** The mock model: a function of the request body only (both variants, told apart by the prompt). */
+export function responder(specs: {
+  readonly tools: WorkloadSpec;
+  readonly stream: WorkloadSpec;
+}): (req: RecordedRequest) => MockReply {
   const usage = { input: 20, output: 5 };
-  if (spec.variant === "stream") {
-    const text = streamText(spec.chunks);
-    return () => ({ text, textChunks: spec.chunks, usage });
-  }
+  const text = streamText(specs.stream.chunks);
   return (req) => {
-    const { session, round } = classify(req);
-    if (round < spec.rounds)
+    const { variant, session, round } = classify(req);
+    if (variant === "stream") return { text, textChunks: specs.stream.chunks, usage };
+    if (round < specs.tools.rounds)
       return {
         toolCalls: [{ id: `call_${session}_${round}`, name: TOOL_NAME, arguments: { a: round, b: 1 } }],
         usage,
@@ -97,8 +106,11 @@ export const expectedRequests = (spec: WorkloadSpec) =>
  * (tools: rounds 0..R each exactly once, and every tool result carried back).
  * Returns the problems found (empty when the run really completed).
  */
-export function verifyRequests(spec: WorkloadSpec, requests: readonly RecordedRequest[]): string[] {
+export function verifyRequests(spec: WorkloadSpec, all: readonly RecordedRequest[]): string[] {
   const problems: string[] = [];
+  const requests = all.filter((r) => classify(r).variant === spec.variant);
+  const stray = all.filter((r) => classify(r).variant === undefined).length;
+  if (stray > 0) problems.push(`${stray} request(s) carry no session prompt`);
   const expected = expectedRequests(spec);
   if (requests.length !== expected)
     problems.push(`the mock server saw ${requests.length} requests, expected ${expected}`);
@@ -111,10 +123,6 @@ export function verifyRequests(spec: WorkloadSpec, requests: readonly RecordedRe
   const seen = new Map<number, number[]>();
   for (const r of requests) {
     const { session, round, lastTool } = classify(r);
-    if (session < 0) {
-      problems.push(`request #${r.index} carries no session prompt`);
-      continue;
-    }
     if (round > 0 && !lastTool.includes(add(round - 1, 1)))
       problems.push(`session ${session} round ${round}: the last tool result is ${JSON.stringify(lastTool)}`);
     const rounds = seen.get(session) ?? [];
@@ -157,7 +165,8 @@ export interface FrameworkAdapter {
 export interface AdapterContext {
   /** OpenAI-style base URL, ending in /v1. */
   readonly baseUrl: string;
-  readonly spec: WorkloadSpec;
+  /** Tool rounds per session before the model answers. */
+  readonly rounds: number;
   /** The tool body every adapter calls (counts executions). */
   readonly add: (a: number, b: number) => string;
   /** A scratch directory for this worker (SQLite files). */

@@ -9,6 +9,7 @@ import {
   MODEL,
   prompt,
   SYSTEM,
+  streamPrompt,
   TOOL_DESCRIPTION,
 } from "../workload.ts";
 
@@ -29,13 +30,13 @@ export function aiSdkAdapter(ctx: AdapterContext): FrameworkAdapter {
         system: SYSTEM,
         prompt: prompt(k),
         tools,
-        stopWhen: stepCountIs(ctx.spec.rounds + 1),
+        stopWhen: stepCountIs(ctx.rounds + 1),
         maxRetries: 0,
       });
       return result.text;
     },
     async streamSession(k) {
-      const result = streamText({ model, system: SYSTEM, prompt: prompt(k), maxRetries: 0 });
+      const result = streamText({ model, system: SYSTEM, prompt: streamPrompt(k), maxRetries: 0 });
       let text = "";
       for await (const delta of result.textStream) text += delta;
       return text;

@@ -10,6 +10,7 @@ import {
   MODEL,
   prompt,
   SYSTEM,
+  streamPrompt,
   TOOL_DESCRIPTION,
   TOOL_NAME,
 } from "../workload.ts";
@@ -42,7 +43,7 @@ export function lashAdapter(ctx: AdapterContext, persistent: boolean): Framework
     },
     async streamSession(k) {
       const session = await lash.createSession({ model, systemPrompt: SYSTEM });
-      const run = session.turn(prompt(k));
+      const run = session.turn(streamPrompt(k));
       let text = "";
       for await (const e of run) if (e.type === "textDelta") text += e.text;
       await run.result;

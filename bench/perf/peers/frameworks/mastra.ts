@@ -10,6 +10,7 @@ import {
   MODEL,
   prompt,
   SYSTEM,
+  streamPrompt,
   TOOL_DESCRIPTION,
   TOOL_NAME,
 } from "../workload.ts";
@@ -37,11 +38,11 @@ export function mastraAdapter(ctx: AdapterContext): FrameworkAdapter {
   const textAgent = new Agent({ id: "bench-stream", name: "bench-stream", instructions: SYSTEM, model });
   return {
     async toolSession(k) {
-      const result = await toolAgent.generate(prompt(k), { maxSteps: ctx.spec.rounds + 1 });
+      const result = await toolAgent.generate(prompt(k), { maxSteps: ctx.rounds + 1 });
       return result.text;
     },
     async streamSession(k) {
-      const result = await textAgent.stream(prompt(k));
+      const result = await textAgent.stream(streamPrompt(k));
       let text = "";
       for await (const delta of result.textStream) text += delta;
       return text;

@@ -8,6 +8,7 @@ import {
   MODEL,
   prompt,
   SYSTEM,
+  streamPrompt,
   TOOL_DESCRIPTION,
   TOOL_NAME,
 } from "../workload.ts";
@@ -26,11 +27,11 @@ export function openaiAgentsAdapter(ctx: AdapterContext): FrameworkAdapter {
   const textAgent = new Agent({ name: "bench-stream", instructions: SYSTEM, model });
   return {
     async toolSession(k) {
-      const result = await run(toolAgent, prompt(k), { maxTurns: ctx.spec.rounds + 5 });
+      const result = await run(toolAgent, prompt(k), { maxTurns: ctx.rounds + 5 });
       return String(result.finalOutput ?? "");
     },
     async streamSession(k) {
-      const result = await run(textAgent, prompt(k), { stream: true });
+      const result = await run(textAgent, streamPrompt(k), { stream: true });
       let text = "";
       for await (const delta of result.toTextStream()) text += delta;
       await result.completed;

@@ -7,6 +7,7 @@ import {
   MODEL,
   prompt,
   SYSTEM,
+  streamPrompt,
   TOOL_DESCRIPTION,
   TOOL_NAME,
 } from "../workload.ts";
@@ -56,7 +57,7 @@ export function piAdapter(ctx: AdapterContext): FrameworkAdapter {
         if (e.type === "message_update" && e.assistantMessageEvent.type === "text_delta")
           text += e.assistantMessageEvent.delta;
       });
-      await a.prompt(prompt(k));
+      await a.prompt(streamPrompt(k));
       return text;
     },
   };
