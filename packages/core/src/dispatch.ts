@@ -1,7 +1,7 @@
 import type { CompletedToolCall, PendingToolCall } from "@lash/sansio";
 import { Clock, Deferred, Duration, Effect, Option, Ref } from "effect";
 import type { TurnActivityBody } from "./activity.ts";
-import { EffectJournal, type JournalMismatch } from "./journal.ts";
+import { Journal, type JournalMismatch } from "./journal.ts";
 import { validateJson } from "./jsonschema.ts";
 import type { HookContext, PluginHooks, ProjectedResult, ToolCallInfo } from "./plugin.ts";
 import type { StoreError } from "./store.ts";
@@ -33,7 +33,7 @@ export interface DispatchContext {
   readonly catalog: ReadonlyMap<string, ToolDefinition>;
   readonly hooks: readonly NamedHooks[];
   readonly project: (call: ToolCallInfo, output: ToolOutput) => Effect.Effect<ProjectedResult, unknown>;
-  readonly journal: EffectJournal;
+  readonly journal: Journal;
   /** Replay key of the batch effect; attempts are keyed under it. */
   readonly batchKey: string;
   readonly emit: (body: TurnActivityBody) => Effect.Effect<void>;
@@ -258,7 +258,7 @@ function execute(
 }
 
 function hashOf(p: Extract<Prepared, { kind: "run" }>): string {
-  return EffectJournal.hash({ tool: p.call.name, args: p.args });
+  return Journal.hash({ tool: p.call.name, args: p.args });
 }
 
 /**

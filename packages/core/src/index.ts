@@ -2,6 +2,7 @@ export * from "./activity.ts";
 export * from "./budget.ts";
 export * from "./dispatch.ts";
 export * from "./facade.ts";
+export * from "./host.ts";
 export * from "./hub.ts";
 export * from "./journal.ts";
 export * from "./jsonschema.ts";

@@ -1,6 +1,6 @@
 import { hashValue } from "@lash/sansio";
-import { Clock, Data, Effect } from "effect";
-import type { JournalEntry, SessionStoreShape, StoreError } from "./store.ts";
+import { Clock, Context, Data, Effect, Layer } from "effect";
+import { type JournalEntry, SessionStore, type SessionStoreShape, type StoreError } from "./store.ts";
 
 /** A recorded effect was asked again with different content: replay cannot continue. */
 export class JournalMismatch extends Data.TaggedError("JournalMismatch")<{
@@ -19,7 +19,7 @@ export interface Recorded<A> {
  * is recorded by replay key and envelope hash. On replay a completed record
  * is returned without running anything; a different hash is a terminal error.
  */
-export class EffectJournal {
+export class Journal {
   private readonly store: SessionStoreShape | undefined;
   constructor(store: SessionStoreShape | undefined) {
     this.store = store;
@@ -84,7 +84,7 @@ export class EffectJournal {
     decode: (u: unknown) => A = (u) => u as A,
   ): Effect.Effect<Recorded<A>, E | JournalMismatch | StoreError, R> {
     if (!this.store) return Effect.map(effect, (value) => ({ value, replayed: false }));
-    const hash = EffectJournal.hash(envelope);
+    const hash = Journal.hash(envelope);
     return Effect.gen(this, function* () {
       const entry = yield* this.lookup(key);
       yield* this.check(entry, key, hash);
@@ -94,4 +94,18 @@ export class EffectJournal {
       return { value, replayed: false };
     });
   }
+}
+
+/**
+ * The journal as a service. `LashRuntime` uses the one in its context when there
+ * is one, otherwise it builds one over its `SessionStore` (off with `journal: false`).
+ */
+export class EffectJournal extends Context.Tag("@lash/core/EffectJournal")<EffectJournal, Journal>() {
+  /** Records into the `SessionStore` (SQLite: the `journal` table). */
+  static readonly layer: Layer.Layer<EffectJournal, never, SessionStore> = Layer.effect(
+    EffectJournal,
+    Effect.map(SessionStore, (store) => new Journal(store)),
+  );
+  /** Records nothing: no crash-resume (in-memory hosts, benchmarks). */
+  static readonly disabled: Layer.Layer<EffectJournal> = Layer.succeed(EffectJournal, new Journal(undefined));
 }

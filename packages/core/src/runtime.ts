@@ -35,9 +35,10 @@ import {
   Stream,
 } from "effect";
 import type { TurnActivity, TurnActivityBody } from "./activity.ts";
-import { type DispatchOptions, type NamedHooks, runToolBatch } from "./dispatch.ts";
+import { type DispatchOptions, runToolBatch } from "./dispatch.ts";
+import { PluginHost, ToolCatalog } from "./host.ts";
 import { ActivityHub } from "./hub.ts";
-import { EffectJournal } from "./journal.ts";
+import { EffectJournal, Journal } from "./journal.ts";
 import type { HookContext, Plugin, ProjectedResult } from "./plugin.ts";
 import { IdGenerator, LlmProviders, ModelCatalog, type UnknownModel } from "./services.ts";
 import {
@@ -262,7 +263,6 @@ const MAX_FRAME_SWITCHES = 16;
 interface SessionLocal {
   readonly hub: ActivityHub;
   readonly lock: Effect.Semaphore;
-  plugins: readonly Plugin[];
 }
 
 function toInfo(e: LlmError): LlmErrorInfo {
@@ -289,23 +289,27 @@ export const makeRuntime = (options: RuntimeOptions) =>
     const providers = yield* LlmProviders;
     const catalog = yield* ModelCatalog;
     const runtimeScope = yield* Effect.scope;
-    const journal = new EffectJournal(options.journal === false ? undefined : store);
+    const journal = Option.getOrElse(
+      yield* Effect.serviceOption(EffectJournal),
+      () => new Journal(options.journal === false ? undefined : store),
+    );
     const drivers: { readonly [mode: string]: ProtocolDriver } = {
       standard: standardDriver,
       ...options.drivers,
     };
-    const basePlugins = options.plugins ?? [];
+    const givenHost = yield* Effect.serviceOption(PluginHost);
+    const pluginHost = Option.isSome(givenHost)
+      ? givenHost.value
+      : yield* Effect.try({ try: () => PluginHost.make(options.plugins ?? []), catch: (e) => e }).pipe(
+          Effect.orDie,
+        );
+    const toolCatalog = Option.getOrElse(yield* Effect.serviceOption(ToolCatalog), () =>
+      ToolCatalog.make(pluginHost),
+    );
     const codeExecutor = options.codeExecutor;
     const options_dispatch = options.dispatch;
     const projectorFactories = options.projectors ?? {};
     const locals = new Map<string, SessionLocal>();
-
-    const projectors = basePlugins.filter((p) => p.hooks?.projectToolResult);
-    if (projectors.length > 1) {
-      return yield* Effect.dieMessage(
-        `only one plugin may project tool results; found ${projectors.map((p) => p.name).join(", ")}`,
-      );
-    }
 
     const local = (sessionId: string): Effect.Effect<SessionLocal> =>
       Effect.suspend(() => {
@@ -314,46 +318,15 @@ export const makeRuntime = (options: RuntimeOptions) =>
         return Effect.map(ActivityHub.make(sessionId), (hub) => {
           const again = locals.get(sessionId);
           if (again) return again;
-          const created: SessionLocal = { hub, lock: Effect.unsafeMakeSemaphore(1), plugins: [] };
+          const created: SessionLocal = { hub, lock: Effect.unsafeMakeSemaphore(1) };
           locals.set(sessionId, created);
           return created;
         });
       });
 
-    const pluginsOf = (sessionId: string): readonly Plugin[] => [
-      ...basePlugins,
-      ...(locals.get(sessionId)?.plugins ?? []),
-    ];
-
-    const toolAllow = (session: SessionRecord): readonly string[] | undefined =>
-      session.state["lash.tools"] as readonly string[] | undefined;
-
-    const catalogFor = (session: SessionRecord): Effect.Effect<Map<string, ToolDefinition>> =>
-      Effect.gen(function* () {
-        const map = new Map<string, ToolDefinition>();
-        for (const plugin of pluginsOf(session.id)) {
-          for (const tool of plugin.tools ?? []) if (!map.has(tool.name)) map.set(tool.name, tool);
-          if (plugin.dynamicTools) {
-            const dynamic = yield* plugin.dynamicTools();
-            for (const tool of dynamic) if (!map.has(tool.name)) map.set(tool.name, tool);
-          }
-        }
-        const allow = toolAllow(session);
-        if (allow) {
-          const allowed = new Set(allow);
-          // plugin-internal helper tools (read_output) follow their owner's availability
-          for (const name of [...map.keys()])
-            if (!allowed.has(name) && name !== "read_output") map.delete(name);
-        }
-        return map;
-      });
-
-    const systemPromptFor = (session: SessionRecord): string | undefined => {
-      const parts = [session.systemPrompt, ...pluginsOf(session.id).map((p) => p.prompt)].filter(
-        (s): s is string => typeof s === "string" && s.trim() !== "",
-      );
-      return parts.length ? parts.join("\n\n") : undefined;
-    };
+    const pluginsOf = (sessionId: string): readonly Plugin[] => pluginHost.plugins(sessionId);
+    const catalogFor = (session: SessionRecord) => toolCatalog.forSession(session);
+    const systemPromptFor = (session: SessionRecord) => pluginHost.systemPrompt(session);
 
     const createSession: LashRuntimeShape["createSession"] = (o) =>
       Effect.gen(function* () {
@@ -385,14 +358,12 @@ export const makeRuntime = (options: RuntimeOptions) =>
           ...(o.parentLink !== undefined ? { parentLink: o.parentLink } : {}),
         };
         const created = yield* store.createSession(record);
-        if (o.plugins?.length) (yield* local(id)).plugins = o.plugins;
+        if (o.plugins?.length) pluginHost.attach(id, o.plugins);
         return created;
       });
 
     const attachPlugins: LashRuntimeShape["attachPlugins"] = (sessionId, plugins) =>
-      Effect.map(local(sessionId), (l) => {
-        l.plugins = plugins;
-      });
+      Effect.sync(() => pluginHost.attach(sessionId, plugins));
 
     const fork: LashRuntimeShape["fork"] = (sessionId, o = {}) =>
       Effect.gen(function* () {
@@ -540,10 +511,8 @@ export const makeRuntime = (options: RuntimeOptions) =>
           });
         const hook: HookContext = { session, turnId };
         const plugins = pluginsOf(sessionId);
-        const namedHooks: NamedHooks[] = plugins.flatMap((p) =>
-          p.hooks ? [{ plugin: p.name, hooks: p.hooks }] : [],
-        );
-        const projector = plugins.find((p) => p.hooks?.projectToolResult)?.hooks?.projectToolResult;
+        const namedHooks = pluginHost.hooks(sessionId);
+        const projector = pluginHost.projector(sessionId);
         const project = (
           call: Parameters<NonNullable<typeof projector>>[1],
           out: Parameters<NonNullable<typeof projector>>[2],
@@ -1182,16 +1151,15 @@ export const makeRuntime = (options: RuntimeOptions) =>
     const observe: LashRuntimeShape["observe"] = (sessionId, cursor = 0) =>
       Stream.unwrap(Effect.map(local(sessionId), (l) => l.hub.observe(cursor)));
 
-    const pluginStatus = () => {
-      const out: { [plugin: string]: unknown } = {};
-      for (const p of basePlugins) if (p.status) out[p.name] = p.status();
-      return out;
-    };
+    const pluginStatus = () => pluginHost.status();
 
     const deleteSession: LashRuntimeShape["deleteSession"] = (id) =>
       Effect.zipRight(
         store.deleteSession(id),
-        Effect.sync(() => locals.delete(id)),
+        Effect.sync(() => {
+          locals.delete(id);
+          pluginHost.detach(id);
+        }),
       );
 
     const self: LashRuntimeShape = {

@@ -1,0 +1,109 @@
+import { Context, Effect, Layer } from "effect";
+import type { NamedHooks } from "./dispatch.ts";
+import type { Plugin, PluginHooks } from "./plugin.ts";
+import type { SessionRecord } from "./store.ts";
+import type { ToolDefinition } from "./tool.ts";
+
+/**
+ * The plugins of a runtime in registration order, plus per-session additions
+ * (plugins attached to one session by this process). Hooks run in this order.
+ */
+export interface PluginHostShape {
+  /** Runtime plugins followed by the session's own. */
+  plugins(sessionId: string): readonly Plugin[];
+  /** Replace the plugins attached to one session. */
+  attach(sessionId: string, plugins: readonly Plugin[]): void;
+  /** Forget a session's attached plugins. */
+  detach(sessionId: string): void;
+  hooks(sessionId: string): readonly NamedHooks[];
+  /** The one `projectToolResult` hook, if any plugin has it. */
+  projector(sessionId: string): PluginHooks["projectToolResult"];
+  /** The session's system prompt followed by the plugins' prompt text. */
+  systemPrompt(session: SessionRecord): string | undefined;
+  /** Status of every runtime plugin that reports one. */
+  status(): { readonly [plugin: string]: unknown };
+}
+
+export class PluginHost extends Context.Tag("@lash/core/PluginHost")<PluginHost, PluginHostShape>() {
+  /** Fails (dies) when more than one plugin projects tool results: that hook is exclusive. */
+  static make(plugins: readonly Plugin[]): PluginHostShape {
+    const projectors = plugins.filter((p) => p.hooks?.projectToolResult);
+    if (projectors.length > 1) {
+      throw new Error(
+        `only one plugin may project tool results; found ${projectors.map((p) => p.name).join(", ")}`,
+      );
+    }
+    const attached = new Map<string, readonly Plugin[]>();
+    const all = (sessionId: string): readonly Plugin[] => {
+      const extra = attached.get(sessionId);
+      return extra?.length ? [...plugins, ...extra] : plugins;
+    };
+    return {
+      plugins: all,
+      attach: (sessionId, extra) => {
+        attached.set(sessionId, extra);
+      },
+      detach: (sessionId) => {
+        attached.delete(sessionId);
+      },
+      hooks: (sessionId) =>
+        all(sessionId).flatMap((p) => (p.hooks ? [{ plugin: p.name, hooks: p.hooks }] : [])),
+      projector: (sessionId) =>
+        all(sessionId).find((p) => p.hooks?.projectToolResult)?.hooks?.projectToolResult,
+      systemPrompt: (session) => {
+        const parts = [session.systemPrompt, ...all(session.id).map((p) => p.prompt)].filter(
+          (s): s is string => typeof s === "string" && s.trim() !== "",
+        );
+        return parts.length ? parts.join("\n\n") : undefined;
+      },
+      status: () => {
+        const out: { [plugin: string]: unknown } = {};
+        for (const p of plugins) if (p.status) out[p.name] = p.status();
+        return out;
+      },
+    };
+  }
+
+  static layer(plugins: readonly Plugin[]): Layer.Layer<PluginHost> {
+    return Layer.sync(PluginHost, () => PluginHost.make(plugins));
+  }
+}
+
+/** The tools a session sees this turn: every plugin's tools, narrowed by the session's allow-list. */
+export interface ToolCatalogShape {
+  forSession(session: SessionRecord): Effect.Effect<Map<string, ToolDefinition>>;
+}
+
+/** Session-state key of a session's tool allow-list (`createSession({ tools })`). */
+export const TOOL_ALLOW_KEY = "lash.tools";
+
+export class ToolCatalog extends Context.Tag("@lash/core/ToolCatalog")<ToolCatalog, ToolCatalogShape>() {
+  static make(host: PluginHostShape): ToolCatalogShape {
+    return {
+      forSession: (session) =>
+        Effect.gen(function* () {
+          const map = new Map<string, ToolDefinition>();
+          for (const plugin of host.plugins(session.id)) {
+            for (const tool of plugin.tools ?? []) if (!map.has(tool.name)) map.set(tool.name, tool);
+            if (plugin.dynamicTools) {
+              const dynamic = yield* plugin.dynamicTools();
+              for (const tool of dynamic) if (!map.has(tool.name)) map.set(tool.name, tool);
+            }
+          }
+          const allow = session.state[TOOL_ALLOW_KEY] as readonly string[] | undefined;
+          if (allow) {
+            const allowed = new Set(allow);
+            // plugin-internal helper tools (read_output) follow their owner's availability
+            for (const name of [...map.keys()])
+              if (!allowed.has(name) && name !== "read_output") map.delete(name);
+          }
+          return map;
+        }),
+    };
+  }
+
+  static readonly layer: Layer.Layer<ToolCatalog, never, PluginHost> = Layer.effect(
+    ToolCatalog,
+    Effect.map(PluginHost, (host) => ToolCatalog.make(host)),
+  );
+}
