@@ -258,6 +258,45 @@ describe("cards without a built-in tool", () => {
     expect(out).toMatch(/⎿ output\n\s+x is 3/);
   });
 
+  it("renders Lashlang operations inside a cell as tool cards of their family (value as JSON)", () => {
+    const tr = new Transcript();
+    tr.apply({
+      ...base,
+      type: "toolStarted",
+      callId: "op1",
+      name: "shell.exec",
+      args: { command: "ls" },
+      family: "lashlang",
+    });
+    tr.apply({
+      ...base,
+      at: 1_300,
+      type: "toolCompleted",
+      callId: "op1",
+      name: "shell.exec",
+      isError: false,
+      content: [
+        {
+          type: "text",
+          text: JSON.stringify({
+            exitCode: 0,
+            signal: null,
+            stdout: "a.ts\nb.ts\n",
+            stderr: "",
+            timedOut: false,
+            truncated: false,
+          }),
+        },
+      ],
+      durationMs: 0,
+      replayed: false,
+    });
+    const out = show(tr.committed);
+    expect(out).toMatch(/● Shell \$ ls {2}exit 0 · 0\.3s/);
+    expect(out).toMatch(/⎿ a\.ts\n\s+b\.ts/);
+    expect(out).not.toContain("exitCode");
+  });
+
   it("renders subagents with their task and status", () => {
     const tr = new Transcript();
     tr.apply({

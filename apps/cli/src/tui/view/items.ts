@@ -205,15 +205,33 @@ interface CardParts {
   body: Line[];
 }
 
+/** Details, or (Lashlang operations report their value as JSON text) the parsed result. */
+function detailsOf(t: ToolItem): Record<string, unknown> {
+  if (t.details !== undefined) return obj(t.details);
+  const r = t.resultText?.trim();
+  if (r?.startsWith("{")) {
+    try {
+      return obj(JSON.parse(r));
+    } catch {
+      return {};
+    }
+  }
+  return {};
+}
+
 function shellCard(t: ToolItem, a: Record<string, unknown>, expanded: boolean, live: boolean): CardParts {
-  const d = obj(t.details);
+  const d = detailsOf(t);
   const command = str(a.command) ?? str(d.command) ?? "";
   const meta: Seg[] = [];
   const exit = d.exitCode;
   if (typeof exit === "number") meta.push({ text: `exit ${exit}`, color: exit === 0 ? "green" : "red" });
   else if (typeof d.signal === "string") meta.push({ text: `killed (${d.signal})`, color: "red" });
   if (d.timedOut === true) meta.push({ text: "timed out", color: "red" });
-  const output = t.output || stripShellTrailer(t.resultText ?? "");
+  const fromValue =
+    t.details === undefined && (typeof d.stdout === "string" || typeof d.stderr === "string")
+      ? `${str(d.stdout) ?? ""}${str(d.stderr) ?? ""}`
+      : undefined;
+  const output = t.output || (fromValue ?? stripShellTrailer(t.resultText ?? ""));
   const n = expanded ? 200 : live ? 5 : exit !== 0 && exit !== undefined ? 8 : 4;
   const { lines, hidden } = tailLines(output, n);
   const body: Line[] = [];
@@ -239,7 +257,7 @@ function diffCount(diff: string): { added: number; removed: number } {
 }
 
 function editCard(t: ToolItem, a: Record<string, unknown>, expanded: boolean): CardParts {
-  const d = obj(t.details);
+  const d = detailsOf(t);
   const files = Array.isArray(d.files) ? d.files.map(obj) : [];
   let diff = str(d.diff) ?? files.map((f) => str(f.diff) ?? "").join("\n");
   const paths = files.length
@@ -271,7 +289,7 @@ function editCard(t: ToolItem, a: Record<string, unknown>, expanded: boolean): C
 }
 
 function readCard(t: ToolItem, a: Record<string, unknown>, expanded: boolean): CardParts {
-  const d = obj(t.details);
+  const d = detailsOf(t);
   const path = str(d.path) ?? str(a.path) ?? str(a.file_path) ?? "";
   const meta: Seg[] = [];
   const total = d.totalLines;
@@ -289,7 +307,7 @@ function readCard(t: ToolItem, a: Record<string, unknown>, expanded: boolean): C
 }
 
 function searchCard(t: ToolItem, a: Record<string, unknown>, expanded: boolean): CardParts {
-  const d = obj(t.details);
+  const d = detailsOf(t);
   const isGlob = /glob/.test(t.name);
   const pattern = str(a.pattern) ?? str(a.query) ?? str(a.glob) ?? "";
   const where = str(a.path) ?? str(a.dir) ?? str(a.cwd);
