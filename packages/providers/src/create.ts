@@ -1,9 +1,5 @@
 import type { LlmProvider, ModelInfo } from "@lash/sansio";
-import { Effect } from "effect";
-import { anthropicProvider } from "./adapters/anthropic.ts";
-import { googleProvider } from "./adapters/google.ts";
-import { openaiChatProvider } from "./adapters/openai-chat.ts";
-import { openaiResponsesProvider } from "./adapters/openai-responses.ts";
+import { Effect, Stream } from "effect";
 import type { AdapterConfig } from "./adapters/shared.ts";
 import { ModelCatalog } from "./catalog.ts";
 import type { ModelId, ProviderKind } from "./model-id.ts";
@@ -114,21 +110,20 @@ export function createProvider(model: string, options: CreateProviderOptions = {
     keyEnv: spec.keys[0],
     baseUrlEnv: spec.baseUrl,
   };
-  let provider: LlmProvider;
-  switch (id.provider) {
-    case "anthropic":
-      provider = anthropicProvider(config);
-      break;
-    case "openai":
-      provider = openaiResponsesProvider(config);
-      break;
-    case "openai-compatible":
-      provider = openaiChatProvider(config);
-      break;
-    case "google":
-      provider = googleProvider(config);
-      break;
-  }
+  // Each vendor SDK is loaded on the first request, so a host only pays for the one it uses.
+  const load = async (): Promise<LlmProvider> => {
+    switch (id.provider) {
+      case "anthropic":
+        return (await import("./adapters/anthropic.ts")).anthropicProvider(config);
+      case "openai":
+        return (await import("./adapters/openai-responses.ts")).openaiResponsesProvider(config);
+      case "openai-compatible":
+        return (await import("./adapters/openai-chat.ts")).openaiChatProvider(config);
+      case "google":
+        return (await import("./adapters/google.ts")).googleProvider(config);
+    }
+  };
+  const provider = lazyProvider(id.provider, load);
   const wrapped = options.retry === false ? provider : withRetry(provider, options.retry ?? {});
   return {
     name: wrapped.name,
@@ -151,3 +146,21 @@ export const makeProvider = (
         ? e
         : new ProviderConfigError({ message: e instanceof Error ? e.message : String(e) }),
   });
+
+/** A provider whose adapter (and vendor SDK) is loaded on the first `stream` call. */
+function lazyProvider(name: string, load: () => Promise<LlmProvider>): LlmProvider {
+  let loaded: Promise<LlmProvider> | undefined;
+  return {
+    name,
+    stream: (request) =>
+      Stream.unwrap(
+        Effect.map(
+          Effect.promise(() => {
+            loaded ??= load();
+            return loaded;
+          }),
+          (adapter) => adapter.stream(request),
+        ),
+      ),
+  };
+}

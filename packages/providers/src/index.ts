@@ -1,12 +1,3 @@
-export { anthropicMessages, anthropicParams, anthropicProvider } from "./adapters/anthropic.ts";
-export { googleContents, googleParams, googleProvider, skipSignature } from "./adapters/google.ts";
-export { chatMessages, chatParams, chatUsage, openaiChatProvider } from "./adapters/openai-chat.ts";
-export {
-  openaiResponsesProvider,
-  responsesInput,
-  responsesParams,
-  responsesUsage,
-} from "./adapters/openai-responses.ts";
 export type { AdapterConfig, Translator } from "./adapters/shared.ts";
 export type { ResolvedModel } from "./catalog.ts";
 export { catalogDate, ModelCatalog, unknownModelInfo } from "./catalog.ts";

@@ -2,13 +2,8 @@
 // Responses, streamed usage, tool choice, and message mapping details.
 import type { LlmRequest, Message } from "@lash/sansio";
 import { describe, expect, it } from "vitest";
-import {
-  anthropicParams,
-  chatParams,
-  googleParams,
-  responsesParams,
-  unknownModelInfo,
-} from "../src/index.ts";
+import { anthropicParams, chatParams, googleParams, responsesParams } from "../src/adapters/index.ts";
+import { unknownModelInfo } from "../src/index.ts";
 import { request, userText } from "./helpers.ts";
 
 const cfg = (id: string, reasoning = false) => ({
