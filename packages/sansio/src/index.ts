@@ -1,4 +1,5 @@
 export * from "./accumulate.ts";
+export * from "./activity.ts";
 export * from "./driver.ts";
 export * from "./hash.ts";
 export * from "./llm.ts";
