@@ -1,26 +1,14 @@
 // Which model to use, and the one message shown when no provider is configured.
-// Kept free of `@lash/providers` so `--help`, `config` and the no-key path load nothing heavy.
+// Uses only `@lash/providers/vendors` (no imports of its own) so `--help`, `config`
+// and the no-key path load nothing heavy.
+import { type ProviderKind, providerEnv, providerKindOf } from "@lash/providers/vendors";
 import type { LashConfig } from "./config.ts";
 
-export type Vendor = "anthropic" | "openai" | "openai-compatible" | "google";
+export type Vendor = ProviderKind;
 
-/** Environment variables per vendor (the same table as `@lash/providers`' `providerEnv`). */
-export const VENDOR_ENV: Record<Vendor, { readonly keys: readonly string[]; readonly baseUrl: string }> = {
-  anthropic: { keys: ["ANTHROPIC_API_KEY"], baseUrl: "ANTHROPIC_BASE_URL" },
-  openai: { keys: ["OPENAI_API_KEY"], baseUrl: "OPENAI_BASE_URL" },
-  "openai-compatible": { keys: ["OPENAI_COMPATIBLE_API_KEY"], baseUrl: "OPENAI_COMPATIBLE_BASE_URL" },
-  google: { keys: ["GEMINI_API_KEY", "GOOGLE_API_KEY"], baseUrl: "GOOGLE_GEMINI_BASE_URL" },
-};
-
-const VENDOR_ALIASES: Record<string, Vendor> = {
-  anthropic: "anthropic",
-  claude: "anthropic",
-  openai: "openai",
-  "openai-compatible": "openai-compatible",
-  "openai-chat": "openai-compatible",
-  google: "google",
-  gemini: "google",
-};
+/** Environment variables per vendor (`@lash/providers`' table). */
+export const VENDOR_ENV: Record<Vendor, { readonly keys: readonly string[]; readonly baseUrl: string }> =
+  providerEnv;
 
 /** Default models, first whose key is set wins. */
 const DEFAULTS: readonly { readonly vendor: Vendor; readonly model: string }[] = [
@@ -32,9 +20,7 @@ const DEFAULTS: readonly { readonly vendor: Vendor; readonly model: string }[] =
 const set = (env: NodeJS.ProcessEnv, name: string): boolean => (env[name]?.trim() ?? "") !== "";
 
 export function vendorOf(model: string): Vendor | undefined {
-  const slash = model.indexOf("/");
-  if (slash <= 0) return undefined;
-  return VENDOR_ALIASES[model.slice(0, slash).toLowerCase()];
+  return providerKindOf(model);
 }
 
 /** Vendors with a key (or, for OpenAI-compatible servers, a base URL) in the environment. */

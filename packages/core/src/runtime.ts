@@ -5,10 +5,9 @@ import {
   costOf,
   type ExecResult,
   hashValue,
-  type LlmError,
-  type LlmErrorInfo,
   type LlmRequest,
   type LlmResult,
+  llmErrorInfo,
   type Message,
   messageText,
   type PendingToolCall,
@@ -263,17 +262,6 @@ const MAX_FRAME_SWITCHES = 16;
 interface SessionLocal {
   readonly hub: ActivityHub;
   readonly lock: Effect.Semaphore;
-}
-
-function toInfo(e: LlmError): LlmErrorInfo {
-  return {
-    kind: e.kind,
-    message: e.message,
-    retryable: e.retryable,
-    ...(e.status !== undefined ? { status: e.status } : {}),
-    ...(e.provider !== undefined ? { provider: e.provider } : {}),
-    ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {}),
-  };
 }
 
 function describe(e: unknown): string {
@@ -633,7 +621,7 @@ export const makeRuntime = (options: RuntimeOptions) =>
               return { ok: true, response: { ...partial, stopReason: "cancelled" } } satisfies LlmResult;
             }
             if (Either.isLeft(outcome.r))
-              return { ok: false, error: toInfo(outcome.r.left) } satisfies LlmResult;
+              return { ok: false, error: llmErrorInfo(outcome.r.left) } satisfies LlmResult;
             const response = acc.result();
             for (const { hooks } of namedHooks)
               if (hooks.afterLlmResponse) yield* Effect.ignore(hooks.afterLlmResponse(hook, response));
@@ -859,7 +847,8 @@ export const makeRuntime = (options: RuntimeOptions) =>
                       const r = yield* Effect.either(
                         Stream.runForEach(sub.stream(full), (e) => Effect.sync(() => acc.push(e))),
                       );
-                      if (Either.isLeft(r)) return { ok: false, error: toInfo(r.left) } satisfies LlmResult;
+                      if (Either.isLeft(r))
+                        return { ok: false, error: llmErrorInfo(r.left) } satisfies LlmResult;
                       return { ok: true, response: acc.result() } satisfies LlmResult;
                     });
                     const r = yield* journal.once(ids2, subKey, full, run).pipe(Effect.mapError(failTurn));

@@ -2,7 +2,11 @@ import type { LlmProvider, ModelInfo } from "@lash/sansio";
 import { Effect, Stream } from "effect";
 import type { AdapterConfig } from "./adapters/shared.ts";
 import { ModelCatalog } from "./catalog.ts";
-import type { ModelId, ProviderKind } from "./model-id.ts";
+import type { ModelId } from "./model-id.ts";
+import { providerEnv } from "./vendors.ts";
+
+export { providerEnv } from "./vendors.ts";
+
 import { ProviderConfigError, parseModelId } from "./model-id.ts";
 import type { RetryPolicy } from "./retry.ts";
 import { withRetry } from "./retry.ts";
@@ -33,41 +37,6 @@ export interface ProviderHandle extends LlmProvider {
   /** Warnings raised while building it (e.g. a model unknown to the catalog). */
   readonly warnings: readonly string[];
 }
-
-interface EnvSpec {
-  readonly keys: readonly string[];
-  readonly baseUrl: string;
-  /** Does the provider work without a key? */
-  readonly keyOptional: boolean;
-  readonly baseUrlRequired: boolean;
-}
-
-export const providerEnv: Record<ProviderKind, EnvSpec> = {
-  anthropic: {
-    keys: ["ANTHROPIC_API_KEY"],
-    baseUrl: "ANTHROPIC_BASE_URL",
-    keyOptional: false,
-    baseUrlRequired: false,
-  },
-  openai: {
-    keys: ["OPENAI_API_KEY"],
-    baseUrl: "OPENAI_BASE_URL",
-    keyOptional: false,
-    baseUrlRequired: false,
-  },
-  "openai-compatible": {
-    keys: ["OPENAI_COMPATIBLE_API_KEY"],
-    baseUrl: "OPENAI_COMPATIBLE_BASE_URL",
-    keyOptional: true,
-    baseUrlRequired: true,
-  },
-  google: {
-    keys: ["GEMINI_API_KEY", "GOOGLE_API_KEY"],
-    baseUrl: "GOOGLE_GEMINI_BASE_URL",
-    keyOptional: false,
-    baseUrlRequired: false,
-  },
-};
 
 function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v.trim() === "" ? undefined : v;

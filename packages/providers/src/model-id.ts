@@ -1,9 +1,8 @@
 import { Data } from "effect";
 
-/** The wire dialects `@lash/providers` speaks. */
-export type ProviderKind = "anthropic" | "openai" | "openai-compatible" | "google";
+import { providerAliases as aliases, type ProviderKind, providerKinds } from "./vendors.ts";
 
-export const providerKinds: readonly ProviderKind[] = ["anthropic", "openai", "openai-compatible", "google"];
+export { type ProviderKind, providerKinds } from "./vendors.ts";
 
 export interface ModelId {
   readonly provider: ProviderKind;
@@ -19,16 +18,6 @@ export class ProviderConfigError extends Data.TaggedError("ProviderConfigError")
   /** The environment variable that would fix it, when there is one. */
   readonly envVar?: string;
 }> {}
-
-const aliases: Record<string, ProviderKind> = {
-  anthropic: "anthropic",
-  claude: "anthropic",
-  openai: "openai",
-  "openai-compatible": "openai-compatible",
-  "openai-chat": "openai-compatible",
-  google: "google",
-  gemini: "google",
-};
 
 /** Splits `provider/model` (the model part may itself contain `/`, e.g. OpenRouter names). */
 export function parseModelId(id: string): ModelId {

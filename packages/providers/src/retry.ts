@@ -1,5 +1,5 @@
 import type { LlmEvent, LlmProvider, LlmRequest } from "@lash/sansio";
-import { LlmError } from "@lash/sansio";
+import { LlmError, llmErrorInfo } from "@lash/sansio";
 import { Chunk, Duration, Effect, Random, Stream } from "effect";
 
 /** How `withRetry` retries. All times in milliseconds. */
@@ -56,7 +56,7 @@ function decide(error: LlmError, s: State, p: RetryPolicy, random: number): Deci
     return {
       retry: false,
       error: new LlmError({
-        ...errorInfo(error),
+        ...llmErrorInfo(error),
         message: `${error.message} (gave up after ${s.attempts} attempt${s.attempts === 1 ? "" : "s"})`,
       }),
     };
@@ -68,17 +68,6 @@ function decide(error: LlmError, s: State, p: RetryPolicy, random: number): Deci
     retry: true,
     delayMs: Math.round(delay),
     next: { tries: s.tries + 1, attempts: s.attempts + 1, throttleSpentMs: s.throttleSpentMs },
-  };
-}
-
-function errorInfo(e: LlmError) {
-  return {
-    kind: e.kind,
-    message: e.message,
-    retryable: e.retryable,
-    ...(e.status !== undefined ? { status: e.status } : {}),
-    ...(e.provider !== undefined ? { provider: e.provider } : {}),
-    ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {}),
   };
 }
 
@@ -128,7 +117,7 @@ export function withRetry(provider: LlmProvider, policy: Partial<RetryPolicy> = 
             const d = decide(error, s, p, random);
             if (!d.retry) return Stream.fail(d.error);
             const events: LlmEvent[] = [
-              { type: "retry", attempt: d.next.tries, delayMs: d.delayMs, error: errorInfo(error) },
+              { type: "retry", attempt: d.next.tries, delayMs: d.delayMs, error: llmErrorInfo(error) },
               { type: "attemptReset", attempt: d.next.tries },
             ];
             return Stream.fromChunk(Chunk.unsafeFromArray(events)).pipe(

@@ -90,6 +90,18 @@ export type LlmErrorInfo = typeof LlmErrorInfo.Type;
 /** Typed provider failure at the host boundary. */
 export class LlmError extends Data.TaggedError("LlmError")<LlmErrorInfo> {}
 
+/** The plain (serializable) fields of an `LlmError`, absent fields left out. */
+export function llmErrorInfo(e: LlmError): LlmErrorInfo {
+  return {
+    kind: e.kind,
+    message: e.message,
+    retryable: e.retryable,
+    ...(e.status !== undefined ? { status: e.status } : {}),
+    ...(e.provider !== undefined ? { provider: e.provider } : {}),
+    ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {}),
+  };
+}
+
 /**
  * Normalized streaming events. Deltas of one kind accumulate into one part
  * until a part of another kind starts; `reasoningEnd` closes a reasoning block

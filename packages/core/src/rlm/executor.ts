@@ -26,6 +26,7 @@ import {
   sha256Hex,
   type ToolControl,
   type ToolResultPart,
+  toolResultPart,
 } from "@lash/sansio";
 import { Cause, Deferred, Effect, Exit, Option, Runtime } from "effect";
 import { validateJson } from "../jsonschema.ts";
@@ -293,16 +294,7 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
             overflow++;
             return;
           }
-          records.push({
-            type: "toolResult",
-            callId: r.callId,
-            name: r.name,
-            content: r.content,
-            isError: r.isError,
-            ...(r.full !== undefined ? { full: r.full } : {}),
-            ...(r.value !== undefined ? { value: r.value } : {}),
-            ...(r.details !== undefined ? { details: r.details } : {}),
-          });
+          records.push(toolResultPart(r));
         };
 
         const toResult = (r: CompletedToolCall): OperationResult => {
