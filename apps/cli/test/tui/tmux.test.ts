@@ -25,7 +25,7 @@ describe.skipIf(!hasTmux)("lash in a real terminal (tmux)", () => {
 
   /** Waits for the screen to satisfy `pred` (the terminal is another process: its screen is what we can observe). */
   const seen: string[] = [];
-  async function waitScreen(pred: (s: string) => boolean, what: string, timeoutMs = 20_000): Promise<string> {
+  async function waitScreen(pred: (s: string) => boolean, what: string, timeoutMs = 60_000): Promise<string> {
     const deadline = Date.now() + timeoutMs;
     let last = "";
     while (Date.now() < deadline) {
@@ -142,5 +142,5 @@ describe.skipIf(!hasTmux)("lash in a real terminal (tmux)", () => {
     tm("send-keys", "-t", name, "C-d");
     const exited = await waitScreen((s) => s.includes("LASH-EXITED"), "the exit");
     expect(exited).toContain("LASH-EXITED 0");
-  }, 90_000);
+  }, 240_000);
 });
