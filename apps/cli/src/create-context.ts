@@ -164,7 +164,33 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
 
   const printMode = options.print === true;
   const observers: Fiber.RuntimeFiber<void, unknown>[] = [];
+  /** Observers of subagent sessions: each ends on its own after the child's turn. */
+  const childObservers: Fiber.RuntimeFiber<void, unknown>[] = [];
   const traced = new Set<string>();
+  /** A subagent started: its own turn's records go to the trace too, nested under the spawning call. */
+  const followChild = (e: TurnActivity) => {
+    if (e.type !== "plugin" || e.plugin !== "subagents" || e.name !== "childStarted") return;
+    const child = (e.data as { childSessionId?: unknown }).childSessionId;
+    if (typeof child !== "string" || !trace || traced.has(child)) return;
+    traced.add(child);
+    const record = trace.record;
+    childObservers.push(
+      runtime.runFork(
+        Effect.flatMap(LashRuntime, (rt) =>
+          Stream.runForEach(
+            rt
+              .observe(child)
+              .pipe(Stream.takeUntil((x) => x.type === "turnFinished" && x.outcome.type !== "frameSwitch")),
+            (x) =>
+              Effect.sync(() => {
+                record(x);
+                followChild(x);
+              }),
+          ),
+        ),
+      ),
+    );
+  };
 
   const ctx: LocalContext = {
     rt: runtime,
@@ -211,7 +237,11 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
       writeFileSync(out, text);
       return out;
     },
-    traceEvent: (e) => trace?.record(e),
+    traceEvent: (e) => {
+      if (!trace) return;
+      trace.record(e);
+      followChild(e);
+    },
     settleMcp: async (timeoutMs) => {
       await mcp?.settle(timeoutMs);
     },
@@ -222,13 +252,24 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
       observers.push(
         runtime.runFork(
           Effect.flatMap(LashRuntime, (rt) =>
-            Stream.runForEach(rt.observe(sessionId), (e) => Effect.sync(() => record(e))),
+            Stream.runForEach(rt.observe(sessionId), (e) =>
+              Effect.sync(() => {
+                record(e);
+                followChild(e);
+              }),
+            ),
           ),
         ),
       );
     },
     async close() {
-      for (const f of observers) await runtime.runPromise(Fiber.interrupt(f)).catch(() => undefined);
+      // subagent observers finish by themselves once their child's turn is recorded
+      for (const f of childObservers)
+        await runtime
+          .runPromise(Fiber.join(f).pipe(Effect.timeout("2 seconds"), Effect.ignore))
+          .catch(() => undefined);
+      for (const f of [...observers, ...childObservers])
+        await runtime.runPromise(Fiber.interrupt(f)).catch(() => undefined);
       await trace?.close();
       await runtime.dispose();
       await mcp?.close();
