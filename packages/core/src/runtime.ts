@@ -295,6 +295,7 @@ export const makeRuntime = (options: RuntimeOptions) =>
       ToolCatalog.make(pluginHost),
     );
     const codeExecutor = options.codeExecutor;
+    const runtimeMaxTurns = options.maxTurns;
     const options_dispatch = options.dispatch;
     const projectorFactories = options.projectors ?? {};
     const locals = new Map<string, SessionLocal>();
@@ -550,7 +551,7 @@ export const makeRuntime = (options: RuntimeOptions) =>
           maxTurns:
             options.maxTurns ??
             (args.pending?.input as { maxTurns?: number } | undefined)?.maxTurns ??
-            options.maxTurns ??
+            runtimeMaxTurns ??
             50,
           ...(systemPromptFor(session) !== undefined ? { system: systemPromptFor(session)! } : {}),
           ...(info ? { contextWindow: info.contextWindow } : {}),

@@ -99,6 +99,26 @@ describe("LashRuntime turns", () => {
   });
 });
 
+describe("turn limits", () => {
+  it.effect("the runtime's maxTurns applies when a turn sets none", () => {
+    const provider = scriptedProvider([
+      callTools({ id: "c1", name: "echo", args: { text: "x" } }),
+      say("summary"),
+    ]);
+    return withRuntime(
+      provider,
+      (rt) =>
+        Effect.gen(function* () {
+          const s = yield* rt.createSession({ model: "test/model" });
+          const r = yield* rt.turn(s.id, { text: "go" });
+          expect(r.outcome).toMatchObject({ type: "stopped", reason: "maxTurns", text: "summary" });
+          expect(provider.requests[1]!.tools).toEqual([]);
+        }),
+      { plugins: [toolsPlugin(echo)], maxTurns: 1 },
+    );
+  });
+});
+
 describe("tool dispatch", () => {
   it.effect("invalid arguments and unknown tools become error results the model reads", () => {
     const provider = scriptedProvider([
