@@ -922,13 +922,16 @@ export const makeRuntime = (options: RuntimeOptions) =>
           );
 
         let outcome = done.outcome;
+        // a plugin that aborts the turn stops it before the model is called; the input is still kept
+        const turnMessages: readonly Message[] =
+          abort !== undefined && done.messages.length === 0 ? turnInput : done.messages;
         if (abort !== undefined) outcome = { type: "stopped", reason: "pluginAbort", message: abort };
 
         // ---- commit ----
         const now = yield* Clock.currentTimeMillis;
         let parent = session.leafId;
         const nodes: NewNode[] = [];
-        for (const message of done.messages) {
+        for (const message of turnMessages) {
           nodes.push({
             id: message.id,
             sessionId,
@@ -987,7 +990,7 @@ export const makeRuntime = (options: RuntimeOptions) =>
         }
         const firstText = input.map(messageText).join(" ").trim();
         const title = session.title ?? (firstText ? firstText.replace(/\s+/g, " ").slice(0, 80) : undefined);
-        const hash = hashValue({ turnId, messages: done.messages, outcome });
+        const hash = hashValue({ turnId, messages: turnMessages, outcome });
         const commit = yield* store
           .commit({
             sessionId,
@@ -1010,7 +1013,7 @@ export const makeRuntime = (options: RuntimeOptions) =>
                       sessionId,
                       reason: "conflict",
                       message: `${e.message} — another writer committed to this session first; this turn's messages were not committed (they are returned on this error and its journal is kept)`,
-                      messages: done!.messages,
+                      messages: turnMessages,
                     }),
                   )
                 : storeFailure(sessionId)(e),
@@ -1044,7 +1047,7 @@ export const makeRuntime = (options: RuntimeOptions) =>
             : {}),
           usage: done.usage,
           ...(cost !== undefined ? { costUsd: cost } : {}),
-          messages: done.messages,
+          messages: turnMessages,
           headRevision: commit.headRevision,
           toolCalls,
           durationMs: endedAt - startedAt,
@@ -1127,10 +1130,18 @@ export const makeRuntime = (options: RuntimeOptions) =>
             l.hub.publish("", { type: "error", kind: "turnFailed", message: e.message }),
           ),
         );
+        // a cut-off turn is finished first: then the stream ends after the second turn, not the first
+        const pending =
+          options.resumePending !== false
+            ? yield* Effect.orElseSucceed(store.pendingTurn(sessionId), () => undefined)
+            : undefined;
+        let turnsLeft = pending ? 2 : 1;
         yield* Effect.forkIn(Effect.intoDeferred(body, resultDeferred), runtimeScope);
-        const ends = (e: TurnActivity) =>
-          (e.type === "turnFinished" && e.outcome.type !== "frameSwitch") ||
-          (e.type === "error" && e.kind === "turnFailed");
+        const ends = (e: TurnActivity) => {
+          if (e.type === "error" && e.kind === "turnFailed") return true;
+          if (e.type === "turnFinished" && e.outcome.type !== "frameSwitch") turnsLeft--;
+          return turnsLeft === 0;
+        };
         return {
           events: l.hub.observe(from).pipe(Stream.takeUntil(ends)),
           result: Deferred.await(resultDeferred),
