@@ -100,6 +100,8 @@ describe.skipIf(!hasTmux)("lash in a real terminal (tmux)", () => {
         OPENAI_COMPATIBLE_BASE_URL: server!.baseUrl("openai-chat"),
         PATH: process.env.PATH ?? "",
         TERM: "xterm-256color",
+        // its own compile cache: not one that other lash processes are writing at the same moment
+        NODE_COMPILE_CACHE: join(attempt, "compile-cache"),
       };
       writeFileSync(
         script,
