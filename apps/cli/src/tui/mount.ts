@@ -59,6 +59,9 @@ export function mountTui(controller: TuiController, options: MountOptions): Retu
       stdin: options.stdin,
       exitOnCtrlC: false,
       patchConsole: true,
+      // a real terminal is interactive even when CI=true is set in it (ink would otherwise
+      // write only static output and defer every live frame until exit)
+      ...(options.stdout.isTTY === true ? { interactive: true } : {}),
       incrementalRendering: true,
       maxFps: options.maxFps ?? 30,
       ...(options.onRender ? { onRender: options.onRender } : {}),
