@@ -1,11 +1,12 @@
 // Crash-resume of an RLM cell in real child processes: SIGKILL the process while a cell waits on
 // its second tool call (the first completed), reopen the same SQLite file in a new process.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type MockLlmServer, startMockServer } from "@lash/providers/testing";
 import { afterEach, describe, expect, it } from "vitest";
+import { startWorker, type WorkerRun } from "../../packages/core/test/crash/process.ts";
 import { cell } from "./rlm-support.ts";
 
 const worker = join(import.meta.dirname, "rlm-crash-worker.ts");
@@ -17,54 +18,8 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
 });
 
-interface Run {
-  readonly child: ChildProcess;
-  waitFor(prefix: string): Promise<string>;
-  readonly exited: Promise<number | null>;
-}
-
-function start(args: string[], env: Record<string, string> = {}): Run {
-  const child = spawn(process.execPath, [worker, ...args], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  const lines: string[] = [];
-  const waiters: { prefix: string; resolve: (l: string) => void }[] = [];
-  let buf = "";
-  let stderr = "";
-  child.stdout!.on("data", (d: Buffer) => {
-    buf += d.toString();
-    for (let i = buf.indexOf("\n"); i >= 0; i = buf.indexOf("\n")) {
-      const line = buf.slice(0, i);
-      buf = buf.slice(i + 1);
-      lines.push(line);
-      for (const w of [...waiters])
-        if (line.startsWith(w.prefix)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(line);
-        }
-    }
-  });
-  child.stderr!.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  return {
-    child,
-    exited,
-    waitFor: (prefix) => {
-      const seen = lines.find((l) => l.startsWith(prefix));
-      if (seen) return Promise.resolve(seen);
-      return new Promise((resolve, reject) => {
-        waiters.push({ prefix, resolve });
-        exited.then((code) =>
-          reject(new Error(`worker exited (${code}) before "${prefix}"; stderr: ${stderr}`)),
-        );
-      });
-    },
-  };
-}
+const start = (args: string[], env: Record<string, string> = {}): WorkerRun =>
+  startWorker(worker, args, { env, track: children });
 
 describe("rlm crash-resume (SIGKILL in a child process, same SQLite file)", () => {
   it("a cell killed after its first of two tool calls: on resume the first is not re-run, no model call is repeated", async () => {
@@ -94,7 +49,7 @@ describe("rlm crash-resume (SIGKILL in a child process, same SQLite file)", () =
 
     const resumed = start([db, baseUrl, counter, "resume", sessionId]);
     const line = await resumed.waitFor("COMMITTED ");
-    expect(await resumed.exited).toBe(0);
+    expect((await resumed.exited).code).toBe(0);
     const result = JSON.parse(line.slice(10)) as {
       outcome: unknown;
       resumed: boolean;

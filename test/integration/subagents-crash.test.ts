@@ -2,13 +2,14 @@
 // two children one after the other; the process is SIGKILLed while the second
 // child waits on the model. A new process resumes the parent: the first child is
 // not run again, the second child resumes its own pending turn (no new child).
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type MockLlmServer, startMockServer } from "@lash/providers/testing";
 import type { Message, ToolResultPart } from "@lash/sansio";
 import { afterEach, describe, expect, it } from "vitest";
+import { startWorker, type WorkerRun } from "../../packages/core/test/crash/process.ts";
 import { parse, type Req } from "../../packages/subagents/test/helpers.ts";
 
 const worker = join(import.meta.dirname, "../../packages/subagents/test/fixtures/crash-worker.ts");
@@ -20,53 +21,7 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
 });
 
-interface Run {
-  readonly child: ChildProcess;
-  waitFor(prefix: string): Promise<string>;
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function start(args: readonly string[]): Run {
-  const child = spawn(process.execPath, [worker, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-  procs.push(child);
-  const lines: string[] = [];
-  const waiters: { prefix: string; resolve: (line: string) => void }[] = [];
-  let buf = "";
-  let stderr = "";
-  child.stdout!.on("data", (d: Buffer) => {
-    buf += d.toString();
-    for (let i = buf.indexOf("\n"); i >= 0; i = buf.indexOf("\n")) {
-      const line = buf.slice(0, i);
-      buf = buf.slice(i + 1);
-      lines.push(line);
-      for (const w of [...waiters])
-        if (line.startsWith(w.prefix)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(line);
-        }
-    }
-  });
-  child.stderr!.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on("exit", (code, signal) => resolve({ code, signal })),
-  );
-  return {
-    child,
-    exited,
-    waitFor: (prefix) => {
-      const seen = lines.find((l) => l.startsWith(prefix));
-      if (seen) return Promise.resolve(seen);
-      return new Promise((resolve, reject) => {
-        waiters.push({ prefix, resolve });
-        void exited.then(({ code }) =>
-          reject(new Error(`worker exited (${code}) before "${prefix}"; stderr: ${stderr}`)),
-        );
-      });
-    },
-  };
-}
+const start = (args: readonly string[]): WorkerRun => startWorker(worker, args, { track: procs });
 
 describe("subagents crash-resume (SQLite, SIGKILL)", () => {
   it("a child that finished before the crash is not re-run; the running child resumes from its own journal", async () => {

@@ -1,12 +1,13 @@
 // Crash-resume in real child processes: SIGKILL a lash process at four points
 // of a turn and reopen the same SQLite file in a new process.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type MockReply, startMockServer } from "@lash/providers/testing";
 import type { Message } from "@lash/sansio";
 import { afterEach, describe, expect, it } from "vitest";
+import { killWorker, startWorker, type WorkerRun } from "./crash/process.ts";
 
 const worker = join(import.meta.dirname, "crash", "worker.ts");
 type Server = Awaited<ReturnType<typeof startMockServer>>;
@@ -18,69 +19,14 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
 });
 
-interface Run {
-  readonly child: ChildProcess;
-  readonly lines: string[];
-  /** Resolves with the first stdout line starting with `prefix`. */
-  waitFor(prefix: string): Promise<string>;
-  exited: Promise<number | null>;
-}
-
-function start(args: string[], env: Record<string, string> = {}): Run {
-  const child = spawn(process.execPath, [worker, ...args], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  const lines: string[] = [];
-  const waiters: { prefix: string; resolve: (l: string) => void }[] = [];
-  let buf = "";
-  let stderr = "";
-  child.stdout!.on("data", (d: Buffer) => {
-    buf += d.toString();
-    let i = buf.indexOf("\n");
-    while (i >= 0) {
-      const line = buf.slice(0, i);
-      buf = buf.slice(i + 1);
-      lines.push(line);
-      for (const w of [...waiters]) {
-        if (line.startsWith(w.prefix)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(line);
-        }
-      }
-      i = buf.indexOf("\n");
-    }
-  });
-  child.stderr!.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  return {
-    child,
-    lines,
-    exited,
-    waitFor: (prefix) => {
-      const seen = lines.find((l) => l.startsWith(prefix));
-      if (seen) return Promise.resolve(seen);
-      return new Promise((resolve, reject) => {
-        waiters.push({ prefix, resolve });
-        exited.then((code) =>
-          reject(new Error(`worker exited (${code}) before "${prefix}"; stderr: ${stderr}`)),
-        );
-      });
-    },
-  };
-}
-
-async function kill(run: Run): Promise<void> {
-  run.child.kill("SIGKILL");
-  await run.exited;
-}
+type Run = WorkerRun;
+const start = (args: string[], env: Record<string, string> = {}): Run =>
+  startWorker(worker, args, { env, track: children });
+const kill = killWorker;
 
 async function finish(run: Run): Promise<string> {
   const line = await run.waitFor("COMMITTED");
-  expect(await run.exited).toBe(0);
+  expect((await run.exited).code).toBe(0);
   return line;
 }
 
