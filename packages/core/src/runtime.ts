@@ -539,6 +539,7 @@ export const makeRuntime = (options: RuntimeOptions) =>
 
         const driver = drivers[session.mode] ?? standardDriver;
         const initialCatalog = yield* catalogFor(session);
+        const initialSystem = systemPromptFor(session);
         const projectorFor = projectorFactories[session.mode];
         const machine = new TurnMachine({
           sessionId,
@@ -553,7 +554,7 @@ export const makeRuntime = (options: RuntimeOptions) =>
             (args.pending?.input as { maxTurns?: number } | undefined)?.maxTurns ??
             runtimeMaxTurns ??
             50,
-          ...(systemPromptFor(session) !== undefined ? { system: systemPromptFor(session)! } : {}),
+          ...(initialSystem !== undefined ? { system: initialSystem } : {}),
           ...(info ? { contextWindow: info.contextWindow } : {}),
           ...(projectorFor ? { projector: projectorFor({ ...hook, tools: () => catalogNow }) } : {}),
         });
