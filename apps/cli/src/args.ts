@@ -261,10 +261,87 @@ export function parseCommand(argv: readonly string[]): Command {
       return { kind: "demo", flags: { keep: values.keep ?? false, json: values.json ?? false } };
     }
     default: {
+      if (first !== undefined) rejectTypoedSubcommand(first, rest);
       const flags = parseRunFlags(argv);
       if ("help" in flags) return { kind: "help" };
       if ("version" in flags) return { kind: "version" };
       return { kind: "run", flags };
     }
   }
+}
+
+/**
+ * Ordinary words within one edit of a subcommand: a prompt may well start with them
+ * (`lash hello`, `lash track down the leak`), so they are never taken for a typo.
+ */
+const NOT_TYPOS = new Set([
+  "hello",
+  "hell",
+  "held",
+  "helm",
+  "heap",
+  "hemp",
+  "kelp",
+  "yelp",
+  "whelp",
+  "helps",
+  "memo",
+  "demon",
+  "deco",
+  "demos",
+  "expert",
+  "impart",
+  "track",
+  "trade",
+  "tract",
+  "grace",
+  "brace",
+  "race",
+  "trance",
+  "truce",
+  "trice",
+]);
+
+/** Optimal-string-alignment distance (Damerau–Levenshtein with adjacent transpositions). */
+export function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
+    }
+  return d[a.length]![b.length]!;
+}
+
+/**
+ * The subcommand a first word was probably meant to be: one edit away for words of 4–7
+ * letters, two for longer ones (`sesions`, `exprot`, `lashlnag`); never for short or common words.
+ */
+export function typoedSubcommand(word: string): string | undefined {
+  const w = word.toLowerCase();
+  if (!/^[a-z]+$/.test(w) || w.length < 4 || NOT_TYPOS.has(w)) return undefined;
+  const max = w.length >= 8 ? 2 : 1;
+  let best: { name: string; d: number } | undefined;
+  for (const name of SUBCOMMANDS) {
+    const d = editDistance(w, name);
+    if (d <= max && (best === undefined || d < best.d)) best = { name, d };
+  }
+  return best?.name;
+}
+
+/** `lash sesions list` is an error naming the subcommand, not a prompt sent to the model. */
+function rejectTypoedSubcommand(first: string, rest: readonly string[]): void {
+  if (first.startsWith("-")) return;
+  const meant = typoedSubcommand(first);
+  if (meant === undefined) return;
+  const words = [first, ...rest.filter((a) => !a.startsWith("-"))].join(" ");
+  throw usageError(
+    `unknown command "${first}" — did you mean \`lash ${meant}\`?\n` +
+      `To send it to the model as a prompt, put it after --: lash -- ${words} (or quote it: lash -p "${words}")`,
+  );
 }

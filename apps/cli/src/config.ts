@@ -109,6 +109,10 @@ const SECRET_KEY = /key|token|secret|password|passwd|auth|credential|cookie/i;
 
 /** Validate one parsed config object; the error names the file, the path and the expected value. */
 export function validateConfig(value: unknown, file: string): LashConfig {
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    return throwConfig(
+      `invalid config in ${file}: expected a JSON object ({ "model": … }), got ${Array.isArray(value) ? "an array" : show(value)}`,
+    );
   const result = Schema.decodeUnknownEither(LashConfig, { onExcessProperty: "error", errors: "all" })(value);
   if (Either.isRight(result)) return result.right;
   const issues = ParseResult.ArrayFormatter.formatErrorSync(result.left);
@@ -147,6 +151,8 @@ function readConfigFile(file: string): LashConfig | undefined {
   } catch (e) {
     return throwConfig(`cannot read config ${file}: ${(e as Error).message}`);
   }
+  // editors on Windows save UTF-8 with a byte-order mark; JSON.parse rejects it (invisibly)
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (text.trim() === "") return {};
   let parsed: unknown;
   try {

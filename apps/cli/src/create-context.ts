@@ -136,7 +136,11 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
   let store: Layer.Layer<SessionStore, unknown>;
   if (options.persist === false) store = MemoryStore;
   else {
-    mkdirSync(paths.home, { recursive: true });
+    try {
+      mkdirSync(paths.home, { recursive: true });
+    } catch (e) {
+      throw new CliError(`lash: cannot create ${paths.home} (LASH_HOME): ${errorMessage(e)}`, ExitCode.usage);
+    }
     store = SqliteStore.layer({ filename: paths.db });
   }
 

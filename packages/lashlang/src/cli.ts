@@ -27,7 +27,16 @@ export async function runLashlangCli(argv: string[], io: CliIO): Promise<number>
   if (cmd === "run") {
     const json = rest.includes("--json");
     const bi = rest.indexOf("--step-budget");
-    const stepBudget = bi >= 0 ? Number(rest[bi + 1]) : undefined;
+    const inline = rest.find((a) => a.startsWith("--step-budget="));
+    const rawBudget =
+      inline !== undefined ? inline.slice("--step-budget=".length) : bi >= 0 ? rest[bi + 1] : undefined;
+    const stepBudget = rawBudget !== undefined ? Number(rawBudget) : undefined;
+    if ((bi >= 0 || inline !== undefined) && !(Number.isSafeInteger(stepBudget) && stepBudget! > 0)) {
+      io.stderr.write(
+        `error: --step-budget expects a positive integer (steps per cell), got ${rawBudget === undefined ? "nothing" : `"${rawBudget}"`}\n${USAGE}`,
+      );
+      return 2;
+    }
     const file = rest.filter((a, i) => !a.startsWith("--") && (bi < 0 || i !== bi + 1))[0];
     if (file === undefined) {
       io.stderr.write(USAGE);

@@ -49,3 +49,28 @@ describe("runLashlangCli", () => {
     expect(t.err()).toContain("usage:");
   });
 });
+
+describe("runLashlangCli --step-budget", () => {
+  it("rejects a budget that is not a positive integer (exit 2, nothing run)", async () => {
+    for (const bad of [
+      ["--step-budget", "-5"],
+      ["--step-budget", "0"],
+      ["--step-budget", "abc"],
+      ["--step-budget=1.5"],
+      ["--step-budget"],
+    ]) {
+      const t = io("print 1");
+      expect(await runLashlangCli(["run", "-", ...bad], t.io)).toBe(2);
+      expect(t.err()).toContain("--step-budget expects a positive integer");
+      expect(t.out()).toBe("");
+    }
+  });
+
+  it("a positive budget is used (both spellings)", async () => {
+    for (const flag of [["--step-budget", "5"], ["--step-budget=5"]]) {
+      const t = io("x = 0\nwhile true { x = x + 1 }");
+      expect(await runLashlangCli(["run", "-", ...flag], t.io)).toBe(1);
+      expect(t.err()).toContain("more than 5 steps");
+    }
+  });
+});
