@@ -111,7 +111,43 @@ export interface PendingTurn {
   readonly input: unknown;
   readonly expectedRevision: number;
   readonly startedAt: number;
+  /**
+   * How many times a resume of this turn has started (counted durably before
+   * each resume runs; 0 or absent for a turn that was never resumed). A
+   * resume that crashes the process leaves it raised: the poison-turn guard.
+   */
+  readonly resumeAttempts?: number;
 }
+
+/** Who writes a session now: one writer per session, across processes. */
+export interface SessionLease {
+  readonly sessionId: string;
+  /** Unique per runtime instance (one process may hold leases of several sessions). */
+  readonly holder: string;
+  readonly pid: number;
+  readonly host: string;
+  /** epoch ms */
+  readonly acquiredAt: number;
+  readonly heartbeatAt: number;
+  /** The lease is free once `now >= expiresAt` (a dead holder stops renewing it). */
+  readonly expiresAt: number;
+}
+
+export interface LeaseRequest {
+  readonly sessionId: string;
+  readonly holder: string;
+  readonly pid: number;
+  readonly host: string;
+  readonly now: number;
+  readonly ttlMs: number;
+  /** Also take the lease over from this holder (the caller knows it is dead). */
+  readonly replacing?: string;
+}
+
+/** `acquired: false` carries the current holder's lease. */
+export type LeaseAttempt =
+  | { readonly acquired: true; readonly lease: SessionLease }
+  | { readonly acquired: false; readonly lease: SessionLease };
 
 export interface ListOptions {
   /** Only sessions whose cwd equals this. */
@@ -217,8 +253,31 @@ export interface SessionStoreShape {
 
   beginTurn(turn: PendingTurn): Effect.Effect<void, StoreError>;
   pendingTurn(sessionId: string): Effect.Effect<PendingTurn | undefined, StoreError>;
-  /** Drop a pending turn without committing (e.g. the caller abandons it). */
+  /** Drop a pending turn and its journal rows without committing (e.g. the caller abandons it). */
   abandonTurn(sessionId: string, turnId: string): Effect.Effect<void, StoreError>;
+  /**
+   * Count one more resume attempt of the pending turn `turnId` and return the
+   * new count (0 when that turn is not pending). One write, before the resume runs.
+   */
+  countResumeAttempt(sessionId: string, turnId: string): Effect.Effect<number, StoreError>;
+
+  /**
+   * Compare-and-set in one transaction: take the session's lease when it is
+   * free, expired (`now >= expiresAt`), already ours (`holder`: renewed, its
+   * `acquiredAt` kept) or held by `replacing`; otherwise report the holder.
+   */
+  acquireLease(request: LeaseRequest): Effect.Effect<LeaseAttempt, StoreFailure>;
+  /** Heartbeat: extend our lease to `now + ttlMs`. `undefined` when it is no longer ours. */
+  renewLease(
+    sessionId: string,
+    holder: string,
+    now: number,
+    ttlMs: number,
+  ): Effect.Effect<SessionLease | undefined, StoreError>;
+  /** Give the lease up (a no-op when another holder has it). */
+  releaseLease(sessionId: string, holder: string): Effect.Effect<void, StoreError>;
+  /** The session's lease row, expired or not. */
+  getLease(sessionId: string): Effect.Effect<SessionLease | undefined, StoreError>;
 }
 
 export class SessionStore extends Context.Tag("@lash/core/SessionStore")<SessionStore, SessionStoreShape>() {}

@@ -6,8 +6,10 @@ import {
   type CommitResult,
   type GraphNode,
   type JournalEntry,
+  type LeaseAttempt,
   type ListOptions,
   type PendingTurn,
+  type SessionLease,
   type SessionRecord,
   SessionStore,
   type SessionStoreShape,
@@ -52,6 +54,7 @@ export const makeMemoryStore = (): Effect.Effect<SessionStoreShape> =>
     const usage = new Map<string, UsageRow[]>();
     const journal = new Map<string, JournalEntry>();
     const pending = new Map<string, PendingTurn>();
+    const leases = new Map<string, SessionLease>();
     let nodeSeq = 0;
     let sessionOrder = 0;
 
@@ -145,6 +148,7 @@ export const makeMemoryStore = (): Effect.Effect<SessionStoreShape> =>
           if (!e) return Effect.fail(sessionNotFound(id));
           for (const [k, j] of journal) if (j.sessionId === id) journal.delete(k);
           pending.delete(id);
+          leases.delete(id);
           usage.delete(id);
           for (const k of [...stamps.keys()]) if (k.startsWith(`${id}\u0000`)) stamps.delete(k);
           if (hasDependents(id)) e.deleted = true;
@@ -279,16 +283,58 @@ export const makeMemoryStore = (): Effect.Effect<SessionStoreShape> =>
               new StoreError({ message: `cannot begin a turn: session ${turn.sessionId} not found` }),
             );
           }
-          pending.set(turn.sessionId, turn);
+          pending.set(turn.sessionId, { ...turn, resumeAttempts: turn.resumeAttempts ?? 0 });
           return Effect.void;
         }),
 
       pendingTurn: (sessionId) => Effect.sync(() => pending.get(sessionId)),
 
-      abandonTurn: (sessionId, turnId) =>
+      abandonTurn: (sessionId, turnId) => Effect.sync(() => dropTurnScratch(sessionId, turnId)),
+
+      countResumeAttempt: (sessionId, turnId) =>
         Effect.sync(() => {
-          if (pending.get(sessionId)?.turnId === turnId) pending.delete(sessionId);
+          const p = pending.get(sessionId);
+          if (p?.turnId !== turnId) return 0;
+          const attempts = (p.resumeAttempts ?? 0) + 1;
+          pending.set(sessionId, { ...p, resumeAttempts: attempts });
+          return attempts;
         }),
+
+      acquireLease: (req) =>
+        Effect.suspend((): Effect.Effect<LeaseAttempt, StoreFailure> => {
+          if (!live(req.sessionId)) return Effect.fail(sessionNotFound(req.sessionId));
+          const current = leases.get(req.sessionId);
+          const ours = current?.holder === req.holder;
+          if (current && !ours && current.holder !== req.replacing && req.now < current.expiresAt)
+            return Effect.succeed({ acquired: false, lease: current });
+          const lease: SessionLease = {
+            sessionId: req.sessionId,
+            holder: req.holder,
+            pid: req.pid,
+            host: req.host,
+            acquiredAt: ours && current ? current.acquiredAt : req.now,
+            heartbeatAt: req.now,
+            expiresAt: req.now + req.ttlMs,
+          };
+          leases.set(req.sessionId, lease);
+          return Effect.succeed({ acquired: true, lease });
+        }),
+
+      renewLease: (sessionId, holder, now, ttlMs) =>
+        Effect.sync(() => {
+          const current = leases.get(sessionId);
+          if (current?.holder !== holder) return undefined;
+          const lease = { ...current, heartbeatAt: now, expiresAt: now + ttlMs };
+          leases.set(sessionId, lease);
+          return lease;
+        }),
+
+      releaseLease: (sessionId, holder) =>
+        Effect.sync(() => {
+          if (leases.get(sessionId)?.holder === holder) leases.delete(sessionId);
+        }),
+
+      getLease: (sessionId) => Effect.sync(() => leases.get(sessionId)),
     };
     return store;
   });

@@ -91,6 +91,19 @@ export const sqliteMigrations: readonly (readonly string[])[] = [
     "CREATE INDEX usage_session ON usage(session_id, seq)",
     "CREATE INDEX journal_turn ON journal(session_id, turn_id)",
   ],
+  // 3: one writer per session (the lease), and the resume-attempt count of a pending turn.
+  [
+    `CREATE TABLE session_leases (
+      session_id TEXT PRIMARY KEY,
+      holder TEXT NOT NULL,
+      pid INTEGER NOT NULL,
+      host TEXT NOT NULL,
+      acquired_at INTEGER NOT NULL,
+      heartbeat_at INTEGER NOT NULL,
+      expires_at INTEGER NOT NULL
+    ) WITHOUT ROWID`,
+    "ALTER TABLE pending_turns ADD COLUMN resume_attempts INTEGER NOT NULL DEFAULT 0",
+  ],
 ];
 
 /** The schema version this code writes and reads. */

@@ -13,10 +13,13 @@ import {
   type CommitResult,
   type GraphNode,
   type JournalEntry,
+  type LeaseAttempt,
+  type LeaseRequest,
   type ListOptions,
   type NodeKind,
   type PendingTurn,
   type SchemaTooNew,
+  type SessionLease,
   type SessionMode,
   type SessionNotFound,
   type SessionRecord,
@@ -121,6 +124,17 @@ interface PendingRow {
   readonly input_json: string | null;
   readonly expected_revision: number;
   readonly started_at: number;
+  readonly resume_attempts: number;
+}
+
+interface LeaseRow {
+  readonly session_id: string;
+  readonly holder: string;
+  readonly pid: number;
+  readonly host: string;
+  readonly acquired_at: number;
+  readonly heartbeat_at: number;
+  readonly expires_at: number;
 }
 
 const toJson = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
@@ -198,6 +212,17 @@ const toPending = (r: PendingRow): PendingTurn => ({
   input: fromJson(r.input_json),
   expectedRevision: r.expected_revision,
   startedAt: r.started_at,
+  resumeAttempts: r.resume_attempts,
+});
+
+const toLease = (r: LeaseRow): SessionLease => ({
+  sessionId: r.session_id,
+  holder: r.holder,
+  pid: r.pid,
+  host: r.host,
+  acquiredAt: r.acquired_at,
+  heartbeatAt: r.heartbeat_at,
+  expiresAt: r.expires_at,
 });
 
 /**
@@ -505,6 +530,7 @@ function makeShape(
           yield* requireLive(id);
           yield* sql`DELETE FROM journal WHERE session_id = ${id}`;
           yield* sql`DELETE FROM pending_turns WHERE session_id = ${id}`;
+          yield* sql`DELETE FROM session_leases WHERE session_id = ${id}`;
           yield* sql`DELETE FROM usage WHERE session_id = ${id}`;
           yield* sql`DELETE FROM turn_commits WHERE session_id = ${id}`;
           if (yield* hasDependents(id)) yield* sql`UPDATE sessions SET deleted = 1 WHERE id = ${id}`;
@@ -731,6 +757,7 @@ function makeShape(
             input_json: toJson(t.input),
             expected_revision: t.expectedRevision,
             started_at: t.startedAt,
+            resume_attempts: t.resumeAttempts ?? 0,
           })}`;
         }),
       );
@@ -742,7 +769,77 @@ function makeShape(
     }),
 
     abandonTurn: Effect.fn("SqliteStore.abandonTurn")(function* (sessionId: string, turnId: string) {
-      yield* guard(sql`DELETE FROM pending_turns WHERE session_id = ${sessionId} AND turn_id = ${turnId}`);
+      yield* write(
+        Effect.gen(function* () {
+          yield* sql`DELETE FROM journal WHERE session_id = ${sessionId} AND turn_id = ${turnId}`;
+          yield* sql`DELETE FROM pending_turns WHERE session_id = ${sessionId} AND turn_id = ${turnId}`;
+        }),
+      );
+    }),
+
+    countResumeAttempt: Effect.fn("SqliteStore.countResumeAttempt")(function* (
+      sessionId: string,
+      turnId: string,
+    ) {
+      const rows = yield* write(
+        sql<{ resume_attempts: number }>`UPDATE pending_turns SET resume_attempts = resume_attempts + 1
+          WHERE session_id = ${sessionId} AND turn_id = ${turnId} RETURNING resume_attempts`,
+      );
+      return rows[0]?.resume_attempts ?? 0;
+    }),
+
+    acquireLease: Effect.fn("SqliteStore.acquireLease")(function* (req: LeaseRequest) {
+      return yield* write(
+        Effect.gen(function* () {
+          yield* requireLive(req.sessionId);
+          const row =
+            (yield* sql<LeaseRow>`SELECT * FROM session_leases WHERE session_id = ${req.sessionId}`)[0];
+          const ours = row?.holder === req.holder;
+          if (row && !ours && row.holder !== req.replacing && req.now < row.expires_at)
+            return { acquired: false, lease: toLease(row) } as LeaseAttempt;
+          const lease: SessionLease = {
+            sessionId: req.sessionId,
+            holder: req.holder,
+            pid: req.pid,
+            host: req.host,
+            acquiredAt: ours && row ? row.acquired_at : req.now,
+            heartbeatAt: req.now,
+            expiresAt: req.now + req.ttlMs,
+          };
+          yield* sql`INSERT OR REPLACE INTO session_leases ${sql.insert({
+            session_id: lease.sessionId,
+            holder: lease.holder,
+            pid: lease.pid,
+            host: lease.host,
+            acquired_at: lease.acquiredAt,
+            heartbeat_at: lease.heartbeatAt,
+            expires_at: lease.expiresAt,
+          })}`;
+          return { acquired: true, lease } as LeaseAttempt;
+        }),
+      );
+    }),
+
+    renewLease: Effect.fn("SqliteStore.renewLease")(function* (
+      sessionId: string,
+      holder: string,
+      now: number,
+      ttlMs: number,
+    ) {
+      const rows = yield* write(
+        sql<LeaseRow>`UPDATE session_leases SET heartbeat_at = ${now}, expires_at = ${now + ttlMs}
+          WHERE session_id = ${sessionId} AND holder = ${holder} RETURNING *`,
+      );
+      return rows[0] ? toLease(rows[0]) : undefined;
+    }),
+
+    releaseLease: Effect.fn("SqliteStore.releaseLease")(function* (sessionId: string, holder: string) {
+      yield* write(sql`DELETE FROM session_leases WHERE session_id = ${sessionId} AND holder = ${holder}`);
+    }),
+
+    getLease: Effect.fn("SqliteStore.getLease")(function* (sessionId: string) {
+      const rows = yield* guard(sql<LeaseRow>`SELECT * FROM session_leases WHERE session_id = ${sessionId}`);
+      return rows[0] ? toLease(rows[0]) : undefined;
     }),
   };
   return store;

@@ -581,23 +581,150 @@ export function storeConformance(name: string, makeStore: MakeStore): void {
             startedAt: 5,
           };
           yield* store.beginTurn(p);
-          expect(yield* store.pendingTurn("s1")).toEqual(p);
+          expect(yield* store.pendingTurn("s1")).toEqual({ ...p, resumeAttempts: 0 });
           yield* store.abandonTurn("s1", "other");
-          expect(yield* store.pendingTurn("s1")).toEqual(p);
+          expect(yield* store.pendingTurn("s1")).toEqual({ ...p, resumeAttempts: 0 });
           yield* store.abandonTurn("s1", "t1");
           expect(yield* store.pendingTurn("s1")).toBeUndefined();
           yield* store.beginTurn(p);
           const p2 = { ...p, turnId: "t2", startedAt: 6 };
           yield* store.beginTurn(p2);
-          expect(yield* store.pendingTurn("s1")).toEqual(p2);
+          expect(yield* store.pendingTurn("s1")).toEqual({ ...p2, resumeAttempts: 0 });
           // A commit of another turn leaves it; the commit of its turn clears it.
           yield* store.commit(turn("s1", "t1", 0, [node("a", "s1", null)]));
-          expect(yield* store.pendingTurn("s1")).toEqual(p2);
+          expect(yield* store.pendingTurn("s1")).toEqual({ ...p2, resumeAttempts: 0 });
           yield* store.commit(turn("s1", "t2", 1, [node("b", "s1", "a")]));
           expect(yield* store.pendingTurn("s1")).toBeUndefined();
           // beginTurn for an unknown session fails.
           const bad = yield* Effect.exit(store.beginTurn({ ...p, sessionId: "ghost" }));
           expect(failureOf(bad)._tag).toBe("StoreError");
+        }),
+      );
+
+      it.scoped("abandonTurn drops the turn's journal rows with its pending row, nothing else", () =>
+        Effect.gen(function* () {
+          const store = yield* makeStore();
+          yield* store.createSession(session("s1"));
+          yield* store.beginTurn({
+            sessionId: "s1",
+            turnId: "t1",
+            input: {},
+            expectedRevision: 0,
+            startedAt: 1,
+          });
+          yield* store.journalPut(journal("s1", "t1", "s1:t1:0:llm:1"));
+          yield* store.journalPut(journal("s1", "t0", "s1:t0:0:llm:1"));
+          yield* store.abandonTurn("s1", "t1");
+          expect(yield* store.pendingTurn("s1")).toBeUndefined();
+          expect(yield* store.journalForTurn("s1", "t1")).toEqual([]);
+          expect(yield* store.journalForTurn("s1", "t0")).toHaveLength(1);
+        }),
+      );
+
+      it.scoped("resume attempts are counted on the pending turn, durably, and reset by a new turn", () =>
+        Effect.gen(function* () {
+          const store = yield* makeStore();
+          yield* store.createSession(session("s1"));
+          expect(yield* store.countResumeAttempt("s1", "t1")).toBe(0);
+          const p = { sessionId: "s1", turnId: "t1", input: {}, expectedRevision: 0, startedAt: 1 };
+          yield* store.beginTurn(p);
+          expect((yield* store.pendingTurn("s1"))?.resumeAttempts).toBe(0);
+          expect(yield* store.countResumeAttempt("s1", "t1")).toBe(1);
+          expect(yield* store.countResumeAttempt("s1", "other")).toBe(0);
+          expect(yield* store.countResumeAttempt("s1", "t1")).toBe(2);
+          expect((yield* store.pendingTurn("s1"))?.resumeAttempts).toBe(2);
+          yield* store.beginTurn({ ...p, turnId: "t2" });
+          expect((yield* store.pendingTurn("s1"))?.resumeAttempts).toBe(0);
+        }),
+      );
+    });
+
+    describe("session lease", () => {
+      const req = (holder: string, now: number, extra: { replacing?: string } = {}) => ({
+        sessionId: "s1",
+        holder,
+        pid: holder === "A" ? 100 : 200,
+        host: "h",
+        now,
+        ttlMs: 1000,
+        ...extra,
+      });
+
+      it.scoped("one holder at a time: a second writer is told who holds it; release frees it", () =>
+        Effect.gen(function* () {
+          const store = yield* makeStore();
+          yield* store.createSession(session("s1"));
+          expect(yield* store.getLease("s1")).toBeUndefined();
+          const a = yield* store.acquireLease(req("A", 10));
+          expect(a).toEqual({
+            acquired: true,
+            lease: {
+              sessionId: "s1",
+              holder: "A",
+              pid: 100,
+              host: "h",
+              acquiredAt: 10,
+              heartbeatAt: 10,
+              expiresAt: 1010,
+            },
+          });
+          const b = yield* store.acquireLease(req("B", 20));
+          expect(b.acquired).toBe(false);
+          expect(b.lease).toMatchObject({ holder: "A", pid: 100, host: "h", acquiredAt: 10 });
+          // re-acquiring our own lease renews it and keeps acquiredAt
+          const again = yield* store.acquireLease(req("A", 30));
+          expect(again).toMatchObject({
+            acquired: true,
+            lease: { acquiredAt: 10, heartbeatAt: 30, expiresAt: 1030 },
+          });
+          // another holder's release is a no-op
+          yield* store.releaseLease("s1", "B");
+          expect((yield* store.getLease("s1"))?.holder).toBe("A");
+          yield* store.releaseLease("s1", "A");
+          expect(yield* store.getLease("s1")).toBeUndefined();
+          expect((yield* store.acquireLease(req("B", 40))).acquired).toBe(true);
+        }),
+      );
+
+      it.scoped("heartbeat extends it; an expired lease is taken over; the old holder's renew fails", () =>
+        Effect.gen(function* () {
+          const store = yield* makeStore();
+          yield* store.createSession(session("s1"));
+          yield* store.acquireLease(req("A", 0));
+          expect(yield* store.renewLease("s1", "A", 900, 1000)).toMatchObject({
+            heartbeatAt: 900,
+            expiresAt: 1900,
+          });
+          expect(yield* store.renewLease("s1", "B", 900, 1000)).toBeUndefined();
+          expect((yield* store.acquireLease(req("B", 1899))).acquired).toBe(false);
+          const taken = yield* store.acquireLease(req("B", 1900));
+          expect(taken).toMatchObject({ acquired: true, lease: { holder: "B", acquiredAt: 1900 } });
+          expect(yield* store.renewLease("s1", "A", 2000, 1000)).toBeUndefined();
+          expect((yield* store.getLease("s1"))?.holder).toBe("B");
+        }),
+      );
+
+      it.scoped("a holder known to be dead is replaced at once (compare-and-set on the holder)", () =>
+        Effect.gen(function* () {
+          const store = yield* makeStore();
+          yield* store.createSession(session("s1"));
+          yield* store.acquireLease(req("A", 0));
+          // naming a holder that is not the current one takes nothing
+          expect((yield* store.acquireLease(req("B", 5, { replacing: "C" }))).acquired).toBe(false);
+          expect((yield* store.acquireLease(req("B", 5, { replacing: "A" }))).acquired).toBe(true);
+          expect((yield* store.getLease("s1"))?.holder).toBe("B");
+        }),
+      );
+
+      it.scoped("a lease needs a live session and goes with it", () =>
+        Effect.gen(function* () {
+          const store = yield* makeStore();
+          const missing = yield* Effect.exit(store.acquireLease(req("A", 0)));
+          expect(failureOf(missing)._tag).toBe("SessionNotFound");
+          yield* store.createSession(session("s1"));
+          yield* store.acquireLease(req("A", 0));
+          yield* store.deleteSession("s1");
+          expect(yield* store.getLease("s1")).toBeUndefined();
         }),
       );
     });
