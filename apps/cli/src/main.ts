@@ -96,6 +96,7 @@ async function run(flags: RunFlags, io: MainIO): Promise<number> {
     }
     throw e;
   }
+  for (const w of setup.warnings) io.stderr.write(`[lash] ${w}\n`);
   const { createCliContext } = await import("./create-context.ts");
   const ctx = await createCliContext({
     settings: setup.settings,
@@ -153,7 +154,7 @@ const isEntry = (() => {
   const entry = process.argv[1];
   if (!entry) return false;
   const here = new URL(import.meta.url).pathname;
-  return entry === here || /[\\/](lash(\.js)?|main\.ts|lash\.ts)$/.test(entry);
+  return entry === here || /[\\/](lash(-dev)?(\.js)?|main\.ts|lash\.ts)$/.test(entry);
 })();
 
 if (isEntry) {
