@@ -12,9 +12,9 @@ import { hasPendingTurn } from "./sessions.ts";
 
 /** The TUI is built concurrently in `./tui/`; until it exists `lash` says so instead of crashing. */
 export async function loadTui(): Promise<RunTui | undefined> {
-  const path = "./tui/index.ts";
   try {
-    const mod = (await import(path)) as { runTui?: RunTui };
+    // A literal specifier, so that the bundle (scripts/bundle.ts) includes the TUI as a lazy chunk.
+    const mod = (await import("./tui/index.ts")) as { runTui?: RunTui };
     return typeof mod.runTui === "function" ? mod.runTui : undefined;
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;

@@ -1,0 +1,57 @@
+// Bundles the `lash` CLI into apps/cli/dist: one ESM entry (dist/lash.js) plus the chunks that its dynamic
+// imports split off, so `lash --version` loads a few kilobytes while a turn loads core, a vendor SDK only on
+// its first request and ink only for the TUI. Every dependency is bundled except the native ones (EXTERNAL),
+// which become the published package's `dependencies`.
+//
+// pnpm --filter lash build   (or, from the root, pnpm build:cli)
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { build } from "esbuild";
+
+const root = join(import.meta.dirname, "..");
+const outdir = join(root, "dist");
+
+/** Left to npm: native modules (a `.node` binary cannot be bundled). Keep in sync with package.json `dependencies`. */
+export const EXTERNAL = ["better-sqlite3"] as const;
+/** Optional peers that a dependency loads only when the user installed them: left unresolved. */
+const OPTIONAL = [
+  "react-devtools-core", // ink, only with DEV=true and the package installed beside it
+] as const;
+
+rmSync(outdir, { recursive: true, force: true });
+const started = performance.now();
+const result = await build({
+  entryPoints: { lash: join(root, "src", "main.ts") },
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node22.12",
+  // Maps give stack traces under `NODE_OPTIONS=--enable-source-maps` the original file and line; without the
+  // sources' text, which would triple the package's size.
+  sourcemap: "linked",
+  sourcesContent: false,
+  minifySyntax: true,
+  legalComments: "linked",
+  external: [...EXTERNAL, ...OPTIONAL],
+  chunkNames: "chunks/[name]-[hash]",
+  // React and its reconciler pick their production build from NODE_ENV; the bundle fixes it at build time
+  // instead (the source run sets it while ink loads, see src/tui/index.ts).
+  define: { "process.env.NODE_ENV": '"production"' },
+  // Bundled CommonJS dependencies (and a few ESM ones) call require() for Node built-ins.
+  banner: {
+    js: 'import { createRequire as __lashCreateRequire } from "node:module"; const require = __lashCreateRequire(import.meta.url);',
+  },
+  logLevel: "warning",
+  // packages/lashlang/src/checker.ts has a dead `case "obj" as never` after `case "obj"` (harmless).
+  logOverride: { "duplicate-case": "silent" },
+  metafile: true,
+});
+const outputs = Object.entries(result.metafile.outputs).filter(([f]) => f.endsWith(".js"));
+const total = outputs.reduce((n, [, o]) => n + o.bytes, 0);
+const entry = outputs.find(([f]) => f.endsWith("dist/lash.js"))?.[1];
+process.stdout.write(
+  `lash bundle: ${outputs.length} files, ${(total / 1024).toFixed(0)} KiB` +
+    ` (entry ${((entry?.bytes ?? 0) / 1024).toFixed(0)} KiB) in ${(performance.now() - started).toFixed(0)} ms\n`,
+);
