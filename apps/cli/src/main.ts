@@ -96,6 +96,7 @@ async function run(flags: RunFlags, io: MainIO): Promise<number> {
     }
     throw e;
   }
+  for (const w of setup.warnings) io.stderr.write(`[lash] ${w}\n`);
   const { createCliContext } = await import("./create-context.ts");
   const ctx = await createCliContext({
     settings: setup.settings,

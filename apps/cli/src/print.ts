@@ -23,16 +23,24 @@ export interface SessionChoice {
 }
 
 /** The session a run uses: `--session`/`--resume`, `--continue`, `--fork`, or a new one. */
-export async function chooseSession(ctx: LocalContext, flags: RunFlags, notice: (s: string) => void) {
+export async function chooseSession(
+  ctx: LocalContext,
+  flags: RunFlags,
+  notice: (s: string) => void,
+  /** Called instead of creating a session (`-p` without a prompt must not leave an empty session behind). */
+  beforeCreate?: () => void,
+) {
   const ref = flags.session ?? (flags.resume !== "" ? flags.resume : undefined);
   if (ref !== undefined) return { id: (await findSession(ctx, ref)).id, how: "resumed" } as SessionChoice;
   if (flags.continue) {
     const latest = await latestSession(ctx, ctx.settings.cwd);
     if (latest) return { id: latest.id, how: "continued" } as SessionChoice;
+    beforeCreate?.();
     notice(`no earlier session in ${ctx.settings.cwd}; starting a new one`);
   }
   if (flags.fork !== undefined) {
     const source = await findSession(ctx, flags.fork);
+    beforeCreate?.();
     const forked = await ctx.rt
       .runPromise(
         Effect.flatMap(LashRuntime, (rt) =>
@@ -44,6 +52,7 @@ export async function chooseSession(ctx: LocalContext, flags: RunFlags, notice: 
       });
     return { id: forked.id, how: "forked", forkedFrom: source.id } as SessionChoice;
   }
+  beforeCreate?.();
   return { id: (await ctx.newSession()).id, how: "new" } as SessionChoice;
 }
 
@@ -107,7 +116,7 @@ function resultObject(r: TurnResult, outcome: Outcome, model: string, resumed?: 
 }
 
 /** Progress lines on stderr for `--output-format text`. */
-function progress(stderr: NodeJS.WritableStream) {
+function progress(stderr: NodeJS.WritableStream, printedErrors: Set<string>) {
   return (e: TurnActivity) => {
     switch (e.type) {
       case "turnStarted":
@@ -126,6 +135,8 @@ function progress(stderr: NodeJS.WritableStream) {
         );
         break;
       case "error":
+        // the final "[lash] stopped" line does not repeat a message printed here
+        printedErrors.add(e.message);
         stderr.write(`error: ${e.message}\n`);
         break;
     }
@@ -140,6 +151,7 @@ export async function runPrint(ctx: LocalContext, flags: RunFlags, io: PrintIO):
     else if (format === "stream-json") jsonl({ type: "notice", message: s });
   };
 
+  const printedErrors = new Set<string>();
   let prompt = flags.prompt;
   if (prompt === undefined && !io.stdin.isTTY) prompt = await readStdin(io.stdin);
   if (prompt !== undefined) prompt = prompt.trim() === "" ? undefined : prompt.replace(/\s+$/, "");
@@ -157,7 +169,11 @@ export async function runPrint(ctx: LocalContext, flags: RunFlags, io: PrintIO):
   process.on("SIGTERM", onSignal);
 
   try {
-    const choice = await chooseSession(ctx, flags, notice);
+    const noPrompt = () => {
+      if (prompt === undefined)
+        throw usageError('no prompt: pass it as an argument (lash -p "…") or on stdin');
+    };
+    const choice = await chooseSession(ctx, flags, notice, noPrompt);
     const session = await ctx.rt.runPromise(Effect.flatMap(LashRuntime, (rt) => rt.getSession(choice.id)));
     const pending = choice.how === "new" ? false : await hasPendingTurn(ctx, choice.id);
     if (prompt === undefined && !pending)
@@ -185,7 +201,7 @@ export async function runPrint(ctx: LocalContext, flags: RunFlags, io: PrintIO):
       format === "stream-json"
         ? (e: TurnActivity) => jsonl(e)
         : format === "text"
-          ? progress(io.stderr)
+          ? progress(io.stderr, printedErrors)
           : () => undefined;
     const onEvent = (e: TurnActivity) => {
       ctx.traceEvent(e);
@@ -238,7 +254,10 @@ export async function runPrint(ctx: LocalContext, flags: RunFlags, io: PrintIO):
     cancel = undefined;
     if (result._tag === "Left") {
       const message = result.left.message;
-      if (format === "text") io.stderr.write(`lash: the turn failed: ${message}\n`);
+      if (format === "text")
+        io.stderr.write(
+          printedErrors.has(message) ? "lash: the turn failed\n" : `lash: the turn failed: ${message}\n`,
+        );
       else
         jsonl({
           type: "result",
@@ -262,7 +281,7 @@ export async function runPrint(ctx: LocalContext, flags: RunFlags, io: PrintIO):
           io.stderr.write(`[lash] interrupted; what finished is saved: lash --resume ${r.sessionId}\n`);
         else if (outcome === "stopped")
           io.stderr.write(
-            `[lash] stopped (${obj.reason ?? "unknown"})${obj.message ? `: ${obj.message}` : ""}\n`,
+            `[lash] stopped (${obj.reason ?? "unknown"})${obj.message && !printedErrors.has(obj.message) ? `: ${obj.message}` : ""}\n`,
           );
         if (ctx.persisted && choice.how === "new" && outcome !== "finished")
           io.stderr.write(`[lash] session ${r.sessionId}\n`);

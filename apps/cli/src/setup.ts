@@ -1,6 +1,6 @@
 // From flags, config and environment to the settings of a run.
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join, parse, resolve } from "node:path";
 import type { RunFlags } from "./args.ts";
 import { type LoadedConfig, loadConfig } from "./config.ts";
 import type { CliPaths, CliSettings } from "./context.ts";
@@ -15,6 +15,8 @@ export interface Setup {
   readonly settings: CliSettings;
   readonly modelChoice: ModelChoice;
   readonly env: NodeJS.ProcessEnv;
+  /** Things the user should know before the run starts (printed on stderr). */
+  readonly warnings: readonly string[];
 }
 
 /** Thrown when no model could be chosen at all (no key, no config): `lash` offers the demo. */
@@ -28,6 +30,14 @@ export function resolveCwd(flag: string | undefined): string {
   const cwd = resolve(flag ?? process.cwd());
   if (!existsSync(cwd) || !statSync(cwd).isDirectory()) throw usageError(`--cwd: ${cwd} is not a directory`);
   return cwd;
+}
+
+/** A workspace at the file-system root gives the file tools the whole machine: say so. */
+export function workspaceWarnings(cwd: string): string[] {
+  if (parse(cwd).root !== cwd) return [];
+  return [
+    `warning: the workspace is ${cwd}, the root of the file system: the file tools can read and write every file this user can. Pass --cwd <project directory> to confine them.`,
+  ];
 }
 
 const INSTRUCTION_FILES = ["AGENTS.md", "CLAUDE.md"];
@@ -83,5 +93,5 @@ export async function resolveSetup(flags: RunFlags, env: NodeJS.ProcessEnv = pro
     ...(tools !== undefined ? { tools } : {}),
     scripted: false,
   };
-  return { paths, loaded, settings, modelChoice, env };
+  return { paths, loaded, settings, modelChoice, env, warnings: workspaceWarnings(cwd) };
 }
