@@ -2,17 +2,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { WireFormat } from "../src/testing/index.ts";
 
-/** `shared/` sits beside the repository checkout. */
-export const fixturesDir = join(
-  import.meta.dirname,
-  "..",
-  "..",
-  "..",
-  "..",
-  "shared",
-  "fixtures",
-  "provider-streams",
-);
+/** The recordings, copied into the repository (provenance in its README). */
+export const fixturesDir = join(import.meta.dirname, "fixtures", "provider-streams");
 
 export const formatOfDir: Record<string, WireFormat> = {
   anthropic: "anthropic",

@@ -1,4 +1,4 @@
-// Acceptance 5: every recorded stream in shared/fixtures/provider-streams, served through
+// Acceptance 5: every recorded stream in test/fixtures/provider-streams, served through
 // the mock wire server, gives the right normalized events.
 import type { LlmResponse } from "@lash/sansio";
 import { accumulate } from "@lash/sansio";
