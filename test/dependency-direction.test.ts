@@ -42,7 +42,7 @@ const external: Record<string, readonly string[]> = {
     "@effect/platform",
     "@effect/platform-node",
     "@effect/sql",
-    "@effect/sql-sqlite-node",
+    "better-sqlite3",
     "@effect/experimental",
   ],
   "packages/providers": ["effect", "@anthropic-ai/sdk", "openai", "@google/genai"],

@@ -7,7 +7,6 @@ import * as Reactivity from "@effect/experimental/Reactivity";
 import * as SqlClient from "@effect/sql/SqlClient";
 import type { Connection } from "@effect/sql/SqlConnection";
 import type { SqlError } from "@effect/sql/SqlError";
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient";
 import { Effect, Layer, Scope } from "effect";
 import {
   type CommitResult,
@@ -40,6 +39,7 @@ import {
   sessionNotFound,
   turnHashConflict,
 } from "./errors.ts";
+import * as SqliteClient from "./sqlite-client.ts";
 import {
   corrupt,
   isCorruption,

@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as Reactivity from "@effect/experimental/Reactivity";
 import type { SqlClient } from "@effect/sql/SqlClient";
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient";
 import { Effect, type Scope } from "effect";
+import * as SqliteClient from "../../src/store/sqlite-client.ts";
 
 /** A temp directory removed when the scope closes. */
 export const tempDir: Effect.Effect<string, never, Scope.Scope> = Effect.acquireRelease(
