@@ -4,6 +4,7 @@ import type { TurnActivityBody } from "./activity.ts";
 import { Journal, type JournalMismatch } from "./journal.ts";
 import { validateJson } from "./jsonschema.ts";
 import type { HookContext, PluginHooks, ProjectedResult, ToolCallInfo } from "./plugin.ts";
+import type { Redactor } from "./secrets.ts";
 import type { StoreError } from "./store.ts";
 import {
   isIdempotent,
@@ -21,6 +22,11 @@ export interface DispatchOptions {
   readonly defaultTimeoutMs?: number;
   /** After a cancel, running calls get this long to finish before they are interrupted (default 100 ms). */
   readonly cancelGraceMs?: number;
+  /**
+   * Replaces known secret values in every tool result, failure message and progress
+   * update before it is journaled, projected, emitted or committed (see `secrets.ts`).
+   */
+  readonly redactor?: Redactor;
 }
 
 export interface NamedHooks {
@@ -80,6 +86,20 @@ type AttemptRecord =
     };
 
 const errorOutput = (text: string): ToolOutput => ({ content: [{ type: "text", text }], isError: true });
+
+/** The output with every known secret value replaced (usage and control are left alone). */
+function redactOutput(redactor: Redactor | undefined, output: ToolOutput): ToolOutput {
+  if (!redactor || redactor.size === 0) return output;
+  return {
+    ...output,
+    content: redactor.deep(output.content),
+    ...(output.value !== undefined ? { value: redactor.deep(output.value) } : {}),
+    ...(output.details !== undefined ? { details: redactor.deep(output.details) } : {}),
+  };
+}
+
+const redactText = (redactor: Redactor | undefined, text: string): string =>
+  redactor ? redactor.text(text) : text;
 
 function describeError(e: unknown): string {
   if (e instanceof Error) return e.message;
@@ -159,6 +179,8 @@ function attemptOnce(
   attempt: number,
 ): Effect.Effect<AttemptRecord> {
   const timeoutMs = p.tool.timeoutMs ?? ctx.options?.defaultTimeoutMs ?? 120_000;
+  const redactor = ctx.options?.redactor;
+  const clean = redactor && redactor.size > 0 ? redactor : undefined;
   return Effect.suspend(() => {
     const controller = new AbortController();
     const context = {
@@ -169,7 +191,8 @@ function attemptOnce(
       signal: controller.signal,
       ...(ctx.host ? { host: ctx.host } : {}),
       progress: (update: unknown) => {
-        Effect.runFork(ctx.emit({ type: "toolProgress", callId: p.call.callId, update }));
+        const safe = clean ? clean.deep(update) : update;
+        Effect.runFork(ctx.emit({ type: "toolProgress", callId: p.call.callId, update: safe }));
       },
     };
     return p.tool.execute(p.args, context).pipe(
@@ -182,11 +205,14 @@ function attemptOnce(
           }),
       }),
       Effect.onInterrupt(() => Effect.sync(() => controller.abort())),
-      Effect.map((output): AttemptRecord => ({ ok: true, output })),
+      Effect.map((output): AttemptRecord => ({ ok: true, output: redactOutput(clean, output) })),
       Effect.catchAllDefect((defect) =>
         Effect.succeed<AttemptRecord>({
           ok: false,
-          failure: { class: "internal", message: `${p.tool.name} crashed: ${describeError(defect)}` },
+          failure: {
+            class: "internal",
+            message: redactText(clean, `${p.tool.name} crashed: ${describeError(defect)}`),
+          },
         }),
       ),
       Effect.catchAll((failure) =>
@@ -196,10 +222,10 @@ function attemptOnce(
             failure instanceof ToolFailure
               ? {
                   class: failure.class,
-                  message: failure.message,
+                  message: redactText(clean, failure.message),
                   ...(failure.retry ? { retry: failure.retry } : {}),
                 }
-              : { class: "execution", message: describeError(failure) },
+              : { class: "execution", message: redactText(clean, describeError(failure)) },
         }),
       ),
     );
@@ -274,9 +300,11 @@ export function runToolBatch(
     const prepared = yield* prepare(ctx, calls);
     const done = yield* Ref.make(new Map<number, CompletedToolCall>());
     const spent: ToolUsage[] = [];
+    /** When each call started, so a call cut off by a cancel reports how long it really ran. */
+    const started = new Map<number, number>();
     const settle = (p: Prepared, output: ToolOutput, startedAt: number, replayed: boolean) =>
       Effect.gen(function* () {
-        let out = output;
+        let out = redactOutput(ctx.options?.redactor, output);
         const info: ToolCallInfo = {
           callId: p.call.callId,
           name: p.call.name,
@@ -292,6 +320,8 @@ export function runToolBatch(
             );
           else if (r.right) out = r.right;
         }
+        // every result (run, replayed from an old journal, or produced by a hook or plugin) is redacted
+        out = redactOutput(ctx.options?.redactor, out);
         const projected: ProjectedResult = yield* Effect.orElseSucceed(ctx.project(info, out), () => ({
           content: out.content,
         }));
@@ -324,6 +354,7 @@ export function runToolBatch(
     const runOne = (p: Prepared) =>
       Effect.gen(function* () {
         const startedAt = yield* Clock.currentTimeMillis;
+        started.set(p.index, startedAt);
         yield* ctx.emit({
           type: "toolStarted",
           callId: p.call.callId,
@@ -348,17 +379,19 @@ export function runToolBatch(
       Effect.map(cancelled, () => true),
     );
     const map = yield* Ref.get(done);
-    const results = prepared.map(
-      (p): CompletedToolCall =>
-        map.get(p.index) ?? {
-          callId: p.call.callId,
-          name: p.call.name,
-          content: [
-            { type: "text", text: `Cancelled: the turn was stopped before ${p.call.name} finished.` },
-          ],
-          isError: true,
-        },
-    );
+    const stoppedAt = yield* Clock.currentTimeMillis;
+    const results = prepared.map((p): CompletedToolCall => {
+      const settled = map.get(p.index);
+      if (settled) return settled;
+      const startedAt = started.get(p.index);
+      return {
+        callId: p.call.callId,
+        name: p.call.name,
+        content: [{ type: "text", text: `Cancelled: the turn was stopped before ${p.call.name} finished.` }],
+        isError: true,
+        ...(startedAt !== undefined ? { durationMs: stoppedAt - startedAt } : {}),
+      };
+    });
     if (winner) {
       for (const p of prepared) {
         if (!map.has(p.index)) {
@@ -368,7 +401,7 @@ export function runToolBatch(
             name: p.call.name,
             isError: true,
             content: results[p.index]!.content,
-            durationMs: 0,
+            durationMs: results[p.index]!.durationMs ?? 0,
             replayed: false,
           });
         }
