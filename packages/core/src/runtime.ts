@@ -606,6 +606,8 @@ export const makeRuntime = (options: RuntimeOptions) =>
                       attempt: event.attempt,
                       delayMs: event.delayMs,
                       error: event.error,
+                      ...(event.reason !== undefined ? { reason: event.reason } : {}),
+                      ...(event.maxAttempts !== undefined ? { maxAttempts: event.maxAttempts } : {}),
                     });
                   case "attemptReset":
                     return yield* emit({ type: "attemptReset", attempt: event.attempt });

@@ -22,10 +22,15 @@ export interface CreateProviderOptions {
   readonly catalog?: ModelCatalog;
   /** Retry policy, or `false` for no retry layer. */
   readonly retry?: Partial<RetryPolicy> | false;
-  /** Request timeout in milliseconds (default 10 minutes). */
+  /** The SDK's own timeout for one HTTP request, in milliseconds (default: the deadline). */
   readonly timeoutMs?: number;
-  /** A stream with no data for this long fails with a retryable `timeout` (default 120 s; 0 = off). */
+  /** An attempt with no data (no bytes, no events) for exactly this long fails with a retryable `timeout` (default 120 s; 0 = off). */
   readonly idleTimeoutMs?: number;
+  /**
+   * Total time for one model call, every attempt and wait included (default 10 minutes; 0 = none).
+   * Shorthand for `retry: { deadlineMs }`; a Retry-After past it fails at once.
+   */
+  readonly deadlineMs?: number;
   /** Extra HTTP headers on every request. */
   readonly headers?: Record<string, string>;
 }
@@ -73,7 +78,7 @@ export function createProvider(model: string, options: CreateProviderOptions = {
     baseUrl,
     model: id.model,
     info: resolved.info,
-    timeoutMs: options.timeoutMs,
+    timeoutMs: options.timeoutMs ?? (options.deadlineMs ? options.deadlineMs : undefined),
     idleTimeoutMs: options.idleTimeoutMs,
     headers: options.headers,
     keyEnv: spec.keys[0],
@@ -93,7 +98,13 @@ export function createProvider(model: string, options: CreateProviderOptions = {
     }
   };
   const provider = lazyProvider(id.provider, load);
-  const wrapped = options.retry === false ? provider : withRetry(provider, options.retry ?? {});
+  const wrapped =
+    options.retry === false
+      ? provider
+      : withRetry(provider, {
+          ...(options.deadlineMs !== undefined ? { deadlineMs: options.deadlineMs } : {}),
+          ...options.retry,
+        });
   return {
     name: wrapped.name,
     stream: (request) => wrapped.stream(request.model === "" ? { ...request, model: id.id } : request),

@@ -62,6 +62,18 @@ function errorCode(e: unknown): string | undefined {
   return undefined;
 }
 
+/** The messages of an error's `cause` chain, joined. */
+function innerMessages(e: unknown): string {
+  const out: string[] = [];
+  let cur: unknown = e;
+  for (let i = 0; i < 5 && cur && typeof cur === "object"; i++) {
+    const m = (cur as { message?: unknown }).message;
+    if (typeof m === "string") out.push(m);
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return out.join(" · ");
+}
+
 function safeJson(v: unknown): string {
   try {
     return typeof v === "string" ? v : JSON.stringify(v);
@@ -94,6 +106,13 @@ function vendorMessage(e: unknown): { text: string; body: string } {
   return { text, body };
 }
 
+/** `120000` → `120 s`, `1500` → `1.5 s`, `250` → `250 ms`. */
+export function formatMs(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = ms / 1000;
+  return `${Number.isInteger(s) ? s : s.toFixed(1)} s`;
+}
+
 function make(ctx: ErrorContext, info: Omit<LlmErrorInfo, "provider">): LlmError {
   return new LlmError({ ...info, provider: ctx.provider });
 }
@@ -124,16 +143,45 @@ export function classifyError(e: unknown, ctx: ErrorContext, signal?: AbortSigna
 
   if (status === undefined) {
     // Transport failures, stream error events, malformed streams.
-    if (name === "APIConnectionTimeoutError" || /timed? ?out/i.test(text))
+    const ctor = (e as { constructor?: { name?: unknown } } | null)?.constructor?.name;
+    if (
+      name === "APIConnectionTimeoutError" ||
+      ctor === "APIConnectionTimeoutError" ||
+      /timed? ?out/i.test(text)
+    )
       return make(ctx, { kind: "timeout", message: `${who}: request timed out: ${text}`, retryable: true });
     const code = errorCode(e);
+    const url = ctx.baseUrl ?? `the ${ctx.provider} API`;
+    if (code === "ECONNREFUSED")
+      return make(ctx, {
+        kind: "network",
+        message: `${who}: could not connect to ${url} (connection refused): is the server running? (check the base URL${ctx.baseUrlEnv ? `: --base-url or ${ctx.baseUrlEnv}` : ""})`,
+        retryable: true,
+      });
+    if (code === "ENOTFOUND" || code === "EAI_AGAIN")
+      return make(ctx, {
+        kind: "network",
+        message: `${who}: could not connect to ${url} (host not found: ${code}): check the base URL${ctx.baseUrlEnv ? ` (--base-url or ${ctx.baseUrlEnv})` : ""} and the network`,
+        retryable: true,
+      });
+    if (/bad port/i.test(innerMessages(e)))
+      return make(ctx, {
+        kind: "badRequest",
+        message: `${who}: could not connect to ${url}: the port is one that fetch refuses to use ("bad port") — use another port`,
+        retryable: false,
+      });
     if (
       name === "APIConnectionError" ||
+      ctor === "APIConnectionError" ||
       (code !== undefined &&
         /^(ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|UND_ERR|ENOTFOUND|EAI_AGAIN)/.test(code)) ||
       /terminated|socket|fetch failed|network|ECONNRESET|other side closed/i.test(text)
     )
-      return make(ctx, { kind: "network", message: `${who}: connection failed: ${text}`, retryable: true });
+      return make(ctx, {
+        kind: "network",
+        message: `${who}: connection failed: ${innerMessages(e) || text}`,
+        retryable: true,
+      });
     if (e instanceof SyntaxError || /malformed|could not parse|Unexpected token|JSON/i.test(text))
       return make(ctx, {
         kind: "streamIncomplete",

@@ -33,9 +33,15 @@ export type TurnActivityBody =
     }
   | {
       readonly type: "retry";
+      /** The try about to be made (every request counts, the first is 1). */
       readonly attempt: number;
+      /** How long the host waits before it. */
       readonly delayMs: number;
       readonly error: LlmErrorInfo;
+      /** Why, in a few words: `429 rate limited`, `connection refused`, `truncated stream`, … */
+      readonly reason?: string;
+      /** The most tries this call can make; absent for a rate-limit wait that does not count. */
+      readonly maxAttempts?: number;
     }
   | { readonly type: "attemptReset"; readonly attempt: number }
   | {

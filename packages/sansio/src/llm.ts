@@ -128,9 +128,14 @@ export const LlmEvent = Schema.Union(
   }),
   Schema.Struct({
     type: Schema.Literal("retry"),
+    /** The try about to be made (every request counts, the first is 1). */
     attempt: Schema.Number,
     delayMs: Schema.Number,
     error: LlmErrorInfo,
+    /** Why, in a few words: `429 rate limited`, `connection refused`, `truncated stream`, … */
+    reason: Schema.optional(Schema.String),
+    /** The most tries this call can make; absent for a rate-limit wait that does not count. */
+    maxAttempts: Schema.optional(Schema.Number),
   }),
   Schema.Struct({ type: Schema.Literal("attemptReset"), attempt: Schema.Number }),
 );

@@ -380,6 +380,9 @@ export function anthropicClient(config: AdapterConfig): Anthropic {
     baseURL: config.baseUrl ?? null,
     maxRetries: 0, // the one retry layer is ours (withRetry)
     timeout: config.timeoutMs ?? defaultTimeoutMs,
+    // SDK console output never reaches stderr: failures reach us as typed errors.
+    logger: { error() {}, warn() {}, info() {}, debug() {} },
+    logLevel: "off",
     ...(config.headers ? { defaultHeaders: config.headers } : {}),
   });
 }

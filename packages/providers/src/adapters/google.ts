@@ -339,8 +339,9 @@ class GoogleTranslator implements Translator<GenerateContentResponse> {
       reason = finishMap[this.finish] ?? "error";
       if (reason === "stop" && this.anyCall) reason = "toolUse";
       if (reason === "error") message = `finish reason ${this.finish}`;
-    } else if (this.emitted) reason = this.anyCall ? "toolUse" : "stop";
-    else return incompleteStream(this.ctx, "no finishReason");
+    }
+    // Gemini ends every complete answer with a finishReason: without one the connection closed mid-answer.
+    else return incompleteStream(this.ctx, this.emitted ? "no finishReason" : "no chunks");
     if (this.usage) emit({ type: "usage", usage: this.usage });
     emit(message !== undefined ? { type: "finish", reason, message } : { type: "finish", reason });
     return undefined;

@@ -168,9 +168,11 @@ class ChatTranslator implements Translator<ChatCompletionChunk> {
   private finish: string | undefined;
   private usage: Usage | undefined;
   private readonly ctx: ErrorContext;
+  private readonly sawDone: () => boolean;
 
-  constructor(ctx: ErrorContext) {
+  constructor(ctx: ErrorContext, sawDone: () => boolean = () => false) {
     this.ctx = ctx;
+    this.sawDone = sawDone;
   }
 
   private closeReasoning(emit: Emit): void {
@@ -245,17 +247,19 @@ class ChatTranslator implements Translator<ChatCompletionChunk> {
   }
 
   end(emit: Emit): LlmError | undefined {
-    this.closeReasoning(emit);
-    this.closeCalls(emit);
     let reason: StopReason;
     if (this.finish !== undefined) {
       reason = finishMap[this.finish] ?? "stop";
       // Some servers (Ollama, llama.cpp) say "stop" after tool calls.
       if (reason === "stop" && this.anyCall) reason = "toolUse";
-    } else if (this.emitted || this.usage) {
-      // Tolerated: servers that omit finish_reason. Infer it.
+    } else if ((this.emitted || this.usage) && this.sawDone()) {
+      // Tolerated: servers that omit finish_reason but end with `data: [DONE]`. Infer it.
       reason = this.anyCall ? "toolUse" : "stop";
-    } else return incompleteStream(this.ctx, "no chunks");
+    }
+    // Neither a finish_reason nor `[DONE]`: the connection closed mid-answer.
+    else return incompleteStream(this.ctx, this.emitted ? "no finish_reason and no [DONE]" : "no chunks");
+    this.closeReasoning(emit);
+    this.closeCalls(emit);
     if (this.usage) emit({ type: "usage", usage: this.usage });
     emit({ type: "finish", reason });
     return undefined;
@@ -263,8 +267,41 @@ class ChatTranslator implements Translator<ChatCompletionChunk> {
 }
 
 /** Any OpenAI-compatible Chat Completions server (OpenRouter, Ollama, vLLM, llama.cpp, LM Studio, …). */
+/** Per SSE response: did the body end with the `data: [DONE]` sentinel? (The SDK swallows it.) */
+const doneSeen = new WeakMap<Response, { done: boolean }>();
+const DONE_RE = /(^|\n)data: ?\[DONE\]\s*$/;
+
+/**
+ * `fetch` that watches an event stream's last bytes for `data: [DONE]`: only the tail of
+ * each network read is decoded (32 bytes), so the cost does not grow with the answer.
+ */
+async function doneTrackingFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const res = await fetch(input, init);
+  if (!res.ok || res.body === null || !(res.headers.get("content-type") ?? "").includes("text/event-stream"))
+    return res;
+  const mark = { done: false };
+  const decoder = new TextDecoder();
+  let tail = "";
+  const body = res.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        tail = (tail + decoder.decode(chunk.subarray(Math.max(0, chunk.length - 32)))).slice(-32);
+        mark.done = DONE_RE.test(tail);
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+  const wrapped = new Response(body, {
+    status: res.status,
+    statusText: res.statusText,
+    headers: res.headers,
+  });
+  doneSeen.set(wrapped, mark);
+  return wrapped;
+}
+
 export function openaiChatProvider(config: AdapterConfig, clientOverride?: OpenAI): LlmProvider {
-  const client = clientOverride ?? openaiClient(config);
+  const client = clientOverride ?? openaiClient(config, doneTrackingFetch);
   return {
     name: PROVIDER,
     stream(request) {
@@ -276,10 +313,15 @@ export function openaiChatProvider(config: AdapterConfig, clientOverride?: OpenA
         baseUrlEnv: config.baseUrlEnv,
         baseUrl: config.baseUrl,
       };
+      let mark: { done: boolean } | undefined;
       return runSdkStream(
         ctx,
-        (signal) => client.chat.completions.create(params, { signal }),
-        () => new ChatTranslator(ctx),
+        async (signal) => {
+          const { data, response } = await client.chat.completions.create(params, { signal }).withResponse();
+          mark = doneSeen.get(response);
+          return data;
+        },
+        () => new ChatTranslator(ctx, () => mark?.done === true),
         config.idleTimeoutMs,
       );
     },

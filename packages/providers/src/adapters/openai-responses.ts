@@ -335,12 +335,18 @@ class ResponsesTranslator implements Translator<ResponseStreamEvent> {
   }
 }
 
-export function openaiClient(config: AdapterConfig): OpenAI {
+/** A logger that drops everything: SDK console output (e.g. "Could not parse message into JSON") never reaches stderr; the failure reaches us as a typed error. */
+export const silentLogger = { error() {}, warn() {}, info() {}, debug() {} };
+
+export function openaiClient(config: AdapterConfig, fetch?: typeof globalThis.fetch): OpenAI {
   return new OpenAI({
     apiKey: config.apiKey ?? "missing",
     baseURL: config.baseUrl ?? null,
     maxRetries: 0, // the one retry layer is ours (withRetry)
     timeout: config.timeoutMs ?? defaultTimeoutMs,
+    logger: silentLogger,
+    logLevel: "off",
+    ...(fetch ? { fetch } : {}),
     ...(config.headers ? { defaultHeaders: config.headers } : {}),
   });
 }

@@ -1,8 +1,8 @@
 import type { LlmEvent, ModelInfo, Part, Usage } from "@lash/sansio";
 import { LlmError } from "@lash/sansio";
-import { Effect, Stream } from "effect";
+import { Clock, Duration, Effect, Stream } from "effect";
 import type { ErrorContext } from "../errors.ts";
-import { classifyError } from "../errors.ts";
+import { classifyError, formatMs } from "../errors.ts";
 
 /** Everything an adapter needs besides the request. */
 export interface AdapterConfig {
@@ -41,6 +41,12 @@ export interface Translator<T> {
  * Runs an SDK stream under an AbortController tied to the Effect stream's scope:
  * interrupting the consumer aborts the HTTP request. The SDK is iterated by a plain
  * async loop (no per-event Effect work); events reach the stream's mailbox in batches.
+ *
+ * Idle timeout: the loop stamps each vendor event (pings included) with the Effect
+ * `Clock`'s time; a watchdog fiber sleeps until `last + idleTimeoutMs` and, if nothing
+ * came in meanwhile, aborts the request and fails the stream with a retryable `timeout`.
+ * The timeout is exact (it fires `idleTimeoutMs` after the last byte-carrying event or
+ * the request start) and follows `TestClock` in tests.
  */
 export function runSdkStream<T>(
   ctx: ErrorContext,
@@ -50,82 +56,85 @@ export function runSdkStream<T>(
 ): Stream.Stream<LlmEvent, LlmError> {
   return Stream.asyncPush<LlmEvent, LlmError>(
     (emit) =>
-      Effect.acquireRelease(
-        Effect.sync(() => {
-          const controller = new AbortController();
-          const signal = controller.signal;
-          const t = translator();
-          // Events are batched per macrotask: everything parsed from one network read
-          // enters the Effect stream as one chunk (one wake-up of the consumer, not one per event).
-          let buffer: LlmEvent[] = [];
-          let scheduled = false;
-          const flush = (): void => {
-            scheduled = false;
-            if (buffer.length === 0 || signal.aborted) return;
-            const batch = buffer;
-            buffer = [];
-            emit.array(batch);
-          };
-          const push: Emit = (e) => {
-            buffer.push(e);
-            if (!scheduled) {
-              scheduled = true;
-              setImmediate(flush);
-            }
-          };
-          // Idle watchdog: one interval per stream, a counter per event (no timer churn per chunk).
-          let progress = 0;
-          let stalled = false;
-          let watchdog: ReturnType<typeof setInterval> | undefined;
-          if (idleTimeoutMs > 0) {
-            let seen = -1;
-            watchdog = setInterval(() => {
-              if (progress === seen) {
-                stalled = true;
-                clearInterval(watchdog);
-                controller.abort();
+      Effect.gen(function* () {
+        const clock = yield* Effect.clock;
+        const state = yield* Effect.acquireRelease(
+          Effect.sync(() => {
+            const controller = new AbortController();
+            const signal = controller.signal;
+            const t = translator();
+            const s = { controller, last: clock.unsafeCurrentTimeMillis(), stalled: false, done: false };
+            // Events are batched per macrotask: everything parsed from one network read
+            // enters the Effect stream as one chunk (one wake-up of the consumer, not one per event).
+            let buffer: LlmEvent[] = [];
+            let scheduled = false;
+            const flush = (): void => {
+              scheduled = false;
+              if (buffer.length === 0 || signal.aborted) return;
+              const batch = buffer;
+              buffer = [];
+              emit.array(batch);
+            };
+            const push: Emit = (e) => {
+              buffer.push(e);
+              if (!scheduled) {
+                scheduled = true;
+                setImmediate(flush);
               }
-              seen = progress;
-            }, idleTimeoutMs);
-            watchdog.unref();
-          }
-          (async () => {
-            try {
-              const iterable = await open(signal);
-              for await (const event of iterable) {
-                progress++;
-                if (t.push(event, push)) break;
-              }
-              if (stalled) throw new Error("stalled");
-              if (signal.aborted) return;
-              const err = t.end(push);
-              flush();
-              if (err) emit.fail(err);
-              else emit.end();
-            } catch (e) {
-              if (stalled) {
+            };
+            (async () => {
+              try {
+                const iterable = await open(signal);
+                s.last = clock.unsafeCurrentTimeMillis();
+                for await (const event of iterable) {
+                  s.last = clock.unsafeCurrentTimeMillis();
+                  if (t.push(event, push)) break;
+                }
+                if (s.stalled) throw new Error("stalled");
+                if (signal.aborted) return;
+                const err = t.end(push);
                 flush();
-                emit.fail(
-                  new LlmError({
-                    kind: "timeout",
-                    message: `${ctx.provider} (${ctx.model}): no data for ${idleTimeoutMs} ms — the stream stalled`,
-                    provider: ctx.provider,
-                    retryable: true,
-                  }),
-                );
-                return;
+                if (err) emit.fail(err);
+                else emit.end();
+              } catch (e) {
+                if (s.stalled) {
+                  flush();
+                  emit.fail(
+                    new LlmError({
+                      kind: "timeout",
+                      message: `${ctx.provider} (${ctx.model}): no data for ${formatMs(idleTimeoutMs)} — the stream stalled (the idle timeout; raise it with --request-timeout or requestTimeoutMs in config)`,
+                      provider: ctx.provider,
+                      retryable: true,
+                    }),
+                  );
+                  return;
+                }
+                if (signal.aborted) return;
+                flush();
+                emit.fail(classifyError(e, ctx, signal));
+              } finally {
+                s.done = true;
               }
-              if (signal.aborted) return;
-              flush();
-              emit.fail(classifyError(e, ctx, signal));
-            } finally {
-              clearInterval(watchdog);
-            }
-          })();
-          return controller;
-        }),
-        (controller) => Effect.sync(() => controller.abort()),
-      ),
+            })();
+            return s;
+          }),
+          (s) => Effect.sync(() => s.controller.abort()),
+        );
+        if (idleTimeoutMs > 0)
+          yield* Effect.forkScoped(
+            Effect.gen(function* () {
+              while (!state.done) {
+                const idle = (yield* Clock.currentTimeMillis) - state.last;
+                if (idle >= idleTimeoutMs) {
+                  state.stalled = true;
+                  state.controller.abort();
+                  return;
+                }
+                yield* Effect.sleep(Duration.millis(idleTimeoutMs - idle));
+              }
+            }),
+          );
+      }),
     { bufferSize: "unbounded" },
   );
 }
