@@ -54,14 +54,24 @@ export interface ConnectOptions {
   /** Timeout of each request made while connecting (initialize, tools/list). */
   readonly requestTimeoutMs: number;
   readonly stderr: "pipe" | "inherit" | "ignore";
+  /**
+   * Base environment of a stdio server (the host's, scrubbed of credentials); the server's
+   * configured `env` is added on top. Without it the SDK's minimal default
+   * (HOME, LOGNAME, PATH, SHELL, TERM, USER) is used.
+   */
+  readonly env?: { readonly [key: string]: string };
 }
 
-function makeTransport(config: McpServerConfig, stderr: ConnectOptions["stderr"]): Transport {
+function makeTransport(config: McpServerConfig, options: ConnectOptions): Transport {
+  const stderr = options.stderr;
   if (config.type === "stdio") {
+    // explicit: the configured `env` always reaches the server, even names that look secret
+    const env =
+      options.env === undefined && config.env === undefined ? undefined : { ...options.env, ...config.env };
     return new StdioClientTransport({
       command: config.command,
       args: [...config.args],
-      ...(config.env === undefined ? {} : { env: { ...config.env } }),
+      ...(env === undefined ? {} : { env }),
       ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
       stderr,
     });
@@ -107,7 +117,7 @@ export const connect = (
   Effect.gen(function* () {
     const closed = yield* Deferred.make<string>();
     let stderrText = "";
-    const transport = makeTransport(config, options.stderr);
+    const transport = makeTransport(config, options);
     if (transport instanceof StdioClientTransport) {
       transport.stderr?.on("data", (chunk: Buffer | string) => {
         stderrText = (stderrText + chunk.toString()).slice(-STDERR_KEEP);

@@ -1,4 +1,4 @@
-import { type ToolDefinition, ToolFailure, type ToolOutput } from "@lash/core";
+import { scrubEnv, type ToolDefinition, ToolFailure, type ToolOutput } from "@lash/core";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import {
   Clock,
@@ -58,8 +58,14 @@ export interface McpManagerOptions {
   /** Restart backoff: `baseMs · 2^(n-1)` capped at `maxMs`; after `maxAttempts` consecutive failed
    * attempts the server stays `failed` until a call or `restart()` asks again. */
   readonly backoff?: { readonly baseMs?: number; readonly maxMs?: number; readonly maxAttempts?: number };
-  /** Environment for `${VAR}` expansion in the config. Default `process.env`. */
+  /**
+   * The host's environment: used for `${VAR}` expansion in the config and, scrubbed of
+   * credentials (`scrubEnv`), as the base environment of stdio servers, to which each
+   * server's own `env` is added. Default `process.env`.
+   */
   readonly env?: { readonly [key: string]: string | undefined };
+  /** Variables the host holds as credentials (its provider keys), never passed to a server unless its `env` names them. */
+  readonly secretEnvNames?: readonly string[];
   /** stdio servers' stderr: kept (last lines show in failure reasons) by default. */
   readonly stderr?: "pipe" | "inherit" | "ignore";
   readonly clientInfo?: { readonly name: string; readonly version: string };
@@ -152,6 +158,7 @@ const makeManager = (config: McpConfig, options: McpManagerOptions) =>
     const maxMs = options.backoff?.maxMs ?? 30_000;
     const maxAttempts = options.backoff?.maxAttempts ?? 6;
     const env = options.env ?? process.env;
+    const serverEnv = scrubEnv(env, { secretNames: options.secretEnvNames ?? [] }).env;
     const clientInfo = options.clientInfo ?? { name: "lash", version: "0.1.0" };
     const stderr = options.stderr ?? "pipe";
 
@@ -294,6 +301,7 @@ const makeManager = (config: McpConfig, options: McpManagerOptions) =>
                 onToolsChanged: onToolsChanged(slot),
                 requestTimeoutMs: startupMs,
                 stderr,
+                env: serverEnv,
               }).pipe(
                 Effect.timeoutFail({
                   duration: Duration.millis(startupMs),
