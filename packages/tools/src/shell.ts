@@ -1,8 +1,15 @@
 import { spawn } from "node:child_process";
-import { readdir, readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { StringDecoder } from "node:string_decoder";
-import type { ToolContext, ToolDefinition, ToolFailure, ToolOutput } from "@lash/core";
+import {
+  scrubEnv,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolFailure,
+  type ToolOutput,
+} from "@lash/core";
 import { Effect } from "effect";
+import { groupAlive, watchGroup } from "./reaper.ts";
 import {
   asArgs,
   cancelled,
@@ -16,10 +23,20 @@ import {
 import { asWorkspace, type Workspace, type WorkspaceOptions } from "./workspace.ts";
 
 export interface ShellOptions {
-  /** Variables to add or override; `null`/`undefined` removes an inherited one. */
+  /** Variables to add or override (explicit: never scrubbed); `null`/`undefined` removes an inherited one. */
   readonly env?: Readonly<Record<string, string | null | undefined>>;
-  /** Pass the host's environment through. Default true. */
+  /** Pass the host's environment through (scrubbed, see `scrubEnv`). Default true. */
   readonly inheritEnv?: boolean;
+  /**
+   * Remove credentials from the inherited environment: the names in `secretEnvNames`, every name
+   * matching `SECRET_ENV_PATTERNS` (`*_API_KEY`, `*_TOKEN`, `*SECRET*`, `*PASSWORD*` …) and every
+   * value shaped like a known API key. Default true.
+   */
+  readonly scrubEnv?: boolean;
+  /** Inherited variables passed through although they look like secrets (config `shell.passEnv`). */
+  readonly passEnv?: readonly string[];
+  /** Variables the host holds as credentials (its provider keys), removed whatever they are called. */
+  readonly secretEnvNames?: readonly string[];
   /** Timeout when the call gives none. Default 120 000 ms. */
   readonly defaultTimeoutMs?: number;
   /** Largest timeout a call may ask for. Default 600 000 ms. */
@@ -103,40 +120,22 @@ class TailBuffer {
 }
 
 const NAME = "shell";
-
-/**
- * Whether any live (non-zombie) process is still in the process group, read
- * from /proc on Linux. Elsewhere falls back to signal 0, which also counts zombies.
- */
-async function groupAlive(pgid: number): Promise<boolean> {
-  let entries: string[];
-  try {
-    entries = await readdir("/proc");
-  } catch {
-    try {
-      process.kill(-pgid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "");
-    const close = stat.lastIndexOf(")");
-    if (close < 0) continue;
-    // after "comm)": state ppid pgrp ...
-    const [state, , pgrp] = stat.slice(close + 2).split(" ");
-    if (pgrp === String(pgid) && state !== "Z" && state !== "X") return true;
-  }
-  return false;
-}
+/** Characters of an unfinished output line held back from progress updates (see `onData`). */
+const PROGRESS_HOLD = 4096;
 
 function buildEnv(
   options: ShellOptions,
   extra: Readonly<Record<string, string>> | undefined,
 ): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = options.inheritEnv === false ? {} : { ...process.env };
+  const env: NodeJS.ProcessEnv =
+    options.inheritEnv === false
+      ? {}
+      : options.scrubEnv === false
+        ? { ...process.env }
+        : scrubEnv(process.env, {
+            ...(options.secretEnvNames ? { secretNames: options.secretEnvNames } : {}),
+            ...(options.passEnv ? { pass: options.passEnv } : {}),
+          }).env;
   env.PAGER = "cat";
   env.GIT_PAGER = "cat";
   for (const [key, value] of Object.entries(options.env ?? {})) {
@@ -211,6 +210,7 @@ export function shellTool(
         markClosed = resolve;
       });
 
+      // its own process group (killed as a whole), watched so that it dies with this process
       const child = spawn(shell, ["-c", command], {
         cwd,
         env,
@@ -218,6 +218,7 @@ export function shellTool(
         stdio: ["ignore", "pipe", "pipe"],
       });
       const pid = child.pid;
+      const release = pid === undefined ? () => undefined : watchGroup(pid);
 
       const signalGroup = (sig: NodeJS.Signals) => {
         if (pid === undefined) return;
@@ -233,6 +234,8 @@ export function shellTool(
         settled = true;
         for (const t of timers) clearTimeout(t);
         ctx.signal.removeEventListener("abort", onAbort);
+        flushProgress();
+        release();
         markClosed();
         const text = combined.text();
         const truncated = stdout.truncated || stderr.truncated || combined.truncated;
@@ -307,19 +310,35 @@ export function shellTool(
       };
       ctx.signal.addEventListener("abort", onAbort, { once: true });
 
+      const sendProgress = (stream: "stdout" | "stderr", text: string) => {
+        if (text === "") return;
+        try {
+          ctx.progress({ type: "output", stream, text } satisfies ShellProgress);
+        } catch {
+          // a failing progress listener must not break the command
+        }
+      };
+      // Progress goes out in whole lines (up to the last \n or \r; a partial line once it
+      // exceeds PROGRESS_HOLD), so a secret value is never split across two updates where
+      // the host's redaction could not see it whole.
+      const held = { stdout: "", stderr: "" };
+      const flushProgress = () => {
+        for (const stream of ["stdout", "stderr"] as const) {
+          sendProgress(stream, held[stream]);
+          held[stream] = "";
+        }
+      };
       const onData = (stream: "stdout" | "stderr", buffer: TailBuffer) => {
         // A decoder per stream keeps multi-byte characters split across chunks whole.
         const decoder = new StringDecoder("utf8");
         return (chunk: Buffer) => {
           buffer.push(chunk);
           combined.push(chunk);
-          const text = decoder.write(chunk);
-          if (text === "") return;
-          try {
-            ctx.progress({ type: "output", stream, text } satisfies ShellProgress);
-          } catch {
-            // a failing progress listener must not break the command
-          }
+          const text = held[stream] + decoder.write(chunk);
+          const cut = Math.max(text.lastIndexOf("\n"), text.lastIndexOf("\r")) + 1;
+          const upTo = text.length - cut > PROGRESS_HOLD ? text.length : cut;
+          held[stream] = text.slice(upTo);
+          sendProgress(stream, text.slice(0, upTo));
         };
       };
       child.stdout?.on("data", onData("stdout", stdout));
@@ -330,6 +349,7 @@ export function shellTool(
         settled = true;
         for (const t of timers) clearTimeout(t);
         ctx.signal.removeEventListener("abort", onAbort);
+        release();
         markClosed();
         resume(Effect.fail(failure(`shell: could not start \`${shell}\`: ${error.message}`)));
       });
@@ -386,6 +406,9 @@ export function shellTool(
     description: [
       "Run a shell command with `bash -c` in the workspace (or in `cwd`, relative to the root) and wait for it to finish. Use it for builds, tests, git, package managers and other CLI tools; prefer read_file/glob/grep/edit for reading, finding and changing files.",
       "stdin is empty and there is no terminal, so interactive programs will not work; pass flags that avoid prompts and pagers.",
+      ...(options.scrubEnv === false || options.inheritEnv === false
+        ? []
+        : ["Credentials (API keys, tokens, passwords) are removed from its environment."]),
       `Times out after \`timeoutMs\` (default ${defaultTimeoutMs} ms, max ${maxTimeoutMs} ms); on timeout or cancellation the command and every process it started are killed.`,
       `Output is stdout and stderr interleaved; only the last ${maxOutputBytes} bytes are kept, with a marker when earlier output was dropped — redirect to a file and read it if you need everything.`,
       "A non-zero exit code is reported in the result (`[exit code: N]`), not as a tool error.",

@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { ToolOutput } from "@lash/core";
 import { Effect, Exit, Fiber } from "effect";
@@ -17,6 +18,23 @@ const value = (out: ToolOutput) => out.value as ShellValue;
 
 /** A grandchild that ignores SIGTERM, so only the SIGKILL after the grace period ends it. */
 const STUBBORN = "(trap '' TERM; exec sleep 30) & echo $! > pid; echo ready; wait";
+
+/** Live (non-zombie) processes in a process group, from /proc. */
+function groupMembers(pgid: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat = "";
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (pgrp === String(pgid) && state !== "Z" && state !== "X") out.push(Number(entry));
+  }
+  return out;
+}
 
 /** A progress callback that resolves when the streamed output contains `marker`. */
 function waitForOutput(marker: string) {
@@ -74,6 +92,93 @@ describe("shell", () => {
       delete process.env.LASH_TOOLS_TEST_INHERITED;
       delete process.env.LASH_TOOLS_TEST_REMOVED;
     }
+  });
+
+  it("scrubs credentials from the inherited environment; explicit env and passEnv get through", async () => {
+    const secrets: Record<string, string> = {
+      ANTHROPIC_API_KEY: "sk-ant-test-anthropic-0123456789",
+      OPENAI_API_KEY: "sk-test-openai-0123456789abcdef",
+      OPENAI_COMPATIBLE_API_KEY: "compat-key-0123456789",
+      GEMINI_API_KEY: "gemini-key-0123456789",
+      GOOGLE_API_KEY: "google-key-0123456789",
+      LASH_TEST_GH_TOKEN: "gh-token-0123456789",
+      LASH_TEST_DB_PASSWORD: "db-password-0123456789",
+      AWS_SECRET_ACCESS_KEY: "aws-secret-0123456789",
+      LASH_TEST_HELD: "held-by-the-host-0123456789",
+    };
+    const saved = Object.fromEntries(Object.keys(secrets).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, secrets, { LASH_TEST_PASSED_TOKEN: "passed-token-0123456789" });
+    try {
+      const tool = shellTool(dirs.root, {
+        secretEnvNames: ["LASH_TEST_HELD"],
+        passEnv: ["LASH_TEST_PASSED_TOKEN"],
+        env: { LASH_TEST_EXPLICIT_SECRET: "explicit-secret-0123456789" },
+      });
+      const out = await run(tool, { command: "env" });
+      const env = value(out).stdout;
+      for (const [name, v] of Object.entries(secrets)) {
+        expect(env, name).not.toContain(`${name}=`);
+        expect(env, name).not.toContain(v);
+      }
+      // kept: the ordinary environment, the explicitly passed and the explicitly set variables
+      expect(env).toContain(`PATH=${process.env.PATH}`);
+      expect(env).toContain("LASH_TEST_PASSED_TOKEN=passed-token-0123456789");
+      expect(env).toContain("LASH_TEST_EXPLICIT_SECRET=explicit-secret-0123456789");
+      // the tool tells the model
+      expect(tool.description).toContain("Credentials (API keys, tokens, passwords) are removed");
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+      delete process.env.LASH_TEST_PASSED_TOKEN;
+    }
+  });
+
+  it("streams progress in whole lines, so a value written in two pieces arrives whole", async () => {
+    const ctx = context();
+    // two writes with a pause between them: two chunks on the pipe
+    await run(
+      shellTool(dirs.root),
+      { command: "printf 'key=sk-proj-'; sleep 0.2; printf 'abc123\\nnext'" },
+      ctx,
+    );
+    const texts = (ctx.updates as ShellProgress[]).map((u) => u.text);
+    expect(texts.join("")).toBe("key=sk-proj-abc123\nnext");
+    expect(texts.some((t) => t.includes("key=sk-proj-abc123"))).toBe(true);
+  });
+
+  it("a SIGKILL of the process running the tool also kills the command's process group", async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        path.join(import.meta.dirname, "fixtures", "shell-child.ts"),
+        dirs.root,
+        "echo $$; (sleep 2; echo late > bg-marker) & sleep 2; echo done > marker",
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+    // the first line is the command's pid, which is its process group id
+    const pgid = await new Promise<number>((resolve, reject) => {
+      let text = "";
+      child.stdout.setEncoding("utf8");
+      child.stdout.on("data", (chunk: string) => {
+        text += chunk;
+        if (text.includes("\n")) resolve(Number(text.split("\n")[0]));
+      });
+      child.on("exit", () => reject(new Error(`the child exited early: ${text}`)));
+    });
+    expect(groupMembers(pgid).length).toBeGreaterThan(0);
+    child.kill("SIGKILL");
+    await exited;
+    // poll until the group is empty (bounded); a surviving command would write the markers at 2 s
+    const deadline = Date.now() + 15_000;
+    while (groupMembers(pgid).length > 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(groupMembers(pgid)).toEqual([]);
+    expect(existsSync(path.join(dirs.root, "marker"))).toBe(false);
+    expect(existsSync(path.join(dirs.root, "bg-marker"))).toBe(false);
   });
 
   it("keeps the tail of long output with a truncation marker", async () => {
