@@ -1,5 +1,6 @@
 // biome-ignore-all lint/performance/useDomNodeTextContent: Playwright Locator.innerText() (rendered text), not the DOM property
-// The HTML export in a real headless Chromium (Debian `chromium`, playwright-core):
+// The HTML export in a real headless Chromium (playwright-core; the browser comes from
+// packages/export/test/browser.ts — the npm-shipped one unless LASH_CHROMIUM says otherwise):
 // no request leaves the page, the transcript reads right, tool calls expand, the
 // branch tree switches branches, subagents nest under their tool call.
 import { exportSession } from "@lash/export";
@@ -19,7 +20,7 @@ describe("HTML export in Chromium", () => {
   beforeAll(async () => {
     [browser, sample] = await Promise.all([launch(), buildSample()]);
     html = await exportSession(sample.store, sample.sessionId, "html");
-  });
+  }, 120_000); // the first run unpacks the browser
   afterAll(async () => {
     await browser?.close();
     await sample?.close();

@@ -39,7 +39,7 @@ describe("trace viewer", () => {
     expect(code).toBe(0);
     expect(out.join("")).toContain("view.html");
     html = readFileSync(join(dir, "view.html"), "utf8");
-  });
+  }, 120_000); // the first run unpacks the browser
   afterAll(() => browser?.close());
 
   it("loads with no request leaving the page, with the totals", async () => {
