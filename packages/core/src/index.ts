@@ -9,6 +9,7 @@ export * from "./jsonschema.ts";
 export * from "./plugin.ts";
 export * from "./rlm/index.ts";
 export * from "./runtime.ts";
+export * from "./secrets.ts";
 export * from "./services.ts";
 export * from "./store/memory.ts";
 export * from "./store/promise.ts";
