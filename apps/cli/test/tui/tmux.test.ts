@@ -9,13 +9,17 @@ import { type MockLlmServer, type MockReply, startMockServer } from "@lash/provi
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
+const TMUX_MISSING =
+  "tmux is not installed, and this test drives lash in a real terminal through it. " +
+  "Install it (Debian/Ubuntu: `apt-get install tmux`; macOS: `brew install tmux`): it is the one system " +
+  "requirement of `pnpm test` beyond Node and npm (README, Quick start).";
 const MAIN = join(import.meta.dirname, "..", "..", "src", "main.ts");
 
 function tmux(...args: string[]): string {
   return execFileSync("tmux", args, { encoding: "utf8" });
 }
 
-describe.skipIf(!hasTmux)("lash in a real terminal (tmux)", () => {
+describe("lash in a real terminal (tmux)", () => {
   let root = "";
   let server: MockLlmServer | undefined;
   const name = `lash-tui-${process.pid}-${Date.now()}`;
@@ -78,6 +82,7 @@ describe.skipIf(!hasTmux)("lash in a real terminal (tmux)", () => {
   });
 
   it("prompt → streamed answer and tool card → Esc cancels a slow tool → Ctrl+D quits", async () => {
+    if (!hasTmux) throw new Error(TMUX_MISSING); // never a silent skip
     // CI runs this with CI=true, which tmux passes on to lash: the TUI must stay interactive
     try {
       tm("kill-server");
