@@ -72,6 +72,27 @@ const ProvidersConfig = Schema.Struct({
   google: opt(ProviderSettings),
 });
 
+/** One secret of `redaction.keys`: the message never shows the value. */
+const SecretValue = Schema.String.pipe(Schema.minLength(8)).annotations({
+  message: () => ({
+    message:
+      "expected a secret of at least 8 characters (shorter values are never redacted: they would replace ordinary words)",
+    override: true,
+  }),
+});
+
+const RedactionConfig = Schema.Struct({
+  /** Secret values replaced by `[REDACTED:redaction.keys]` in everything a tool returns. */
+  keys: opt(described(Schema.Array(SecretValue), "an array of strings", false)),
+  /** Environment variables that hold secrets: kept from tools and MCP servers, their values redacted. */
+  env: opt(StrList),
+});
+
+const ShellConfig = Schema.Struct({
+  /** Variables the shell tool receives although they look like credentials (user config only). */
+  passEnv: opt(StrList),
+});
+
 const TraceConfig = Schema.Struct({
   file: Str,
   level: opt(described(Schema.Literal("standard", "extended"), '"standard" or "extended"')),
@@ -96,6 +117,9 @@ export const LashConfig = Schema.Struct({
     ),
   ),
   trace: opt(TraceConfig),
+  /** What is redacted from tool output besides the keys lash holds. */
+  redaction: opt(RedactionConfig),
+  shell: opt(ShellConfig),
 });
 export type LashConfig = typeof LashConfig.Type;
 
@@ -173,6 +197,15 @@ export function mergeConfig(base: LashConfig, over: LashConfig): LashConfig {
     out.providers = providers;
   }
   if (base.mcpServers || over.mcpServers) out.mcpServers = { ...base.mcpServers, ...over.mcpServers };
+  if (base.shell || over.shell) out.shell = { ...base.shell, ...over.shell };
+  // a project's config adds secrets to redact, it never removes the user's
+  if (base.redaction || over.redaction) {
+    const union = (a?: readonly string[], b?: readonly string[]) =>
+      a || b ? [...new Set([...(a ?? []), ...(b ?? [])])] : undefined;
+    const keys = union(base.redaction?.keys, over.redaction?.keys);
+    const env = union(base.redaction?.env, over.redaction?.env);
+    out.redaction = { ...(keys ? { keys } : {}), ...(env ? { env } : {}) };
+  }
   return out as LashConfig;
 }
 
@@ -183,6 +216,10 @@ export function loadConfig(userFile: string, projectFile?: string): LoadedConfig
     if (file === undefined) continue;
     const c = readConfigFile(file);
     if (c === undefined) continue;
+    if (file === projectFile && c.shell?.passEnv !== undefined)
+      throwConfig(
+        `invalid config in ${file}:\n  shell.passEnv: only allowed in your user config (${userFile}): a project's config cannot hand your credentials to commands`,
+      );
     files.push(file);
     config = mergeConfig(config, c);
   }
@@ -193,6 +230,11 @@ const REDACTED = "<redacted>";
 
 /** The config with values that look like secrets (env and headers of MCP servers) replaced. */
 export function redactConfig(config: LashConfig): LashConfig {
+  if (config.redaction?.keys)
+    config = {
+      ...config,
+      redaction: { ...config.redaction, keys: config.redaction.keys.map(() => REDACTED) },
+    };
   if (!config.mcpServers) return config;
   const redactMap = (m: { readonly [k: string]: string } | undefined, all: boolean) =>
     m === undefined

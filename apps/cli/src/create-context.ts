@@ -2,19 +2,25 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import {
+  envSecrets,
   IdGenerator,
+  isSecretEnvName,
   LashRuntime,
   LlmProviders,
+  looksLikeKey,
   MemoryStore,
   ModelCatalog,
+  makeRedactor,
   outputBudgetPlugin,
   type Plugin,
+  type SecretValue,
   SessionStore,
   SqliteStore,
   type TurnActivity,
   withRlm,
 } from "@lash/core";
 import { createProvider, ModelCatalog as ProviderCatalog, type ProviderHandle } from "@lash/providers";
+import { providerEnv } from "@lash/providers/vendors";
 import type { ModelInfo } from "@lash/sansio";
 import { subagentsPlugin } from "@lash/subagents";
 import { TOOL_NAMES, toolsPlugin } from "@lash/tools";
@@ -63,6 +69,40 @@ export interface LocalContext extends CliContext {
   readonly settleMcp: (timeoutMs: number) => Promise<void>;
 }
 
+/**
+ * What lash treats as secret: the names of every provider key variable and of config
+ * `redaction.env` (kept out of tool and MCP server environments), and the values to redact
+ * from tool output — those variables' values, every environment value whose name or shape
+ * looks like a credential, config `redaction.keys`, and the secret-looking `env` values and
+ * headers of configured MCP servers (after `${VAR}` expansion).
+ */
+export function secretsOf(
+  config: LashConfig,
+  env: { readonly [name: string]: string | undefined },
+): { readonly names: readonly string[]; readonly values: readonly SecretValue[] } {
+  const names = [
+    ...new Set([...Object.values(providerEnv).flatMap((spec) => spec.keys), ...(config.redaction?.env ?? [])]),
+  ];
+  const values: SecretValue[] = [...envSecrets(env, { secretNames: names })];
+  for (const value of config.redaction?.keys ?? []) values.push({ name: "redaction.keys", value });
+  const expand = (s: string) =>
+    s.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_, n: string, d?: string) => env[n] || d || "");
+  const secretHeader = /authorization|api[-_]?key|token|secret|password|cookie/i;
+  for (const [server, s] of Object.entries(config.mcpServers ?? {})) {
+    for (const [k, v] of Object.entries(s.env ?? {}))
+      if (isSecretEnvName(k) || looksLikeKey(expand(v)))
+        values.push({ name: `mcpServers.${server}.env.${k}`, value: expand(v) });
+    for (const [k, v] of Object.entries(s.headers ?? {})) {
+      if (!secretHeader.test(k)) continue;
+      const value = expand(v);
+      values.push({ name: `mcpServers.${server}.headers.${k}`, value });
+      const token = /^(?:Bearer|Basic|Token)\s+(\S+)$/i.exec(value)?.[1];
+      if (token) values.push({ name: `mcpServers.${server}.headers.${k}`, value: token });
+    }
+  }
+  return { names, values };
+}
+
 /** Built-in tool names (the tools plugin plus `spawn_agent`), for `--tools` validation and `/info`. */
 export const builtinTools: readonly string[] = [...TOOL_NAMES, "spawn_agent"];
 
@@ -107,10 +147,17 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
   // fail before anything opens when the chosen model has no provider
   if (options.checkProvider !== false) providerFor(settings.model);
 
+  // the scrubbed environment of tools and MCP servers, and the redaction of tool output
+  const secrets = secretsOf(config, env);
+  const redactor = makeRedactor(secrets.values);
   const plugins: Plugin[] = [];
   const toolsAllowed = settings.tools?.filter((t) => (TOOL_NAMES as readonly string[]).includes(t));
   plugins.push(
-    toolsPlugin({ root: settings.cwd, ...(settings.tools ? { tools: toolsAllowed ?? [] } : {}) }),
+    toolsPlugin({
+      root: settings.cwd,
+      ...(settings.tools ? { tools: toolsAllowed ?? [] } : {}),
+      shell: { secretEnvNames: secrets.names, passEnv: config.shell?.passEnv ?? [] },
+    }),
     outputBudgetPlugin(),
     subagentsPlugin(),
   );
@@ -118,7 +165,7 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
   const live = options.live !== false;
   let mcp: McpRuntime | undefined;
   if (live && enabledMcpServers(config).length > 0) {
-    mcp = await startMcp(config, env);
+    mcp = await startMcp(config, env, secrets.names);
     plugins.push(mcp.plugin);
   }
   let trace: TraceHandle | undefined;
@@ -128,6 +175,7 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
     const recorder = t.createTraceRecorder({
       sinks: [t.jsonlSink(resolve(settings.cwd, traceFile))],
       level: config.trace?.level ?? "standard",
+      redact: { env, secrets: secrets.values.map((s) => s.value) },
     });
     plugins.push(recorder.plugin() as Plugin);
     trace = { record: (e) => recorder.record(e), close: () => recorder.close() };
@@ -146,7 +194,11 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
 
   // the RLM mode is always installed, so `--mode rlm` sessions can be created and resumed
   const layer = LashRuntime.layer(
-    withRlm({ plugins, ...(settings.maxTurns !== undefined ? { maxTurns: settings.maxTurns } : {}) }),
+    withRlm({
+      plugins,
+      dispatch: { redactor },
+      ...(settings.maxTurns !== undefined ? { maxTurns: settings.maxTurns } : {}),
+    }),
   ).pipe(
     Layer.provideMerge(
       Layer.mergeAll(

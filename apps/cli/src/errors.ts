@@ -5,7 +5,7 @@ export const ExitCode = {
   failed: 1,
   /** Bad arguments, bad config, no provider. */
   usage: 2,
-  /** SIGINT / SIGTERM: the turn was cancelled and what finished was committed. */
+  /** SIGINT / SIGTERM / SIGHUP: the turn was cancelled and what finished was committed. */
   interrupted: 130,
 } as const;
 

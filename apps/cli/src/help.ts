@@ -50,7 +50,7 @@ Environment
   (+ OPENAI_COMPATIBLE_API_KEY), *_BASE_URL per provider, LASH_HOME, LASH_MODEL.
 
 Exit codes
-  0 finished · 1 stopped or failed · 2 usage or configuration error · 130 interrupted (SIGINT/SIGTERM)
+  0 finished · 1 stopped or failed · 2 usage or configuration error · 130 interrupted (SIGINT/SIGTERM/SIGHUP)
 `;
 
 const TOPICS: Record<string, string> = {

@@ -78,9 +78,10 @@ export async function runInteractive(ctx: LocalContext, flags: RunFlags, io: Mai
     io.stderr.write(`[lash] finishing the turn of ${sessionId} that was cut off (from its journal)…\n`);
     const fiber = ctx.rt.runFork(Effect.flatMap(LashRuntime, (rt) => rt.resumePending(sessionId)));
     const stop = () => ctx.rt.runFork(Fiber.interrupt(fiber));
-    process.once("SIGINT", stop);
+    const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+    for (const s of signals) process.once(s, stop);
     const exit = await ctx.rt.runPromise(Fiber.await(fiber));
-    process.off("SIGINT", stop);
+    for (const s of signals) process.off(s, stop);
     if (Exit.isFailure(exit)) io.stderr.write(`[lash] could not finish it: ${errorMessage(exit.cause)}\n`);
     else if (exit.value) io.stderr.write(`[lash] done (${exit.value.outcome.type}).\n`);
   }

@@ -36,7 +36,11 @@ export interface McpRuntime {
 }
 
 /** Start the configured servers in the background; their tools join the catalog when ready. */
-export async function startMcp(config: LashConfig, env: NodeJS.ProcessEnv): Promise<McpRuntime> {
+export async function startMcp(
+  config: LashConfig,
+  env: NodeJS.ProcessEnv,
+  secretEnvNames: readonly string[] = [],
+): Promise<McpRuntime> {
   const m = await import("@lash/plugin-mcp");
   let parsed: ReturnType<typeof m.parseMcpConfig>;
   try {
@@ -44,7 +48,8 @@ export async function startMcp(config: LashConfig, env: NodeJS.ProcessEnv): Prom
   } catch (e) {
     throw new CliError(`lash: ${errorMessage(e)}`, ExitCode.usage);
   }
-  const handle = await m.createMcpManager(parsed, { env, stderr: "pipe" });
+  // servers start with `env` scrubbed of credentials (and of `secretEnvNames`) plus their own `env`
+  const handle = await m.createMcpManager(parsed, { env, secretEnvNames, stderr: "pipe" });
   return {
     plugin: m.mcpPlugin(handle),
     status: () => handle.status(),

@@ -1,4 +1,4 @@
-// `lash -p`: one turn, no TUI. text | json | stream-json output, exit codes, graceful SIGINT/SIGTERM.
+// `lash -p`: one turn, no TUI. text | json | stream-json output, exit codes, graceful SIGINT/SIGTERM/SIGHUP.
 import { LashRuntime, type TurnActivity, type TurnResult } from "@lash/core";
 import type { TurnOutcome, Usage } from "@lash/sansio";
 import { Effect, Exit, Fiber } from "effect";
@@ -156,17 +156,23 @@ export async function runPrint(ctx: LocalContext, flags: RunFlags, io: PrintIO):
   if (prompt === undefined && !io.stdin.isTTY) prompt = await readStdin(io.stdin);
   if (prompt !== undefined) prompt = prompt.trim() === "" ? undefined : prompt.replace(/\s+$/, "");
 
-  // Signals: the first cancels the turn (what finished is committed), a second one exits at once.
+  // Signals: the first cancels the turn (what finished is committed, running commands are
+  // killed), a second one exits at once. SIGHUP (the terminal closed) is handled the same way.
   let interrupted = false;
   let cancel: (() => void) | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
     if (interrupted) process.exit(ExitCode.interrupted);
     interrupted = true;
-    if (format === "text") io.stderr.write(`\n[lash] ${signal}: cancelling the turn (again to quit now)\n`);
+    if (signal === "SIGHUP") {
+      // the terminal may be gone: a failed write must not stop the cancel and the commit
+      for (const stream of [io.stdout, io.stderr]) stream.on("error", () => undefined);
+    } else if (format === "text")
+      io.stderr.write(`\n[lash] ${signal}: cancelling the turn (again to quit now)\n`);
     cancel?.();
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  process.on("SIGHUP", onSignal);
 
   try {
     const noPrompt = () => {
@@ -291,5 +297,6 @@ export async function runPrint(ctx: LocalContext, flags: RunFlags, io: PrintIO):
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
+    process.off("SIGHUP", onSignal);
   }
 }
