@@ -199,9 +199,6 @@ describe("redaction in the dispatch", () => {
           // the cancel grace (100 ms by default) alone passed between the start and the cut
           expect(done).toMatchObject({ name: "slow", isError: true });
           expect((done as { durationMs: number }).durationMs).toBeGreaterThanOrEqual(100);
-          const view = yield* rt.readView(s.id);
-          const part = view[2]!.parts[0] as { durationMs?: number };
-          expect(part.durationMs).toBeGreaterThanOrEqual(100);
         }),
       { plugins: [{ name: "t", tools: [slow] }], dispatch: { cancelGraceMs: 100 } },
     );
