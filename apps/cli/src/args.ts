@@ -25,6 +25,10 @@ export interface RunFlags {
   readonly noSession: boolean;
   readonly outputFormat: OutputFormat;
   readonly trace?: string;
+  /** `--request-timeout <s>`: the idle timeout of a model request, in ms. */
+  readonly requestTimeoutMs?: number;
+  /** `--request-deadline <s>`: the total time of one model call (all attempts), in ms. */
+  readonly requestDeadlineMs?: number;
 }
 
 export type Command =
@@ -84,6 +88,8 @@ const RUN_OPTIONS = {
   "no-session": { type: "boolean" },
   "output-format": { type: "string" },
   trace: { type: "string" },
+  "request-timeout": { type: "string" },
+  "request-deadline": { type: "string" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" },
 } as const;
@@ -107,6 +113,15 @@ function positiveInt(value: string | undefined, flag: string): number | undefine
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw usageError(`${flag} expects a positive integer, got "${value}"`);
   return n;
+}
+
+/** Seconds (decimals allowed) → milliseconds. */
+function positiveSeconds(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n <= 0)
+    throw usageError(`${flag} expects a positive number of seconds (e.g. 120 or 0.5), got "${value}"`);
+  return Math.round(n * 1000);
 }
 
 /** `--resume` takes an optional value: the next word when it is not a flag. */
@@ -185,6 +200,12 @@ export function parseRunFlags(argv: readonly string[]): RunFlags | { help: true 
     noSession: values["no-session"] ?? false,
     outputFormat: format,
     ...(values.trace !== undefined ? { trace: values.trace } : {}),
+    ...(values["request-timeout"] !== undefined
+      ? { requestTimeoutMs: positiveSeconds(values["request-timeout"], "--request-timeout") }
+      : {}),
+    ...(values["request-deadline"] !== undefined
+      ? { requestDeadlineMs: positiveSeconds(values["request-deadline"], "--request-deadline") }
+      : {}),
   };
 }
 

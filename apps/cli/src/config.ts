@@ -120,6 +120,10 @@ export const LashConfig = Schema.Struct({
   /** What is redacted from tool output besides the keys lash holds. */
   redaction: opt(RedactionConfig),
   shell: opt(ShellConfig),
+  /** A model request with no data for this long fails its attempt (then retried); default 120000. */
+  requestTimeoutMs: opt(PosInt),
+  /** Total time of one model call, every attempt and wait included; default 600000. */
+  requestDeadlineMs: opt(PosInt),
 });
 export type LashConfig = typeof LashConfig.Type;
 

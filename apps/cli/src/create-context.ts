@@ -46,6 +46,10 @@ export interface ContextOptions {
   readonly checkProvider?: boolean;
   /** Start MCP servers and the trace recorder (default true; commands that only read sessions pass false). */
   readonly live?: boolean;
+  /** `--request-timeout` in ms (overrides config `requestTimeoutMs`). */
+  readonly requestTimeoutMs?: number;
+  /** `--request-deadline` in ms (overrides config `requestDeadlineMs`). */
+  readonly requestDeadlineMs?: number;
   /** `--trace <file>` (overrides config `trace.file`). */
   readonly traceFile?: string;
   /** `-p`: turn events reach the trace through `traceEvent`, not by observing sessions. */
@@ -132,7 +136,15 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
     let handle: ProviderHandle;
     try {
       const baseUrl = baseUrlFor(vendor, { vendor: flagVendor, url: options.baseUrl }, config);
-      handle = createProvider(model, { env, catalog, ...(baseUrl ? { baseUrl } : {}) });
+      const idleTimeoutMs = options.requestTimeoutMs ?? config.requestTimeoutMs;
+      const deadlineMs = options.requestDeadlineMs ?? config.requestDeadlineMs;
+      handle = createProvider(model, {
+        env,
+        catalog,
+        ...(baseUrl ? { baseUrl } : {}),
+        ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
+        ...(deadlineMs !== undefined ? { deadlineMs } : {}),
+      });
     } catch (e) {
       const tag = (e as { _tag?: string })._tag;
       if (tag === "ProviderConfigError" && /no API key|no base URL/.test(errorMessage(e)))

@@ -27,6 +27,10 @@ Model and behaviour
                                 glob, grep, shell, update_plan, spawn_agent, mcp__<server>__<tool>)
       --cwd <dir>               workspace directory (default: the current directory)
       --trace <file.jsonl>      append a JSONL trace of every turn (\`lash trace view\` renders it)
+      --request-timeout <s>     a model request with no data for this long fails and is retried
+                                (default 120; config requestTimeoutMs)
+      --request-deadline <s>    total time of one model call, retries and waits included
+                                (default 600; config requestDeadlineMs)
 
 Sessions (stored in $LASH_HOME/lash.db, default ~/.lash)
   -c, --continue                continue the latest session of this directory
@@ -72,7 +76,9 @@ Config keys (unknown keys are an error)
   providers { anthropic|openai|openai-compatible|google: { baseUrl } },
   mcpServers { <name>: { command, args, env, cwd } | { url, headers }, type?, timeoutMs?, enabled? }
     (the format Claude Desktop, Cursor and Claude Code share; servers start in the background),
-  trace { file, level? ("standard"|"extended") }
+  trace { file, level? ("standard"|"extended") },
+  requestTimeoutMs (idle timeout of a model request, default 120000),
+  requestDeadlineMs (total time of one model call with its retries, default 600000)
 API keys are read from the environment only.
 `,
   doctor: `Usage

@@ -129,11 +129,15 @@ function progress(stderr: NodeJS.WritableStream, printedErrors: Set<string>) {
         stderr.write(`[tool] ${e.name} · ${state} · ${Math.round(e.durationMs)}ms${replay}\n`);
         break;
       }
-      case "retry":
+      case "retry": {
+        // One line per wait: attempt k of n, why, how long.
+        const of = e.maxAttempts !== undefined ? ` of ${e.maxAttempts}` : "";
+        const why = e.reason ?? e.error.kind;
         stderr.write(
-          `[retry] in ${(e.delayMs / 1000).toFixed(1)}s · attempt ${e.attempt} · ${e.error.message}\n`,
+          `[retry] attempt ${e.attempt}${of} in ${(e.delayMs / 1000).toFixed(1)}s · ${why} · ${e.error.message}\n`,
         );
         break;
+      }
       case "error":
         // the final "[lash] stopped" line does not repeat a message printed here
         printedErrors.add(e.message);
