@@ -51,6 +51,67 @@ function leaks(text: string | Buffer): string[] {
     .map(([name]) => name);
 }
 
+/** Config with `redaction` and an MCP server holding a token; files holding secrets in the workspace. */
+function prepare(b: Sandbox): { env: NodeJS.ProcessEnv; cwd: string } {
+  mkdirSync(b.home, { recursive: true });
+  writeFileSync(
+    join(b.home, "config.json"),
+    JSON.stringify({
+      redaction: { keys: [CONFIGURED], env: ["DEPLOY_CRED"] },
+      mcpServers: {
+        envsrv: { command: process.execPath, args: [ENV_SERVER], env: { SERVICE_TOKEN: MCP_TOKEN } },
+      },
+    }),
+  );
+  writeFileSync(join(b.cwd, "notes.txt"), `db password: ${CONFIGURED}\n`);
+  writeFileSync(
+    join(b.cwd, ".env"),
+    `OPENAI_API_KEY=${ENV_SECRETS.OPENAI_API_KEY}\nDEPLOY_CRED=${ENV_SECRETS.DEPLOY_CRED}\n`,
+  );
+  return { env: { ...b.env, ...ENV_SECRETS, OPENAI_COMPATIBLE_API_KEY: PROVIDER_KEY }, cwd: b.cwd };
+}
+
+/**
+ * Everything a secret could have reached: the run's output, `sessions show`, every export
+ * format, the trace, every file SQLite wrote, and every request the model endpoint received.
+ * Returns the places that hold any secret value.
+ */
+async function scan(
+  b: Sandbox,
+  opts: { env: NodeJS.ProcessEnv; cwd: string },
+  run: { stdout: string; stderr: string },
+  sessionId: string,
+): Promise<(readonly [string, string[]])[]> {
+  const artifacts: Record<string, string | Buffer> = { stdout: run.stdout, stderr: run.stderr };
+  const show = await lash(["sessions", "show", sessionId], opts);
+  expect(show.code).toBe(0);
+  expect(show.stdout).toContain("[REDACTED:");
+  artifacts["sessions show"] = show.stdout;
+  for (const format of ["html", "json", "md"]) {
+    const out = join(b.cwd, `export.${format}`);
+    const r = await lash(["export", sessionId, "--format", format, "-o", out], opts);
+    expect(r.code, r.stderr).toBe(0);
+    artifacts[`export ${format}`] = readFileSync(out);
+  }
+  const trace = readFileSync(join(b.cwd, "trace.jsonl"));
+  expect(trace.length).toBeGreaterThan(0);
+  artifacts.trace = trace;
+  // every file SQLite wrote: the database, its WAL and shared memory (not the config file itself)
+  for (const f of readdirSync(b.home).filter((f) => f !== "config.json"))
+    artifacts[`home/${f}`] = readFileSync(join(b.home, f));
+  expect(Object.keys(artifacts).some((k) => k.endsWith(".db"))).toBe(true);
+  // the model endpoint: every request body and path; headers carry only the provider's own key
+  for (const req of b.server.requests) {
+    artifacts[`request ${req.index} body`] = req.rawBody;
+    artifacts[`request ${req.index} path`] = req.path;
+    artifacts[`request ${req.index} headers`] = JSON.stringify({ ...req.headers, authorization: undefined });
+    expect(req.headers.authorization).toBe(`Bearer ${PROVIDER_KEY}`);
+  }
+  return Object.entries(artifacts)
+    .map(([where, content]) => [where, leaks(content)] as const)
+    .filter(([, names]) => names.length > 0);
+}
+
 describe("secret scan", () => {
   it("no known secret reaches the database, exports, sessions show, stream-json, the trace or the model", async () => {
     box = await sandbox([
@@ -85,24 +146,7 @@ describe("secret scan", () => {
       { text: "The notes hold a password." },
       { text: "Done looking." },
     ]);
-    const env = { ...box.env, ...ENV_SECRETS, OPENAI_COMPATIBLE_API_KEY: PROVIDER_KEY };
-    mkdirSync(box.home, { recursive: true });
-    writeFileSync(
-      join(box.home, "config.json"),
-      JSON.stringify({
-        redaction: { keys: [CONFIGURED], env: ["DEPLOY_CRED"] },
-        mcpServers: {
-          envsrv: { command: process.execPath, args: [ENV_SERVER], env: { SERVICE_TOKEN: MCP_TOKEN } },
-        },
-      }),
-    );
-    writeFileSync(join(box.cwd, "notes.txt"), `db password: ${CONFIGURED}\n`);
-    writeFileSync(
-      join(box.cwd, ".env"),
-      `OPENAI_API_KEY=${ENV_SECRETS.OPENAI_API_KEY}\nDEPLOY_CRED=${ENV_SECRETS.DEPLOY_CRED}\n`,
-    );
-    const opts = { env, cwd: box.cwd };
-
+    const opts = prepare(box);
     const run = await lash(
       ["-p", "show me everything", "--output-format", "stream-json", "--trace", "trace.jsonl"],
       opts,
@@ -112,20 +156,15 @@ describe("secret scan", () => {
     const sessionId = (lines.find((l) => l.type === "session") as { sessionId: string }).sessionId;
 
     // the tools ran and their output arrived, redacted
-    const completed = lines.filter((l) => l.type === "toolCompleted") as {
-      name: string;
-      isError: boolean;
-      content: unknown;
-    }[];
+    const completed = lines.filter((l) => l.type === "toolCompleted") as { name: string; isError: boolean }[];
     expect(completed.map((c) => c.name)).toEqual(
       expect.arrayContaining(["shell", "read_file", "mcp__envsrv__env", "spawn_agent"]),
     );
     expect(completed.every((c) => !c.isError)).toBe(true);
-    const firstRequest = box.server.requests.at(1)!;
-    const toolTexts = chatMessages(firstRequest.body)
+    const toolTexts = chatMessages(box.server.requests.at(1)!.body)
       .filter((m) => m.role === "tool")
       .map((m) => textOf(m.content));
-    // `env` shows the environment without the credentials (and the workspace's PATH, HOME …)
+    // `env` shows the environment without the credentials (PATH, HOME … are there)
     expect(toolTexts[0]).toContain("PATH=");
     expect(toolTexts[0]).not.toMatch(/(ANTHROPIC|OPENAI|OPENAI_COMPATIBLE|GEMINI|GOOGLE)_API_KEY=/);
     expect(toolTexts[0]).not.toMatch(/GITHUB_TOKEN=|MY_DB_PASSWORD=|DEPLOY_CRED=/);
@@ -138,38 +177,33 @@ describe("secret scan", () => {
     // the MCP server got its token explicitly; what it printed is redacted
     expect(toolTexts[4]).toContain('"SERVICE_TOKEN":"[REDACTED:mcpServers.envsrv.env.SERVICE_TOKEN]"');
     expect(toolTexts[4]).not.toMatch(/OPENAI_API_KEY|GITHUB_TOKEN/);
-
-    const artifacts: Record<string, string | Buffer> = { "stream-json": run.stdout, stderr: run.stderr };
-    const show = await lash(["sessions", "show", sessionId], opts);
-    expect(show.code).toBe(0);
-    expect(show.stdout).toContain("[REDACTED:");
-    artifacts["sessions show"] = show.stdout;
-    for (const format of ["html", "json", "md"]) {
-      const out = join(box.cwd, `export.${format}`);
-      const r = await lash(["export", sessionId, "--format", format, "-o", out], opts);
-      expect(r.code, r.stderr).toBe(0);
-      artifacts[`export ${format}`] = readFileSync(out);
-    }
-    const trace = readFileSync(join(box.cwd, "trace.jsonl"));
-    expect(trace.length).toBeGreaterThan(0);
-    artifacts.trace = trace;
-    // every file SQLite wrote: the database, its WAL and shared memory
-    for (const f of readdirSync(box.home).filter((f) => f !== "config.json"))
-      artifacts[`home/${f}`] = readFileSync(join(box.home, f));
-    expect(Object.keys(artifacts).some((k) => k.endsWith(".db"))).toBe(true);
-    // the model endpoint: every request body and path; headers only carry the provider's own key
-    for (const req of box.server.requests) {
-      artifacts[`request ${req.index} body`] = req.rawBody;
-      artifacts[`request ${req.index} path`] = req.path;
-      const headers = { ...req.headers, authorization: undefined };
-      artifacts[`request ${req.index} headers`] = JSON.stringify(headers);
-      expect(req.headers.authorization).toBe(`Bearer ${PROVIDER_KEY}`);
-    }
     expect(box.server.requests.length).toBe(5);
 
-    const found = Object.entries(artifacts)
-      .map(([where, content]) => [where, leaks(content)] as const)
-      .filter(([, names]) => names.length > 0);
-    expect(found).toEqual([]);
+    expect(await scan(box, opts, run, sessionId)).toEqual([]);
+  });
+
+  it("RLM mode: a cell that prints the shell's environment, files and lash's environ leaks nothing", async () => {
+    const code = [
+      'r = (await shell.exec({ command: "env; cat notes.txt .env /proc/$PPID/environ" })?)',
+      "print r.stdout",
+    ].join("\n");
+    box = await sandbox([
+      { text: `Looking.\n<lashlang>\n${code}\n</lashlang>\n` },
+      { text: '<lashlang>\nfinish("looked")\n</lashlang>\n' },
+    ]);
+    const opts = prepare(box);
+    const run = await lash(
+      ["-p", "look", "--mode", "rlm", "--output-format", "stream-json", "--trace", "trace.jsonl"],
+      opts,
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const lines = jsonLines(run.stdout);
+    expect(lines.at(-1)).toMatchObject({ type: "result", outcome: "finished" });
+    const sessionId = (lines.find((l) => l.type === "session") as { sessionId: string }).sessionId;
+    // the printed output reached the model, redacted
+    const second = box.server.requests.at(1)!.rawBody;
+    expect(second).toContain("db password: [REDACTED:redaction.keys]");
+    expect(second).toContain("[REDACTED:OPENAI_API_KEY]");
+    expect(await scan(box, opts, run, sessionId)).toEqual([]);
   });
 });
