@@ -122,6 +122,8 @@ class TailBuffer {
 const NAME = "shell";
 /** Characters of an unfinished output line held back from progress updates (see `onData`). */
 const PROGRESS_HOLD = 4096;
+/** Characters kept back when a long partial line is sent anyway (longer than any API key). */
+const PROGRESS_KEEP = 256;
 
 function buildEnv(
   options: ShellOptions,
@@ -318,9 +320,9 @@ export function shellTool(
           // a failing progress listener must not break the command
         }
       };
-      // Progress goes out in whole lines (up to the last \n or \r; a partial line once it
-      // exceeds PROGRESS_HOLD), so a secret value is never split across two updates where
-      // the host's redaction could not see it whole.
+      // Progress goes out in whole lines (up to the last \n or \r; of a partial line longer than
+      // PROGRESS_HOLD all but its last PROGRESS_KEEP characters), so a secret value is not split
+      // across two updates where the host's redaction could not see it whole.
       const held = { stdout: "", stderr: "" };
       const flushProgress = () => {
         for (const stream of ["stdout", "stderr"] as const) {
@@ -336,7 +338,9 @@ export function shellTool(
           combined.push(chunk);
           const text = held[stream] + decoder.write(chunk);
           const cut = Math.max(text.lastIndexOf("\n"), text.lastIndexOf("\r")) + 1;
-          const upTo = text.length - cut > PROGRESS_HOLD ? text.length : cut;
+          let upTo = text.length - cut > PROGRESS_HOLD ? text.length - PROGRESS_KEEP : cut;
+          const last = text.charCodeAt(upTo - 1);
+          if (last >= 0xd800 && last <= 0xdbff) upTo--; // keep a surrogate pair together
           held[stream] = text.slice(upTo);
           sendProgress(stream, text.slice(0, upTo));
         };

@@ -146,6 +146,12 @@ describe("shell", () => {
     const texts = (ctx.updates as ShellProgress[]).map((u) => u.text);
     expect(texts.join("")).toBe("key=sk-proj-abc123\nnext");
     expect(texts.some((t) => t.includes("key=sk-proj-abc123"))).toBe(true);
+    // a long line without a newline is not held back whole: all but its tail goes out
+    const long = context();
+    await run(shellTool(dirs.root), { command: "head -c 6000 /dev/zero | tr '\\0' a" }, long);
+    const parts = (long.updates as ShellProgress[]).map((u) => u.text);
+    expect(parts.join("")).toBe("a".repeat(6000));
+    expect(parts.length).toBeGreaterThan(1);
   });
 
   it("a SIGKILL of the process running the tool also kills the command's process group", async () => {
