@@ -25,6 +25,8 @@ export interface RunFlags {
   readonly noSession: boolean;
   readonly outputFormat: OutputFormat;
   readonly trace?: string;
+  /** `--trace-level`: what the trace keeps (overrides config `trace.level`). */
+  readonly traceLevel?: "standard" | "extended";
   /** `--request-timeout <s>`: the idle timeout of a model request, in ms. */
   readonly requestTimeoutMs?: number;
   /** `--request-deadline <s>`: the total time of one model call (all attempts), in ms. */
@@ -88,6 +90,7 @@ const RUN_OPTIONS = {
   "no-session": { type: "boolean" },
   "output-format": { type: "string" },
   trace: { type: "string" },
+  "trace-level": { type: "string" },
   "request-timeout": { type: "string" },
   "request-deadline": { type: "string" },
   help: { type: "boolean", short: "h" },
@@ -151,6 +154,9 @@ export function parseRunFlags(argv: readonly string[]): RunFlags | { help: true 
   const mode = values.mode;
   if (mode !== undefined && mode !== "standard" && mode !== "rlm")
     throw usageError(`--mode expects "standard" or "rlm", got "${mode}"`);
+  const traceLevel = values["trace-level"];
+  if (traceLevel !== undefined && traceLevel !== "standard" && traceLevel !== "extended")
+    throw usageError(`--trace-level expects "standard" or "extended", got "${traceLevel}"`);
   const format = values["output-format"] ?? "text";
   if (format !== "text" && format !== "json" && format !== "stream-json")
     throw usageError(`--output-format expects text, json or stream-json, got "${format}"`);
@@ -200,6 +206,7 @@ export function parseRunFlags(argv: readonly string[]): RunFlags | { help: true 
     noSession: values["no-session"] ?? false,
     outputFormat: format,
     ...(values.trace !== undefined ? { trace: values.trace } : {}),
+    ...(traceLevel !== undefined ? { traceLevel } : {}),
     ...(values["request-timeout"] !== undefined
       ? { requestTimeoutMs: positiveSeconds(values["request-timeout"], "--request-timeout") }
       : {}),

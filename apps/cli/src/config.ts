@@ -94,7 +94,9 @@ const ShellConfig = Schema.Struct({
 });
 
 const TraceConfig = Schema.Struct({
-  file: Str,
+  /** Trace every turn to this JSONL file (as `--trace`; the flag wins). */
+  file: opt(Str),
+  /** Applies whenever tracing is on, from `--trace` or `file`. */
   level: opt(described(Schema.Literal("standard", "extended"), '"standard" or "extended"')),
 });
 
@@ -202,6 +204,7 @@ export function mergeConfig(base: LashConfig, over: LashConfig): LashConfig {
   }
   if (base.mcpServers || over.mcpServers) out.mcpServers = { ...base.mcpServers, ...over.mcpServers };
   if (base.shell || over.shell) out.shell = { ...base.shell, ...over.shell };
+  if (base.trace || over.trace) out.trace = { ...base.trace, ...over.trace };
   // a project's config adds secrets to redact, it never removes the user's
   if (base.redaction || over.redaction) {
     const union = (a?: readonly string[], b?: readonly string[]) =>

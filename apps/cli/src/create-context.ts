@@ -52,6 +52,8 @@ export interface ContextOptions {
   readonly requestDeadlineMs?: number;
   /** `--trace <file>` (overrides config `trace.file`). */
   readonly traceFile?: string;
+  /** `--trace-level` (overrides config `trace.level`; needs a trace file from either). */
+  readonly traceLevel?: "standard" | "extended";
   /** `-p`: turn events reach the trace through `traceEvent`, not by observing sessions. */
   readonly print?: boolean;
 }
@@ -182,11 +184,16 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
   }
   let trace: TraceHandle | undefined;
   const traceFile = options.traceFile ?? config.trace?.file;
+  if (options.traceLevel !== undefined && traceFile === undefined)
+    throw new CliError(
+      "lash: --trace-level needs a trace to apply to: add --trace <file.jsonl> (or set trace.file in the config)",
+      ExitCode.usage,
+    );
   if (live && traceFile !== undefined) {
     const t = await import("@lash/trace");
     const recorder = t.createTraceRecorder({
       sinks: [t.jsonlSink(resolve(settings.cwd, traceFile))],
-      level: config.trace?.level ?? "standard",
+      level: options.traceLevel ?? config.trace?.level ?? "standard",
       redact: { env, secrets: secrets.values.map((s) => s.value) },
     });
     plugins.push(recorder.plugin() as Plugin);

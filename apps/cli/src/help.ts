@@ -27,6 +27,10 @@ Model and behaviour
                                 glob, grep, shell, update_plan, spawn_agent, mcp__<server>__<tool>)
       --cwd <dir>               workspace directory (default: the current directory)
       --trace <file.jsonl>      append a JSONL trace of every turn (\`lash trace view\` renders it)
+      --trace-level standard|extended
+                                what the trace keeps: standard (default) records the turn's shape,
+                                extended adds what the model said, request bodies and tool contents
+                                (config trace.level)
       --request-timeout <s>     a model request with no data for this long fails and is retried
                                 (default 120; config requestTimeoutMs)
       --request-deadline <s>    total time of one model call, retries and waits included
@@ -76,13 +80,10 @@ Config keys (unknown keys are an error)
   providers { anthropic|openai|openai-compatible|google: { baseUrl } },
   mcpServers { <name>: { command, args, env, cwd } | { url, headers }, type?, timeoutMs?, enabled? }
     (the format Claude Desktop, Cursor and Claude Code share; servers start in the background),
-  trace { file, level? ("standard"|"extended") },
+  trace { file?, level? ("standard"|"extended") } (level applies whenever tracing is on, --trace or file),
   requestTimeoutMs (idle timeout of a model request, default 120000),
-  requestDeadlineMs (total time of one model call with its retries, default 600000),
-  redaction { keys? [secret strings, 8+ chars], env? [variable names] } (replaced by
-    [REDACTED:<name>] in tool output; the variables are also kept from tools),
-  shell { passEnv? [variable names] } (credentials the shell tool may see; user config only)
-API keys are read from the environment only; tools and MCP servers never receive them.
+  requestDeadlineMs (total time of one model call with its retries, default 600000)
+API keys are read from the environment only.
 `,
   doctor: `Usage
   lash doctor [--json] [--cwd <dir>]

@@ -105,6 +105,7 @@ async function run(flags: RunFlags, io: MainIO): Promise<number> {
     env: setup.env,
     ...(flags.baseUrl !== undefined ? { baseUrl: flags.baseUrl } : {}),
     ...(flags.trace !== undefined ? { traceFile: flags.trace } : {}),
+    ...(flags.traceLevel !== undefined ? { traceLevel: flags.traceLevel } : {}),
     ...(flags.requestTimeoutMs !== undefined ? { requestTimeoutMs: flags.requestTimeoutMs } : {}),
     ...(flags.requestDeadlineMs !== undefined ? { requestDeadlineMs: flags.requestDeadlineMs } : {}),
     persist: !flags.noSession,
