@@ -82,8 +82,11 @@ Config keys (unknown keys are an error)
     (the format Claude Desktop, Cursor and Claude Code share; servers start in the background),
   trace { file?, level? ("standard"|"extended") } (level applies whenever tracing is on, --trace or file),
   requestTimeoutMs (idle timeout of a model request, default 120000),
-  requestDeadlineMs (total time of one model call with its retries, default 600000)
-API keys are read from the environment only.
+  requestDeadlineMs (total time of one model call with its retries, default 600000),
+  redaction { keys? [secret strings, 8+ chars], env? [variable names] } (replaced by
+    [REDACTED:<name>] in tool output; the variables are also kept from tools),
+  shell { passEnv? [variable names] } (credentials the shell tool may see; user config only)
+API keys are read from the environment only; tools and MCP servers never receive them.
 `,
   doctor: `Usage
   lash doctor [--json] [--cwd <dir>]
