@@ -1,18 +1,131 @@
-export * from "./activity.ts";
-export * from "./budget.ts";
-export * from "./dispatch.ts";
-export * from "./facade.ts";
-export * from "./host.ts";
-export * from "./hub.ts";
-export * from "./journal.ts";
-export * from "./jsonschema.ts";
-export * from "./plugin.ts";
-export * from "./rlm/index.ts";
-export * from "./runtime.ts";
-export * from "./secrets.ts";
-export * from "./services.ts";
-export * from "./store/memory.ts";
-export * from "./store/promise.ts";
-export * from "./store/sqlite.ts";
-export * from "./store.ts";
-export * from "./tool.ts";
+/**
+ * @lash/core — the public API for hosts: the promise facade (`createLash`), the Effect
+ * runtime (`LashRuntime` and the services it needs), session stores, tools, plugins, RLM
+ * mode and their errors. Named exports only, so every addition is a deliberate choice
+ * that shows up in `api/core.api.md`. lash's own packages reach internals through the
+ * unstable `@lash/core/internal` entry point.
+ */
+export type {
+  TurnActivity,
+  TurnActivityBody,
+} from "./activity.ts";
+export {
+  type OutputBudgetOptions,
+  outputBudgetPlugin,
+} from "./budget.ts";
+export {
+  createLash,
+  type Lash,
+  type LashOptions,
+  type LashSession,
+  type TurnRun,
+} from "./facade.ts";
+export { JournalMismatch } from "./journal.ts";
+export type {
+  BeforeToolCallResult,
+  BeforeTurnResult,
+  HookContext,
+  Plugin,
+  PluginHooks,
+  ProjectedResult,
+  ToolCallInfo,
+} from "./plugin.ts";
+export {
+  isRlmSnapshot,
+  type RlmMode,
+  type RlmOptions,
+  type RlmSessionOptions,
+  RlmSessionState,
+  type RlmSnapshot,
+  rlmMode,
+  rlmSessionState,
+  withRlm,
+} from "./rlm/index.ts";
+export {
+  type CodeExecutor,
+  type Comparison,
+  type CreateSessionOptions,
+  type ExecContext,
+  LashRuntime,
+  type LashRuntimeShape,
+  type ProjectorContext,
+  type RuntimeOptions,
+  TurnError,
+  type TurnHandle,
+  type TurnInput,
+  type TurnOptions,
+  type TurnResult,
+  type UsageSummary,
+} from "./runtime.ts";
+export {
+  envSecrets,
+  isSecretEnvName,
+  looksLikeKey,
+  MIN_SECRET_LENGTH,
+  makeRedactor,
+  type Redactor,
+  type ScrubbedEnv,
+  type ScrubOptions,
+  SECRET_ENV_PATTERNS,
+  type SecretValue,
+  scrubEnv,
+} from "./secrets.ts";
+export {
+  IdGenerator,
+  type IdGeneratorShape,
+  LlmProviders,
+  type LlmProvidersShape,
+  ModelCatalog,
+  type ModelCatalogShape,
+  UnknownModel,
+} from "./services.ts";
+export {
+  MemoryStore,
+  makeMemoryStore,
+} from "./store/memory.ts";
+export {
+  type OpenedStore,
+  openMemoryStore,
+  openSqliteStore,
+  type PromiseStore,
+} from "./store/promise.ts";
+export {
+  makeSqliteStore,
+  SQLITE_SCHEMA_VERSION,
+  SqliteStore,
+  type SqliteStoreOptions,
+} from "./store/sqlite.ts";
+export {
+  type CommitResult,
+  type GraphNode,
+  type JournalEntry,
+  type JournalStatus,
+  type ListOptions,
+  type NewNode,
+  type NodeKind,
+  type PendingTurn,
+  SchemaTooNew,
+  type SessionMode,
+  SessionNotFound,
+  type SessionRecord,
+  SessionStore,
+  type SessionStoreShape,
+  StoreConflict,
+  StoreCorrupt,
+  StoreError,
+  type StoreFailure,
+  type TurnCommit,
+  type UsageRow,
+} from "./store.ts";
+export {
+  defineTool,
+  type JsonSchema,
+  type ToolContext,
+  type ToolDefinition,
+  ToolFailure,
+  type ToolFailureClass,
+  type ToolHost,
+  type ToolOutput,
+  type ToolUsage,
+  textOutput,
+} from "./tool.ts";

@@ -12,7 +12,7 @@ import {
   SessionStore,
   ToolCatalog,
   textOutput,
-} from "../src/index.ts";
+} from "../src/internal.ts";
 import { callTools, say, scriptedProvider } from "./support.ts";
 
 const ping = defineTool({

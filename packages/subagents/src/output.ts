@@ -1,4 +1,5 @@
-import { type JsonSchema, validateJson } from "@lash/core";
+import type { JsonSchema } from "@lash/core";
+import { validateJson } from "@lash/core/internal";
 
 /**
  * The `output` argument of `spawn_agent`, normalised to a JSON Schema.

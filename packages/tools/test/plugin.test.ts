@@ -1,4 +1,4 @@
-import { isIdempotent } from "@lash/core";
+import { isIdempotent } from "@lash/core/internal";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type PlanValue, TOOL_NAMES, toolsPlugin, updatePlanTool } from "../src/index.ts";
 import { makeDirs, run, runFailure, setup, type TempDirs, text } from "./helpers.ts";

@@ -15,9 +15,7 @@ import {
 import {
   type AttachmentPart,
   type CompletedToolCall,
-  cleanCode,
   type ExecResult,
-  LASHLANG,
   type PendingToolCall,
   type RlmExecDetails,
   type RlmOperation,
@@ -26,8 +24,8 @@ import {
   sha256Hex,
   type ToolControl,
   type ToolResultPart,
-  toolResultPart,
 } from "@lash/sansio";
+import { cleanCode, LASHLANG, toolResultPart } from "@lash/sansio/internal";
 import { Cause, Deferred, Effect, Exit, Option, Runtime } from "effect";
 import { validateJson } from "../jsonschema.ts";
 import type { CodeExecutor, ExecContext } from "../runtime.ts";

@@ -252,8 +252,8 @@ describe("rlm images and prompt examples", () => {
 
   it("the example cell of the execution section passes the checker against the file tools' surface", async () => {
     const { checkCell } = await import("@lash/lashlang");
-    const { extractCell, renderExecutionSection } = await import("@lash/sansio");
-    const { hostSurface } = await import("../../src/index.ts");
+    const { extractCell, renderExecutionSection } = await import("@lash/sansio/internal");
+    const { hostSurface } = await import("../../src/internal.ts");
     const section = renderExecutionSection({ hasOperations: true });
     const example = extractCell(section.slice(section.indexOf("<lashlang>")));
     expect(example.kind).toBe("cell");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canonicalCell, cleanCode, extractCell } from "../../src/index.ts";
+import { canonicalCell, cleanCode, extractCell } from "../../src/internal.ts";
 
 describe("extractCell (§2.5)", () => {
   it("finds the first start-tag line through the next close-tag line; prose before it is trimmed at the end", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EMPTY_RESPONSE, FINISH_REMINDER, repairMessage } from "../../src/index.ts";
+import { EMPTY_RESPONSE, FINISH_REMINDER, repairMessage } from "../../src/internal.ts";
 import { cell, drive, lastUserText, protocolEvents, requestText, text } from "./harness.ts";
 
 const roles = (d: ReturnType<typeof drive>) => d.done.messages.map((m) => m.role);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { historyItems, previewText, renderHistory, renderTail, schemaType } from "../../src/index.ts";
+import { historyItems, previewText, renderHistory, renderTail, schemaType } from "../../src/internal.ts";
 import { cell, drive, lastUserText, requestText, text } from "./harness.ts";
 
 describe("rlm prompt", () => {
