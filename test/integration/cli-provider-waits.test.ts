@@ -58,15 +58,18 @@ describe("lash -p and a misbehaving model server", () => {
   it("--request-timeout and config requestDeadlineMs bound a hanging server", async () => {
     box = await sandbox([{ hang: true }, { hang: true }, { hang: true }, { hang: true }]);
     mkdirSync(box.home, { recursive: true });
-    writeFileSync(`${box.home}/config.json`, JSON.stringify({ requestDeadlineMs: 3000 }));
+    writeFileSync(`${box.home}/config.json`, JSON.stringify({ requestDeadlineMs: 6000 }));
     const r = await lash(["-p", "hi", "--request-timeout", "0.5"], { env: box.env, cwd: box.cwd });
     expect(r.code).toBe(1);
-    // attempt 1 stalls for 0.5 s, the backoff is 2-2.4 s, attempt 2 runs into the 3 s deadline
+    // attempt 1 stalls for 0.5 s, the backoff is 2-2.4 s, attempt 2 stalls for 0.5 s; the next backoff
+    // (4-4.8 s) would end past the 6 s deadline: exactly two requests, however slow the machine
+    // (short of taking 3.5 s to start the first)
     expect(box.server.requests).toHaveLength(2);
     expect(r.stderr).toMatch(
       /^\[retry\] attempt 2 of 4 in \d+\.\ds · no data \(idle timeout\) · .*no data for 500 ms/m,
     );
-    expect(r.stderr).toContain("3 s deadline");
+    expect(r.stderr).toContain("6 s deadline");
+    expect(r.stderr).toContain("gave up after 2 attempts");
   });
 
   it("a bad --request-timeout is a usage error", async () => {
@@ -86,10 +89,12 @@ describe("lash -p and a misbehaving model server", () => {
     await new Promise<void>((ok) => s.close(() => ok()));
     const url = `http://127.0.0.1:${port}/v1`;
     const env = { ...box.env, OPENAI_COMPATIBLE_BASE_URL: url };
-    const r = await lash(["-p", "hi", "--request-deadline", "3"], { env, cwd: box.cwd });
+    // two tries: the second backoff (4-4.8 s) would end past the 6 s deadline
+    const r = await lash(["-p", "hi", "--request-deadline", "6"], { env, cwd: box.cwd });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^\[retry\] attempt 2 of 4 in \d+\.\ds · connection refused · /m);
     expect(r.stderr).toContain(`could not connect to ${url} (connection refused): is the server running?`);
+    expect(r.stderr).toContain("gave up after 2 attempts");
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
   });
 });
