@@ -109,6 +109,24 @@ function sweep(s: Supervisor): void {
     lingering.delete(pgid);
     s.write(`- ${pgid}`);
   }
+  if (lingering.size === 0 && sweeper) {
+    clearInterval(sweeper);
+    sweeper = undefined;
+  }
+}
+
+/**
+ * While background jobs linger, look every few seconds whether their groups are gone: an id is
+ * reused only after its group is gone, so forgetting it soon keeps a stranger from being killed.
+ */
+let sweeper: NodeJS.Timeout | undefined;
+const SWEEP_MS = 5_000;
+
+function linger(s: Supervisor, pgid: number): void {
+  lingering.add(pgid);
+  if (sweeper) return;
+  sweeper = setInterval(() => sweep(s), SWEEP_MS);
+  sweeper.unref();
 }
 
 /**
@@ -126,7 +144,7 @@ export function watchGroup(pgid: number): () => void {
   return () => {
     if (released) return;
     released = true;
-    if (groupExists(pgid)) lingering.add(pgid);
+    if (groupExists(pgid)) linger(s, pgid);
     else s.write(`- ${pgid}`);
   };
 }

@@ -187,6 +187,32 @@ describe("shell", () => {
     expect(existsSync(path.join(dirs.root, "bg-marker"))).toBe(false);
   });
 
+  it("a background job a finished command left behind ends when the host process exits", async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        path.join(import.meta.dirname, "fixtures", "shell-child.ts"),
+        dirs.root,
+        "echo $$; (sleep 2; echo late > bg-marker) & echo started",
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    let text = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => {
+      text += chunk;
+    });
+    const code = await new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)));
+    expect(code).toBe(0); // the tool returned and the host exited normally
+    const pgid = Number(text.split("\n")[0]);
+    expect(pgid).toBeGreaterThan(0);
+    const deadline = Date.now() + 15_000;
+    while (groupMembers(pgid).length > 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(groupMembers(pgid)).toEqual([]);
+    expect(existsSync(path.join(dirs.root, "bg-marker"))).toBe(false);
+  });
+
   it("keeps the tail of long output with a truncation marker", async () => {
     const tool = shellTool(dirs.root, { maxOutputBytes: 1000 });
     const out = await run(tool, { command: "for i in $(seq 1 2000); do echo line$i; done" });
