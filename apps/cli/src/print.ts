@@ -115,6 +115,32 @@ function resultObject(r: TurnResult, outcome: Outcome, model: string, resumed?: 
   };
 }
 
+/** One MCP server as the print outputs show it. */
+export interface McpLine {
+  readonly name: string;
+  readonly state: string;
+  readonly reason?: string;
+  readonly toolCount: number;
+}
+
+/** The configured MCP servers' status (empty without servers). */
+function mcpStatus(ctx: LocalContext): McpLine[] {
+  const servers = (ctx.pluginStatus().mcp as { servers?: readonly McpLine[] } | undefined)?.servers ?? [];
+  return servers.map((s) => ({
+    name: s.name,
+    state: s.state,
+    ...(s.reason !== undefined ? { reason: s.reason } : {}),
+    toolCount: s.toolCount,
+  }));
+}
+
+function mcpNotice(s: McpLine): string {
+  const why = s.reason ? `: ${s.reason}` : "";
+  if (s.state === "starting")
+    return `MCP server "${s.name}" is still starting after ${MCP_SETTLE_MS / 1000} s (no answer to initialize yet); its tools are not available to this turn`;
+  return `MCP server "${s.name}" is ${s.state}${why}; its tools are not available to this turn`;
+}
+
 /** Progress lines on stderr for `--output-format text`. */
 function progress(stderr: NodeJS.WritableStream, printedErrors: Set<string>) {
   return (e: TurnActivity) => {
@@ -225,6 +251,12 @@ export async function runPrint(ctx: LocalContext, flags: RunFlags, io: PrintIO):
 
     // MCP servers start in the background; a one-shot run gives them a bounded moment to join
     await ctx.settleMcp(MCP_SETTLE_MS);
+    // ... and says which did not (their tools are missing from this turn): a line, an event, a field
+    const mcp = mcpStatus(ctx);
+    if (mcp.length) {
+      if (format === "stream-json") jsonl({ type: "mcpStatus", servers: mcp });
+      for (const s of mcp) if (s.state !== "ready" && s.state !== "disabled") notice(mcpNotice(s));
+    }
 
     // 1. finish a turn that was cut off, from its journal
     let resumed: TurnResult | undefined;
@@ -275,6 +307,7 @@ export async function runPrint(ctx: LocalContext, flags: RunFlags, io: PrintIO):
           error: message,
           sessionId: choice.id,
           model: session.model,
+          ...(mcpStatus(ctx).length ? { mcp: mcpStatus(ctx) } : {}),
         });
       return ExitCode.failed;
     }
@@ -282,7 +315,11 @@ export async function runPrint(ctx: LocalContext, flags: RunFlags, io: PrintIO):
 
     function report(r: TurnResult, before: TurnResult | undefined): number {
       const outcome = classify(r.outcome, interrupted);
-      const obj = resultObject(r, outcome, session.model, before);
+      const servers = mcpStatus(ctx);
+      const obj = {
+        ...resultObject(r, outcome, session.model, before),
+        ...(servers.length ? { mcp: servers } : {}),
+      };
       if (format === "json") io.stdout.write(`${JSON.stringify(obj)}\n`);
       else if (format === "stream-json") jsonl(obj);
       else {

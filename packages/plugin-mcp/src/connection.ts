@@ -53,6 +53,8 @@ export interface ConnectOptions {
   readonly onToolsChanged: () => void;
   /** Timeout of each request made while connecting (initialize, tools/list). */
   readonly requestTimeoutMs: number;
+  /** Largest JSON-RPC message read from a stdio server (the SDK's default is 10 MiB). */
+  readonly maxMessageBytes?: number;
   readonly stderr: "pipe" | "inherit" | "ignore";
   /**
    * Base environment of a stdio server (the host's, scrubbed of credentials); the server's
@@ -69,6 +71,7 @@ function makeTransport(config: McpServerConfig, options: ConnectOptions): Transp
     const env =
       options.env === undefined && config.env === undefined ? undefined : { ...options.env, ...config.env };
     return new StdioClientTransport({
+      ...(options.maxMessageBytes !== undefined ? { maxBufferSize: options.maxMessageBytes } : {}),
       command: config.command,
       args: [...config.args],
       ...(env === undefined ? {} : { env }),
@@ -129,10 +132,18 @@ export const connect = (
       { capabilities: {} },
     );
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => options.onToolsChanged());
+    // the SDK closes a stdio connection whose message outgrows its read buffer: say so, not "exited"
+    let overflow: string | undefined;
+    client.onerror = (error) => {
+      const m = /ReadBuffer exceeded maximum size of (\d+) bytes/.exec(error.message);
+      if (m)
+        overflow = `a message from the server exceeded the ${Math.round(Number(m[1]) / (1024 * 1024))} MB read limit, so lash closed the connection`;
+    };
     client.onclose = () => {
       const tail = stderrTail();
       const why =
-        config.type === "stdio" ? "the server process exited" : "the connection to the server was closed";
+        overflow ??
+        (config.type === "stdio" ? "the server process exited" : "the connection to the server was closed");
       Deferred.unsafeDone(closed, Exit.succeed(tail ? `${why} (stderr: ${tail})` : why));
     };
     const closeQuietly = Effect.promise(() => client.close().catch(() => undefined));

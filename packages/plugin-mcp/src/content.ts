@@ -59,8 +59,9 @@ export function mapContentBlock(block: unknown): ResultPart[] {
 
 /**
  * An MCP `tools/call` result → a lash `ToolOutput`. `isError: true` stays an error result the
- * model reads. `value` (for Lashlang) is the structured content when the server sent one, else the
- * text; `details` keep the server, tool and structured content for UIs.
+ * model reads. `value` (for Lashlang) is the structured content when the server sent one; without
+ * it Lashlang reads the text content (the runtime's default), so the text is stored once, not twice.
+ * `details` name the server and tool for UIs (`structured: true` when `value` holds the structure).
  */
 export function mapCallResult(server: string, tool: string, result: unknown): ToolOutput {
   const r = isObj(result) ? result : {};
@@ -73,14 +74,10 @@ export function mapCallResult(server: string, tool: string, result: unknown): To
     content = [{ type: "text", text: JSON.stringify(structured) }];
   if (content.length === 0)
     content = [{ type: "text", text: r.isError === true ? "(error, no message)" : "(no output)" }];
-  const text = content
-    .filter((p): p is Extract<ResultPart, { type: "text" }> => p.type === "text")
-    .map((p) => p.text)
-    .join("\n");
   return {
     content,
     ...(r.isError === true ? { isError: true } : {}),
-    value: structured !== undefined ? structured : text,
-    details: { server, tool, ...(structured !== undefined ? { structuredContent: structured } : {}) },
+    ...(structured !== undefined ? { value: structured } : {}),
+    details: { server, tool, ...(structured !== undefined ? { structured: true } : {}) },
   };
 }

@@ -55,6 +55,14 @@ export interface McpManagerOptions {
   readonly startupTimeoutMs?: number;
   /** Per-call timeout when the server config sets no `timeoutMs`. Default 60 s. */
   readonly callTimeoutMs?: number;
+  /**
+   * Largest `tools/call` result accepted (its JSON size); a larger one is a tool error saying so,
+   * and the server stays connected. Default 8 MiB. Messages over 4× this (at least 64 MiB) cannot
+   * be read at all: the stdio connection is closed, with a reason that says why.
+   */
+  readonly maxResultBytes?: number;
+  /** Largest message read from a stdio server (default: 4 × `maxResultBytes`, at least 64 MiB). */
+  readonly maxMessageBytes?: number;
   /** Restart backoff: `baseMs · 2^(n-1)` capped at `maxMs`; after `maxAttempts` consecutive failed
    * attempts the server stays `failed` until a call or `restart()` asks again. */
   readonly backoff?: { readonly baseMs?: number; readonly maxMs?: number; readonly maxAttempts?: number };
@@ -147,6 +155,10 @@ interface ServerSlot {
   gaveUpWaiting: boolean;
 }
 
+const MIB = 1024 * 1024;
+const DEFAULT_MAX_RESULT_BYTES = 8 * MIB;
+const megabytes = (bytes: number): string => `${(bytes / MIB).toFixed(bytes < 10 * MIB ? 1 : 0)} MB`;
+
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 const makeManager = (config: McpConfig, options: McpManagerOptions) =>
@@ -154,6 +166,8 @@ const makeManager = (config: McpConfig, options: McpManagerOptions) =>
     const startupWaitMs = options.startupWaitMs ?? 3000;
     const startupTimeoutMs = options.startupTimeoutMs ?? 30_000;
     const callTimeoutMs = options.callTimeoutMs ?? 60_000;
+    const maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+    const maxMessageBytes = options.maxMessageBytes ?? Math.max(4 * maxResultBytes, 64 * MIB);
     const baseMs = options.backoff?.baseMs ?? 500;
     const maxMs = options.backoff?.maxMs ?? 30_000;
     const maxAttempts = options.backoff?.maxAttempts ?? 6;
@@ -300,6 +314,7 @@ const makeManager = (config: McpConfig, options: McpManagerOptions) =>
                 clientInfo,
                 onToolsChanged: onToolsChanged(slot),
                 requestTimeoutMs: startupMs,
+                maxMessageBytes,
                 stderr,
                 env: serverEnv,
               }).pipe(
@@ -439,7 +454,15 @@ const makeManager = (config: McpConfig, options: McpManagerOptions) =>
             }),
           ),
         );
-        if (Either.isRight(outcome)) return mapCallResult(server, tool, outcome.right);
+        if (Either.isRight(outcome)) {
+          const size = Buffer.byteLength(JSON.stringify(outcome.right) ?? "");
+          if (size > maxResultBytes)
+            return yield* unavailable(
+              `the result of "${tool}" from MCP server "${server}" is ${megabytes(size)}, over the ${megabytes(maxResultBytes)} limit for MCP results; ask the tool for less (a narrower query, a page, a file path instead of the contents).`,
+              "execution",
+            );
+          return mapCallResult(server, tool, outcome.right);
+        }
         const error = outcome.left;
         if (o.signal?.aborted)
           return yield* unavailable(

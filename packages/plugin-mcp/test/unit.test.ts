@@ -117,7 +117,8 @@ describe("mapCallResult", () => {
       { type: "attachment", mediaType: "application/pdf", data: "CCCC", name: "file:///b.pdf" },
       { type: "text", text: "[resource link] y <https://x/y> — the y" },
     ]);
-    expect(out.value).toBe("hello\n[resource file:///a.md]\n# A\n[resource link] y <https://x/y> — the y");
+    // no structured content: no `value` copy of the text (Lashlang reads the text content, joined the same way)
+    expect(out.value).toBeUndefined();
   });
 
   it("keeps isError and prefers structured content as the value", () => {
@@ -126,6 +127,6 @@ describe("mapCallResult", () => {
     const structured = mapCallResult("s", "t", { content: [], structuredContent: { sum: 3 } });
     expect(structured.content).toEqual([{ type: "text", text: '{"sum":3}' }]);
     expect(structured.value).toEqual({ sum: 3 });
-    expect(structured.details).toEqual({ server: "s", tool: "t", structuredContent: { sum: 3 } });
+    expect(structured.details).toEqual({ server: "s", tool: "t", structured: true });
   });
 });
