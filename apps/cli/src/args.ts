@@ -39,7 +39,7 @@ export type Command =
   | { readonly kind: "run"; readonly flags: RunFlags }
   | { readonly kind: "sessions"; readonly action: "list" | "show" | "rm"; readonly args: SessionsArgs }
   | { readonly kind: "config"; readonly cwd?: string; readonly json: boolean }
-  | { readonly kind: "doctor"; readonly cwd?: string; readonly json: boolean }
+  | { readonly kind: "doctor"; readonly cwd?: string; readonly json: boolean; readonly repair: boolean }
   | { readonly kind: "demo"; readonly flags: DemoFlags }
   | { readonly kind: "lashlang"; readonly argv: readonly string[] }
   | { readonly kind: "export" | "import"; readonly argv: readonly string[] }
@@ -267,16 +267,20 @@ export function parseCommand(argv: readonly string[]): Command {
     case "doctor": {
       const { values, positionals } = parse(
         rest,
-        { json: { type: "boolean" }, cwd: { type: "string" }, help: { type: "boolean", short: "h" } },
+        {
+          json: { type: "boolean" },
+          cwd: { type: "string" },
+          help: { type: "boolean", short: "h" },
+          ...(first === "doctor" ? { repair: { type: "boolean" } } : {}),
+        },
         `lash ${first}`,
       );
       if (values.help) return { kind: "help", topic: first };
       if (positionals.length) throw usageError(`lash ${first} takes no arguments (got "${positionals[0]}")`);
-      return {
-        kind: first,
-        json: values.json ?? false,
-        ...(values.cwd !== undefined ? { cwd: values.cwd } : {}),
-      };
+      const common = { json: values.json ?? false, ...(values.cwd !== undefined ? { cwd: values.cwd } : {}) };
+      return first === "doctor"
+        ? { kind: "doctor", ...common, repair: (values as { repair?: boolean }).repair ?? false }
+        : { kind: "config", ...common };
     }
     case "demo": {
       const { values, positionals } = parse(

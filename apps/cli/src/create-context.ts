@@ -27,7 +27,7 @@ import { TOOL_NAMES, toolsPlugin } from "@lash/tools";
 import { Effect, Fiber, Layer, ManagedRuntime, Stream } from "effect";
 import type { LashConfig } from "./config.ts";
 import type { CliContext, CliPaths, CliSettings } from "./context.ts";
-import { CliError, ExitCode, errorMessage } from "./errors.ts";
+import { CliError, damageHint, ExitCode, errorMessage, taggedFailure } from "./errors.ts";
 import { gitBranch } from "./git.ts";
 import { enabledMcpServers, type McpRuntime, startMcp } from "./mcp.ts";
 import { baseUrlFor, noProviderMessage, type Vendor, vendorOf } from "./providers.ts";
@@ -234,7 +234,11 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
   } catch (e) {
     await runtime.dispose().catch(() => undefined);
     await mcp?.close();
-    throw new CliError(`lash: cannot open ${paths.db}: ${errorMessage(e)}`, ExitCode.failed);
+    const typed = taggedFailure(e);
+    throw new CliError(
+      `lash: cannot open ${paths.db}: ${errorMessage(e)}${typed ? damageHint(typed) : ""}`,
+      ExitCode.failed,
+    );
   }
 
   const printMode = options.print === true;

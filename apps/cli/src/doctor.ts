@@ -1,5 +1,6 @@
 // `lash doctor`: can lash run a turn here? Node, config, database, provider keys, MCP servers, features.
-import { LashRuntime } from "@lash/core";
+import { existsSync } from "node:fs";
+import { checkSqliteFile, LashRuntime, recoverSqliteFile, type SqliteRecovery } from "@lash/core";
 import { Effect } from "effect";
 import { storeContext } from "./commands.ts";
 import { loadConfig } from "./config.ts";
@@ -20,7 +21,7 @@ interface Check {
 const MIN_NODE = [22, 12] as const;
 
 export async function runDoctor(
-  command: { readonly json: boolean; readonly cwd?: string },
+  command: { readonly json: boolean; readonly cwd?: string; readonly repair?: boolean },
   io: MainIO,
 ): Promise<number> {
   const checks: Check[] = [];
@@ -49,24 +50,54 @@ export async function runDoctor(
   }
 
   let dbOk = false;
-  try {
-    const { SQLITE_SCHEMA_VERSION } = await import("@lash/core");
-    const ctx = await storeContext(io.env, command.cwd);
+  // SQLite's own check of every page first: a damaged page does not stop the file from opening
+  let repair: SqliteRecovery | undefined;
+  const damage = existsSync(paths.db) ? checkSqliteFile(paths.db) : { ok: true, problems: [] };
+  if (!damage.ok && command.repair) {
     try {
-      const sessions = await ctx.rt.runPromise(
-        Effect.flatMap(LashRuntime, (rt) => rt.listSessions({ limit: 1_000_000 })),
-      );
+      repair = recoverSqliteFile(paths.db);
+      const lost = repair.tables.filter((t) => t.damaged > 0).map((t) => t.table);
       add(
-        "database",
+        "repair",
         "ok",
-        `${paths.db} opens (schema v${SQLITE_SCHEMA_VERSION}); ${sessions.length} sessions`,
+        `recovered ${repair.sessions} sessions (${repair.tables.map((t) => `${t.table} ${t.rows}`).join(", ")} rows) into ${paths.db}` +
+          `${lost.length ? `; damage stopped the reading of ${lost.join(", ")} (rows on damaged pages are lost)` : ""}` +
+          `${repair.incomplete ? `; ${repair.incomplete} of the sessions lost part of their history (\`lash sessions show\` tells which)` : ""}` +
+          `; the damaged file is kept as ${repair.damagedCopy}`,
       );
-      dbOk = true;
-    } finally {
-      await ctx.close();
+    } catch (e) {
+      add("repair", "fail", `${errorMessage(e)}; ${paths.db} is unchanged`);
     }
-  } catch (e) {
-    add("database", "fail", e instanceof CliError ? e.message : `${paths.db}: ${errorMessage(e)}`);
+  } else if (command.repair) add("repair", "info", `${paths.db} passed SQLite's check: nothing to repair`);
+  const afterRepair = repair ? checkSqliteFile(paths.db) : damage;
+  if (!afterRepair.ok) {
+    const shown = afterRepair.problems.slice(0, 5).join("; ");
+    const more = afterRepair.problems.length > 5 ? ` (+${afterRepair.problems.length - 5} more)` : "";
+    add(
+      "database",
+      "fail",
+      `${paths.db} is damaged: ${shown}${more}. Run \`lash doctor --repair\` to copy what is readable into a new file (the damaged one is kept beside it)`,
+    );
+  } else {
+    try {
+      const { SQLITE_SCHEMA_VERSION } = await import("@lash/core");
+      const ctx = await storeContext(io.env, command.cwd);
+      try {
+        const sessions = await ctx.rt.runPromise(
+          Effect.flatMap(LashRuntime, (rt) => rt.listSessions({ limit: 1_000_000 })),
+        );
+        add(
+          "database",
+          "ok",
+          `${paths.db} opens (schema v${SQLITE_SCHEMA_VERSION}); ${sessions.length} sessions`,
+        );
+        dbOk = true;
+      } finally {
+        await ctx.close();
+      }
+    } catch (e) {
+      add("database", "fail", e instanceof CliError ? e.message : `${paths.db}: ${errorMessage(e)}`);
+    }
   }
 
   for (const vendor of Object.keys(VENDOR_ENV) as Vendor[]) {
@@ -131,7 +162,8 @@ export async function runDoctor(
   );
 
   const ready = nodeOk && configOk && dbOk && providerOk;
-  if (command.json) io.stdout.write(`${JSON.stringify({ ready, checks }, null, 2)}\n`);
+  if (command.json)
+    io.stdout.write(`${JSON.stringify({ ready, checks, ...(repair ? { repair } : {}) }, null, 2)}\n`);
   else {
     const mark = { ok: "✓", warn: "!", fail: "✗", info: "·" } as const;
     const width = Math.max(...checks.map((c) => c.name.length));

@@ -27,3 +27,23 @@ export function errorMessage(e: unknown): string {
     return String((e as { message: unknown }).message);
   return String(e);
 }
+
+/** A typed failure (a `Data.TaggedError`), also when it arrives wrapped in an Effect FiberFailure. */
+export function taggedFailure(e: unknown): { readonly _tag: string; readonly message: string } | undefined {
+  let v: unknown = e;
+  const cause = (e as Record<symbol, unknown> | null)?.[Symbol.for("effect/Runtime/FiberFailure/Cause")];
+  if (cause !== undefined) {
+    const c = cause as { _tag?: string; error?: unknown };
+    v = c._tag === "Fail" ? c.error : undefined;
+  }
+  const tag = (v as { _tag?: unknown } | null | undefined)?._tag;
+  return typeof tag === "string" ? { _tag: tag, message: errorMessage(v) } : undefined;
+}
+
+/** What to do about a damaged database, for messages that report one. */
+export function damageHint(failure: { readonly _tag: string; readonly message: string }): string {
+  if (/not an SQLite database|did not create/.test(failure.message)) return ""; // nothing to recover from
+  return failure._tag === "StoreCorrupt" || /is damaged|malformed/.test(failure.message)
+    ? "\nRun `lash doctor` to check the file and `lash doctor --repair` to recover its sessions into a new one (the damaged file is kept)."
+    : "";
+}

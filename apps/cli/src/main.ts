@@ -2,7 +2,7 @@
 // The `lash` entry point. Heavy modules (core, providers, ink) load only for the commands that need them.
 import { enableCompileCache } from "node:module";
 import { type Command, parseCommand, type RunFlags } from "./args.ts";
-import { CliError, ExitCode, errorMessage } from "./errors.ts";
+import { CliError, damageHint, ExitCode, errorMessage, taggedFailure } from "./errors.ts";
 import { helpText, VERSION } from "./help.ts";
 
 export interface MainIO {
@@ -31,6 +31,13 @@ export async function main(argv: readonly string[], io: MainIO = processIO): Pro
     if (e instanceof CliError) {
       io.stderr.write(e.message.startsWith("lash") ? `${e.message}\n` : `lash: ${e.message}\n`);
       return e.exitCode;
+    }
+    // a typed failure (store locked or damaged, session not found …) is a message, not an internal error
+    const typed = taggedFailure(e);
+    if (typed) {
+      io.stderr.write(`lash: ${typed.message}${damageHint(typed)}\n`);
+      if (io.env.LASH_DEBUG && e instanceof Error && e.stack) io.stderr.write(`${e.stack}\n`);
+      return ExitCode.failed;
     }
     io.stderr.write(`lash: internal error: ${errorMessage(e)}\n`);
     if (io.env.LASH_DEBUG && e instanceof Error && e.stack) io.stderr.write(`${e.stack}\n`);

@@ -80,6 +80,11 @@ export {
   UnknownModel,
 } from "./services.ts";
 export {
+  type LockHolder,
+  sqliteFileUsers,
+  sqliteLockHolders,
+} from "./store/lock-holders.ts";
+export {
   MemoryStore,
   makeMemoryStore,
 } from "./store/memory.ts";
@@ -95,6 +100,14 @@ export {
   SqliteStore,
   type SqliteStoreOptions,
 } from "./store/sqlite.ts";
+export {
+  checkSqliteFile,
+  recoverSqliteFile,
+  type SqliteCheck,
+  type SqliteRecovery,
+  SqliteRepairError,
+  type TableRecovery,
+} from "./store/sqlite-repair.ts";
 export {
   type CommitResult,
   type GraphNode,

@@ -39,6 +39,7 @@ import {
   sessionNotFound,
   turnHashConflict,
 } from "./errors.ts";
+import { describeLockHolders } from "./lock-holders.ts";
 import * as SqliteClient from "./sqlite-client.ts";
 import {
   corrupt,
@@ -262,7 +263,13 @@ const fromSqlError =
     }
     const code = (cause as { code?: unknown } | undefined)?.code;
     if (typeof code === "string" && code.startsWith("SQLITE_BUSY")) {
-      return new StoreError({ message: `${filename} is locked by another writer (${detail}); retry`, cause });
+      const holder = describeLockHolders(filename);
+      return new StoreError({
+        message: holder
+          ? `${filename} is locked: ${holder} holds its write lock (${detail}). Wait for it to finish (or stop it), then retry`
+          : `${filename} is locked by another writer (${detail}); retry`,
+        cause,
+      });
     }
     return new StoreError({ message: `${filename}: ${detail}`, cause });
   };
@@ -377,7 +384,8 @@ function immediateTransaction(sql: SqlClient.SqlClient) {
     begin: (conn) => run(conn, "BEGIN IMMEDIATE"),
     savepoint: (conn, id) => run(conn, `SAVEPOINT effect_sql_${id}`),
     commit: (conn) => run(conn, "COMMIT"),
-    rollback: (conn) => run(conn, "ROLLBACK"),
+    // a BEGIN that failed (SQLITE_BUSY) left no transaction: its ROLLBACK error must not hide the BEGIN's
+    rollback: (conn) => Effect.ignore(run(conn, "ROLLBACK")),
     rollbackSavepoint: (conn, id) => run(conn, `ROLLBACK TO SAVEPOINT effect_sql_${id}`),
   });
 }
