@@ -44,8 +44,13 @@ const result = await build({
     js: 'import { createRequire as __lashCreateRequire } from "node:module"; const require = __lashCreateRequire(import.meta.url);',
   },
   logLevel: "warning",
-  // packages/lashlang/src/checker.ts has a dead `case "obj" as never` after `case "obj"` (harmless).
-  logOverride: { "duplicate-case": "silent" },
+  logOverride: {
+    // packages/lashlang/src/checker.ts has a dead `case "obj" as never` after `case "obj"` (harmless).
+    "duplicate-case": "silent",
+    // src/tui/index.ts sets NODE_ENV while ink loads when running from source; with the define above that
+    // code is a no-op (it sees "production" already), and process.env is left untouched.
+    "assign-to-define": "silent",
+  },
   metafile: true,
 });
 const outputs = Object.entries(result.metafile.outputs).filter(([f]) => f.endsWith(".js"));

@@ -49,8 +49,7 @@ function lash(node: NodeBinary, args: readonly string[], env: NodeJS.ProcessEnv,
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), "lash-install-"));
-  // the bundle, then the tarball exactly as `pnpm publish` would upload it
-  execFileSync(process.execPath, [join(cliDir, "scripts", "bundle.ts")], { cwd: cliDir, stdio: "pipe" });
+  // the tarball exactly as `pnpm publish` would upload it (its prepack script builds the bundle first)
   const packDir = join(root, "pack");
   mkdirSync(packDir);
   execFileSync("pnpm", ["pack", "--pack-destination", packDir], { cwd: cliDir, stdio: "pipe" });
