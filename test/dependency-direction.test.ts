@@ -137,4 +137,29 @@ describe("dependency direction (DESIGN.md §2)", () => {
     expect(allowed("packages/core", "@lash/providers")).toBe(false);
     expect(allowed("packages/core", "@lash/sansio")).toBe(true);
   });
+
+  it("examples/ import lash only through published, stable entry points", () => {
+    const published = new Set<string>();
+    for (const dir of readdirSync(join(root, "packages"))) {
+      let manifest: { name: string; publishConfig?: { exports?: Record<string, unknown> } };
+      try {
+        manifest = JSON.parse(readFileSync(join(root, "packages", dir, "package.json"), "utf8"));
+      } catch {
+        continue;
+      }
+      for (const sub of Object.keys(manifest.publishConfig?.exports ?? {}))
+        if (sub !== "./internal")
+          published.add(sub === "." ? manifest.name : `${manifest.name}/${sub.slice(2)}`);
+    }
+    expect(published).toContain("@lash/core");
+    const examples = files(join(root, "examples"));
+    expect(examples.length).toBeGreaterThan(0);
+    const violations: string[] = [];
+    for (const file of examples)
+      for (const spec of importsOf(readFileSync(file, "utf8"))) {
+        if (spec.startsWith("@lash/") ? !published.has(spec) : spec.startsWith("."))
+          violations.push(`${relative(root, file)} imports ${spec}`);
+      }
+    expect(violations).toEqual([]);
+  });
 });
