@@ -93,6 +93,11 @@ const ShellConfig = Schema.Struct({
   passEnv: opt(StrList),
 });
 
+const FilesConfig = Schema.Struct({
+  /** Let the file tools open files with more than one name (hard links); default false. */
+  allowHardLinks: opt(Bool),
+});
+
 const TraceConfig = Schema.Struct({
   /** Trace every turn to this JSONL file (as `--trace`; the flag wins). */
   file: opt(Str),
@@ -122,6 +127,7 @@ export const LashConfig = Schema.Struct({
   /** What is redacted from tool output besides the keys lash holds. */
   redaction: opt(RedactionConfig),
   shell: opt(ShellConfig),
+  files: opt(FilesConfig),
   /** A model request with no data for this long fails its attempt (then retried); default 120000. */
   requestTimeoutMs: opt(PosInt),
   /** Total time of one model call, every attempt and wait included; default 600000. */

@@ -171,6 +171,7 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
       root: settings.cwd,
       ...(settings.tools ? { tools: toolsAllowed ?? [] } : {}),
       shell: { secretEnvNames: secrets.names, passEnv: config.shell?.passEnv ?? [] },
+      ...(config.files?.allowHardLinks !== undefined ? { allowHardLinks: config.files.allowHardLinks } : {}),
     }),
     outputBudgetPlugin(),
     subagentsPlugin(),

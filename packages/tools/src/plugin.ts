@@ -29,6 +29,8 @@ export interface ToolsPluginOptions {
   readonly deny?: readonly string[];
   /** Gitignore-style patterns that can be read but not written. Default `[".git/"]`. */
   readonly denyWrite?: readonly string[];
+  /** Let the file tools open files with more than one name (hard links). Default false. */
+  readonly allowHardLinks?: boolean;
   /** Only these tools (by name). Default: all. */
   readonly tools?: readonly string[];
   readonly shell?: ShellOptions;
@@ -50,6 +52,7 @@ export function toolsPlugin(options: ToolsPluginOptions): ToolsPlugin {
     ...(options.allow === undefined ? {} : { allow: options.allow }),
     ...(options.deny === undefined ? {} : { deny: options.deny }),
     ...(options.denyWrite === undefined ? {} : { denyWrite: options.denyWrite }),
+    ...(options.allowHardLinks === undefined ? {} : { allowHardLinks: options.allowHardLinks }),
   });
   const wanted = options.tools;
   if (wanted !== undefined) {

@@ -202,10 +202,16 @@ export function grepTool(
       let scanned = 0;
       let scanCapHit = false;
       let skippedLarge = 0;
+      let skippedLinked = 0;
 
       const searchFile = async (real: string, rel: string): Promise<void> => {
         const info = await stat(real).catch(() => undefined);
         if (info === undefined || !info.isFile()) return;
+        // a hard link's other names may be outside the workspace (see Workspace.allowHardLinks)
+        if (info.nlink > 1 && ws.options.allowHardLinks !== true) {
+          skippedLinked++;
+          return;
+        }
         if (info.size > maxFileBytes) {
           skippedLarge++;
           return;
@@ -251,6 +257,10 @@ export function grepTool(
           `[Stopped after looking at ${maxFiles} files; results are incomplete. Narrow the path or glob.]`,
         );
       if (skippedLarge > 0) out.push(`[Skipped ${skippedLarge} file(s) over ${maxFileBytes} bytes.]`);
+      if (skippedLinked > 0)
+        out.push(
+          `[Skipped ${skippedLinked} hard-linked file(s): their other names may be outside the workspace.]`,
+        );
       const value: GrepValue = { matches, total, truncated };
       return {
         content: [{ type: "text", text: out.join("\n") }],

@@ -103,6 +103,10 @@ export function toFailure(error: unknown): ToolFailure {
     return denied(`Permission denied by the operating system: ${message}`);
   if (code === "EISDIR") return invalid(`Expected a file but found a directory: ${message}`);
   if (code === "ENOTDIR") return invalid(`A parent of the path is not a directory: ${message}`);
+  if (code === "ENAMETOOLONG")
+    return invalid(
+      `The path is too long for the file system (names up to 255 bytes, paths up to 4096): ${message}`,
+    );
   return failure(message);
 }
 

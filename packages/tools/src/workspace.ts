@@ -1,5 +1,5 @@
 import { realpathSync } from "node:fs";
-import { lstat, readlink, realpath } from "node:fs/promises";
+import { lstat, readlink, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
 import { denied, invalid } from "./util.ts";
@@ -18,6 +18,12 @@ export interface WorkspaceOptions {
   readonly deny?: readonly string[];
   /** Gitignore-style patterns that may be read but not written. Default: `[".git/"]`. */
   readonly denyWrite?: readonly string[];
+  /**
+   * Open regular files that have more than one name (hard links). Default false: a hard link's
+   * other names cannot be found cheaply and may lie outside the workspace, so reading or writing
+   * it could reach a file the jail is meant to keep out. The sandbox, where one runs, covers this.
+   */
+  readonly allowHardLinks?: boolean;
 }
 
 export interface ResolvedPath {
@@ -112,6 +118,7 @@ export class Workspace {
     if (typeof input !== "string" || input.length === 0) throw invalid("A path is required.");
     if (input.includes("\0")) throw invalid("The path contains a NUL byte.");
     const absolute = path.resolve(this.root, input);
+    checkNameLengths(input, absolute);
     if (!isInside(this.root, absolute) && !isInside(this.realRoot, absolute)) {
       const why = path.isAbsolute(input)
         ? `the absolute path \`${input}\` is outside the workspace root ${this.root}`
@@ -132,6 +139,13 @@ export class Workspace {
     for (const rel of new Set([lexicalRel, realRel])) {
       const why = this.policyViolation(rel, access, opts?.isDirectory ?? false);
       if (why !== undefined) throw denied(`Access refused (${access}): ${why}.`);
+    }
+    if (this.options.allowHardLinks !== true) {
+      const st = await stat(real).catch(() => undefined);
+      if (st?.isFile() === true && st.nlink > 1)
+        throw denied(
+          `Access refused (${access}): \`${input}\` is a hard link (the file has ${st.nlink} names), and its other names may be outside the workspace root ${this.root}, so the file tools do not open it. Work on a copy (e.g. \`cp --no-preserve=links\` in the shell), or allow hard links in the config (\`files.allowHardLinks\`) if that is intended.`,
+        );
     }
     return { absolute, real, relative: lexicalRel };
   }
@@ -162,6 +176,25 @@ export class Workspace {
       current = parent;
     }
   }
+}
+
+/** File systems take names of at most 255 bytes and paths of at most 4096: say so before the OS does. */
+const NAME_MAX = 255;
+const PATH_MAX = 4096;
+
+function checkNameLengths(input: string, absolute: string): void {
+  for (const name of absolute.split(path.sep)) {
+    const bytes = Buffer.byteLength(name);
+    if (bytes > NAME_MAX)
+      throw invalid(
+        `The path \`${input.length > 80 ? `${input.slice(0, 77)}...` : input}\` has a file or directory name of ${bytes} bytes; names may have at most ${NAME_MAX} bytes. Use a shorter name.`,
+      );
+  }
+  const total = Buffer.byteLength(absolute);
+  if (total > PATH_MAX)
+    throw invalid(
+      `The path is ${total} bytes long once resolved; paths may have at most ${PATH_MAX} bytes. Use a shorter path.`,
+    );
 }
 
 export function asWorkspace(workspace: Workspace | WorkspaceOptions | string): Workspace {
