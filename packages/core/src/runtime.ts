@@ -1,3 +1,5 @@
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import {
   addUsage,
   type CompletedToolCall,
@@ -45,6 +47,7 @@ import {
   type GraphNode,
   type NewNode,
   type PendingTurn,
+  type SessionLease,
   type SessionMode,
   SessionNotFound,
   type SessionRecord,
@@ -72,6 +75,34 @@ export interface RuntimeOptions {
   readonly codeExecutor?: CodeExecutor;
   /** Context projectors by mode (the RLM mode renders its own prompt); one is made per turn. */
   readonly projectors?: { readonly [mode: string]: (ctx: ProjectorContext) => ContextProjector };
+  /** The session lease: one writer per session across processes. */
+  readonly lease?: LeaseOptions;
+  /**
+   * A cut-off turn whose resume has started this many times without finishing
+   * (each one crashed the process) is not resumed again automatically (default 3).
+   */
+  readonly maxResumeAttempts?: number;
+}
+
+/**
+ * Every turn (and resume, and abandon) holds the session's lease in the store:
+ * a second runtime, in this process or another, is refused (`TurnError`
+ * `busy`, naming the holder) or waits (`TurnOptions.wait`). The holder renews
+ * it every `heartbeatMs`; a holder that died stops renewing, so its lease
+ * expires after `ttlMs`, or at once when it was on this host and its pid is gone.
+ */
+export interface LeaseOptions {
+  /** How long a lease lives without a heartbeat (default 30 s). */
+  readonly ttlMs?: number;
+  /** Heartbeat interval (default ttl / 3). */
+  readonly heartbeatMs?: number;
+  /** How often a waiting writer tries again (default 250 ms). */
+  readonly pollMs?: number;
+  /** Reported to other writers (default this process's pid and host name). */
+  readonly pid?: number;
+  readonly host?: string;
+  /** Is a process of this host alive? (default `process.kill(pid, 0)`). */
+  readonly isAlive?: (pid: number) => boolean;
 }
 
 /** What a mode's projector factory gets at the start of a turn. */
@@ -139,8 +170,28 @@ export interface TurnOptions {
   readonly maxTurns?: number;
   /** Called synchronously for every activity event of this turn. */
   readonly onEvent?: (event: TurnActivity) => void;
-  /** Resume an interrupted turn of this session first (default true). */
+  /**
+   * Resume an interrupted turn of this session first (default true). With
+   * `false`, a turn on a session that has one fails (`TurnError` `pendingTurn`):
+   * resume it, or abandon it (`abandonPending`), first.
+   */
   readonly resumePending?: boolean;
+  /** When another writer holds the session's lease: wait for it (true) instead of failing `busy` (default false). */
+  readonly wait?: boolean;
+  /** Called once when the turn starts waiting for another writer's lease. */
+  readonly onLeaseWait?: (holder: SessionLease) => void;
+}
+
+/** What `abandonPending` closed. */
+export interface AbandonedTurn {
+  readonly sessionId: string;
+  readonly turnId: string;
+  /** The abandoned turn's input text. */
+  readonly input: string;
+  /** Journal records of steps that had completed (model calls, tool batches …) and are dropped. */
+  readonly completedSteps: number;
+  readonly resumeAttempts: number;
+  readonly headRevision: number;
 }
 
 export interface TurnResult {
@@ -163,10 +214,25 @@ export interface TurnResult {
 /** The turn could not run or commit (typed, for hosts to match on). */
 export class TurnError extends Data.TaggedError("TurnError")<{
   readonly sessionId: string;
-  readonly reason: "conflict" | "journalMismatch" | "store" | "unknownModel" | "busy" | "invalidSession";
+  readonly reason:
+    | "conflict"
+    | "journalMismatch"
+    | "store"
+    | "unknownModel"
+    | "busy"
+    | "invalidSession"
+    /** The cut-off turn's resumes crashed `maxResumeAttempts` times: it is not resumed automatically. */
+    | "poisoned"
+    /** A new turn was asked for (`resumePending: false`) while a cut-off turn is pending. */
+    | "pendingTurn";
   readonly message: string;
   /** The turn's messages when it ran but could not commit. */
   readonly messages?: readonly Message[];
+  /** `busy`: who holds the session's lease. */
+  readonly holder?: SessionLease;
+  /** `poisoned`, `pendingTurn`, `journalMismatch`: the cut-off turn. */
+  readonly pendingTurnId?: string;
+  readonly resumeAttempts?: number;
 }> {}
 
 export interface Comparison {
@@ -229,6 +295,25 @@ export interface LashRuntimeShape {
     sessionId: string,
     options?: TurnOptions,
   ): Effect.Effect<TurnResult | undefined, TurnError | SessionNotFound>;
+  /**
+   * Close the session's cut-off turn as abandoned: a `turnAbandoned` protocol
+   * node in the graph (the model never sees it), its pending row and journal
+   * cleared. `undefined` when nothing is pending.
+   */
+  abandonPending(
+    sessionId: string,
+    options?: { readonly reason?: string; readonly wait?: boolean },
+  ): Effect.Effect<AbandonedTurn | undefined, TurnError | SessionNotFound>;
+  /**
+   * Hold the session's lease until `releaseLease` (re-entrant: turns of this
+   * runtime run under it). A host takes it before it inspects or resumes a
+   * cut-off turn, so another process's live turn is never mistaken for one.
+   */
+  acquireLease(
+    sessionId: string,
+    options?: Pick<TurnOptions, "wait" | "onLeaseWait">,
+  ): Effect.Effect<void, TurnError | SessionNotFound>;
+  releaseLease(sessionId: string): Effect.Effect<void>;
   /** Activity after `cursor` (exactly once), then live. */
   observe(sessionId: string, cursor?: number): Stream.Stream<TurnActivity>;
   usage(sessionId: string): Effect.Effect<UsageSummary, SessionNotFound | StoreError>;
@@ -262,6 +347,26 @@ const MAX_FRAME_SWITCHES = 16;
 interface SessionLocal {
   readonly hub: ActivityHub;
   readonly lock: Effect.Semaphore;
+  /** Guards this runtime's lease bookkeeping of the session. */
+  readonly leaseLock: Effect.Semaphore;
+}
+
+/** A pid of this host that no longer exists. EPERM: it exists (another user's). */
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+const clockTime = (ms: number): string => new Date(ms).toISOString().replace("T", " ").slice(0, 19);
+
+/** "pid 123 on host, since 2026-01-01 10:00:00 UTC (last heartbeat 2 s ago)" */
+export function describeHolder(lease: SessionLease, now: number): string {
+  const beat = Math.max(0, Math.round((now - lease.heartbeatAt) / 1000));
+  return `pid ${lease.pid} on ${lease.host}, since ${clockTime(lease.acquiredAt)} UTC (last heartbeat ${beat} s ago)`;
 }
 
 function describe(e: unknown): string {
@@ -307,11 +412,144 @@ export const makeRuntime = (options: RuntimeOptions) =>
         return Effect.map(ActivityHub.make(sessionId), (hub) => {
           const again = locals.get(sessionId);
           if (again) return again;
-          const created: SessionLocal = { hub, lock: Effect.unsafeMakeSemaphore(1) };
+          const created: SessionLocal = {
+            hub,
+            lock: Effect.unsafeMakeSemaphore(1),
+            leaseLock: Effect.unsafeMakeSemaphore(1),
+          };
           locals.set(sessionId, created);
           return created;
         });
       });
+
+    // ---- the session lease ----
+
+    const leaseTtl = options.lease?.ttlMs ?? 30_000;
+    const heartbeatMs = options.lease?.heartbeatMs ?? Math.max(1, Math.floor(leaseTtl / 3));
+    const pollMs = options.lease?.pollMs ?? 250;
+    const me = { pid: options.lease?.pid ?? process.pid, host: options.lease?.host ?? hostname() };
+    const isAlive = options.lease?.isAlive ?? pidAlive;
+    /** Unique per runtime: two runtimes of one process are two writers. */
+    const holderId = `${me.host}:${me.pid}:${randomUUID()}`;
+    const maxResumeAttempts = options.maxResumeAttempts ?? 3;
+    const held = new Map<string, { count: number; readonly heartbeat: Fiber.RuntimeFiber<void> }>();
+
+    const leaseStoreError =
+      (sessionId: string) =>
+      (e: {
+        readonly _tag: string;
+        readonly message: string;
+      }): Effect.Effect<never, TurnError | SessionNotFound> =>
+        e._tag === "SessionNotFound"
+          ? Effect.fail(e as SessionNotFound)
+          : Effect.fail(new TurnError({ sessionId, reason: "store", message: e.message }));
+
+    /** One compare-and-set; a holder on this host whose pid is gone is replaced at once. */
+    const tryLease = (sessionId: string) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis;
+        const request = { sessionId, holder: holderId, pid: me.pid, host: me.host, now, ttlMs: leaseTtl };
+        const first = yield* store.acquireLease(request);
+        if (first.acquired || first.lease.host !== me.host || isAlive(first.lease.pid)) return first;
+        return yield* store.acquireLease({ ...request, replacing: first.lease.holder });
+      }).pipe(Effect.catchAll(leaseStoreError(sessionId)));
+
+    const heartbeat = (sessionId: string): Effect.Effect<void> =>
+      Effect.forever(
+        Effect.zipRight(
+          Effect.sleep(heartbeatMs),
+          Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            Effect.ignore(store.renewLease(sessionId, holderId, now, leaseTtl)),
+          ),
+        ),
+      );
+
+    const acquireLease: LashRuntimeShape["acquireLease"] = (sessionId, o = {}) =>
+      Effect.gen(function* () {
+        const l = yield* local(sessionId);
+        let announced = false;
+        for (;;) {
+          // the compare-and-set and the bookkeeping happen together or not at all
+          const got = yield* l.leaseLock.withPermits(1)(
+            Effect.uninterruptible(
+              Effect.gen(function* () {
+                const mine = held.get(sessionId);
+                if (mine) {
+                  mine.count++;
+                  return undefined;
+                }
+                const r = yield* tryLease(sessionId);
+                if (!r.acquired) return r.lease;
+                // forked from an uninterruptible region: the heartbeat itself must stay interruptible
+                const fiber = yield* Effect.forkIn(Effect.interruptible(heartbeat(sessionId)), runtimeScope);
+                held.set(sessionId, { count: 1, heartbeat: fiber });
+                return undefined;
+              }),
+            ),
+          );
+          if (got === undefined) return;
+          const now = yield* Clock.currentTimeMillis;
+          if (!o.wait) {
+            return yield* Effect.fail(
+              new TurnError({
+                sessionId,
+                reason: "busy",
+                holder: got,
+                message:
+                  `session ${sessionId} is in use by another lash process (${describeHolder(got, now)}). ` +
+                  "Wait for it to finish (wait option / --wait), or watch it instead of writing to it. " +
+                  `If that process is gone, its lease expires ${Math.max(0, Math.ceil((got.expiresAt - now) / 1000))} s after its last heartbeat.`,
+              }),
+            );
+          }
+          if (!announced) {
+            announced = true;
+            o.onLeaseWait?.(got);
+          }
+          yield* Effect.sleep(pollMs);
+        }
+      });
+
+    const releaseLease: LashRuntimeShape["releaseLease"] = (sessionId) =>
+      Effect.flatMap(local(sessionId), (l) =>
+        l.leaseLock.withPermits(1)(
+          Effect.gen(function* () {
+            const mine = held.get(sessionId);
+            if (!mine) return;
+            mine.count--;
+            if (mine.count > 0) return;
+            held.delete(sessionId);
+            yield* Fiber.interrupt(mine.heartbeat);
+            yield* Effect.ignore(store.releaseLease(sessionId, holderId));
+          }),
+        ),
+      );
+
+    /** Run `effect` holding the session's lease (taken first, released after, also on interruption). */
+    const withLease = <A, E, R>(
+      sessionId: string,
+      o: Pick<TurnOptions, "wait" | "onLeaseWait">,
+      effect: Effect.Effect<A, E, R>,
+    ): Effect.Effect<A, E | TurnError | SessionNotFound, R> =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.zipRight(
+          restore(acquireLease(sessionId, o)),
+          restore(effect).pipe(Effect.ensuring(releaseLease(sessionId))),
+        ),
+      );
+
+    // leases still held when the runtime closes (a host that exits mid-turn) are given back
+    yield* Effect.addFinalizer(() =>
+      Effect.forEach(
+        [...held.entries()],
+        ([sessionId, h]) =>
+          Effect.zipRight(
+            Fiber.interrupt(h.heartbeat),
+            Effect.ignore(store.releaseLease(sessionId, holderId)),
+          ),
+        { discard: true },
+      ).pipe(Effect.zipRight(Effect.sync(() => held.clear()))),
+    );
 
     const pluginsOf = (sessionId: string): readonly Plugin[] => pluginHost.plugins(sessionId);
     const catalogFor = (session: SessionRecord) => toolCatalog.forSession(session);
@@ -483,6 +721,14 @@ export const makeRuntime = (options: RuntimeOptions) =>
         const turnId = args.pending?.turnId ?? (yield* ids.next("turn"));
         const resumed = args.pending !== undefined;
         const input = args.input.map((m, i) => (m.id ? m : { ...m, id: `${turnId}.in${i}` }));
+        // a turn that cannot reach a model is refused before it is written down as pending
+        const provider = yield* providers
+          .forModel(session.model)
+          .pipe(
+            Effect.catchAll((e: UnknownModel) =>
+              Effect.fail(new TurnError({ sessionId, reason: "unknownModel", message: e.message })),
+            ),
+          );
         if (!resumed) {
           yield* store
             .beginTurn({
@@ -513,13 +759,6 @@ export const makeRuntime = (options: RuntimeOptions) =>
           if (p.restore) yield* Effect.ignore(p.restore(hook, session.state[p.name]));
         }
 
-        const provider = yield* providers
-          .forModel(session.model)
-          .pipe(
-            Effect.catchAll((e: UnknownModel) =>
-              Effect.fail(new TurnError({ sessionId, reason: "unknownModel", message: e.message })),
-            ),
-          );
         const info = catalog.info(session.model);
         const path = yield* store.activePath(sessionId).pipe(Effect.catchAll(storeFailure(sessionId)));
         const history = path
@@ -634,7 +873,12 @@ export const makeRuntime = (options: RuntimeOptions) =>
 
         const failTurn = (e: { readonly _tag: string; readonly message: string }) =>
           e._tag === "JournalMismatch"
-            ? new TurnError({ sessionId, reason: "journalMismatch", message: e.message })
+            ? new TurnError({
+                sessionId,
+                reason: "journalMismatch",
+                pendingTurnId: turnId,
+                message: `session ${sessionId}: the cut-off turn ${turnId} cannot be resumed: ${e.message}`,
+              })
             : new TurnError({ sessionId, reason: "store", message: e.message });
 
         for (let guard = 0; guard < 1_000_000; guard++) {
@@ -1081,12 +1325,76 @@ export const makeRuntime = (options: RuntimeOptions) =>
       return out;
     };
 
-    const resumeLocked = (sessionId: string, options: TurnOptions, cancel: Deferred.Deferred<void>) =>
+    const inputText = (pending: PendingTurn): string =>
+      ((pending.input as { messages?: Message[] } | undefined)?.messages ?? [])
+        .filter((m) => m.role === "user")
+        .map(messageText)
+        .join("\n")
+        .trim();
+
+    /** Resume the cut-off turn, if any (under the lock and lease). `onResume` is told before it runs. */
+    const resumeLocked = (
+      sessionId: string,
+      options: TurnOptions,
+      cancel: Deferred.Deferred<void>,
+      onResume?: () => void,
+    ) =>
       Effect.gen(function* () {
         const pending = yield* store.pendingTurn(sessionId).pipe(Effect.catchAll(storeFailure(sessionId)));
         if (!pending) return undefined;
+        // the poison-turn guard: every resume is counted before it runs, so one that crashes stays counted
+        const attempts = pending.resumeAttempts ?? 0;
+        if (attempts >= maxResumeAttempts) {
+          return yield* Effect.fail(
+            new TurnError({
+              sessionId,
+              reason: "poisoned",
+              pendingTurnId: pending.turnId,
+              resumeAttempts: attempts,
+              message:
+                `session ${sessionId}: the cut-off turn ${pending.turnId} was resumed ${attempts} times and ` +
+                "the process ended each time before it finished, so it is not resumed again automatically. " +
+                "Abandon it (it stays visible as abandoned) or fork the session from before it.",
+            }),
+          );
+        }
+        yield* store
+          .countResumeAttempt(sessionId, pending.turnId)
+          .pipe(Effect.catchAll(storeFailure(sessionId)));
+        onResume?.();
         const stored = pending.input as { messages?: Message[] } | undefined;
         return yield* runLogical({ sessionId, input: stored?.messages ?? [], options, pending, cancel });
+      });
+
+    /** A new turn: first the cut-off one (resumed, or refused when `resumePending: false`). */
+    const newTurnLocked = (
+      sessionId: string,
+      input: TurnInput,
+      options: TurnOptions,
+      cancel: Deferred.Deferred<void>,
+      onResume?: () => void,
+    ) =>
+      Effect.gen(function* () {
+        if (options.resumePending !== false) yield* resumeLocked(sessionId, options, cancel, onResume);
+        else {
+          const pending = yield* store.pendingTurn(sessionId).pipe(Effect.catchAll(storeFailure(sessionId)));
+          if (pending) {
+            const text = inputText(pending);
+            return yield* Effect.fail(
+              new TurnError({
+                sessionId,
+                reason: "pendingTurn",
+                pendingTurnId: pending.turnId,
+                resumeAttempts: pending.resumeAttempts ?? 0,
+                message:
+                  `session ${sessionId} has a turn that was cut off before it finished (${pending.turnId}` +
+                  `${text ? `: "${text.length > 80 ? `${text.slice(0, 79)}…` : text}"` : ""}). ` +
+                  "Resume it or abandon it before starting a new turn.",
+              }),
+            );
+          }
+        }
+        return yield* runLogical({ sessionId, input: inputMessages(input), options, cancel });
       });
 
     const withLock = <A, E, R>(sessionId: string, effect: Effect.Effect<A, E, R>) =>
@@ -1104,17 +1412,75 @@ export const makeRuntime = (options: RuntimeOptions) =>
 
     const turn: LashRuntimeShape["turn"] = (sessionId, input, options = {}) =>
       cancellable((cancel) =>
-        withLock(
-          sessionId,
-          Effect.gen(function* () {
-            if (options.resumePending !== false) yield* resumeLocked(sessionId, options, cancel);
-            return yield* runLogical({ sessionId, input: inputMessages(input), options, cancel });
-          }),
-        ),
+        withLock(sessionId, withLease(sessionId, options, newTurnLocked(sessionId, input, options, cancel))),
       );
 
     const resumePending: LashRuntimeShape["resumePending"] = (sessionId, options = {}) =>
-      cancellable((cancel) => withLock(sessionId, resumeLocked(sessionId, options, cancel)));
+      cancellable((cancel) =>
+        withLock(sessionId, withLease(sessionId, options, resumeLocked(sessionId, options, cancel))),
+      );
+
+    const abandonPending: LashRuntimeShape["abandonPending"] = (sessionId, o = {}) =>
+      withLock(
+        sessionId,
+        withLease(
+          sessionId,
+          { ...(o.wait !== undefined ? { wait: o.wait } : {}) },
+          Effect.gen(function* () {
+            const fail = storeFailure(sessionId);
+            const pending = yield* store.pendingTurn(sessionId).pipe(Effect.catchAll(fail));
+            if (!pending) return undefined;
+            const session = yield* store.getSession(sessionId).pipe(Effect.catchAll(fail));
+            const entries = yield* store
+              .journalForTurn(sessionId, pending.turnId)
+              .pipe(Effect.catchAll(fail));
+            const completedSteps = entries.filter((e) => e.status === "completed").length;
+            const now = yield* Clock.currentTimeMillis;
+            const input = inputText(pending);
+            const nodeId = `${pending.turnId}.abandoned`;
+            const payload = {
+              type: "turnAbandoned",
+              turnId: pending.turnId,
+              input,
+              reason: o.reason ?? "abandoned by the user",
+              startedAt: pending.startedAt,
+              completedSteps,
+              resumeAttempts: pending.resumeAttempts ?? 0,
+            };
+            const commit = yield* store
+              .commit({
+                sessionId,
+                turnId: pending.turnId,
+                hash: hashValue({ turnId: pending.turnId, abandoned: payload }),
+                expectedRevision: session.headRevision,
+                nodes: [
+                  {
+                    id: nodeId,
+                    sessionId,
+                    parentId: session.leafId,
+                    frameId: session.frameId,
+                    kind: "protocol",
+                    turnId: pending.turnId,
+                    payload,
+                    createdAt: now,
+                  },
+                ],
+                leafId: nodeId,
+                usage: [],
+                updatedAt: now,
+              })
+              .pipe(Effect.catchAll(fail));
+            return {
+              sessionId,
+              turnId: pending.turnId,
+              input,
+              completedSteps,
+              resumeAttempts: pending.resumeAttempts ?? 0,
+              headRevision: commit.headRevision,
+            } satisfies AbandonedTurn;
+          }),
+        ),
+      );
 
     const startTurn: LashRuntimeShape["startTurn"] = (sessionId, input, options = {}) =>
       Effect.gen(function* () {
@@ -1122,23 +1488,22 @@ export const makeRuntime = (options: RuntimeOptions) =>
         const cancel = yield* Deferred.make<void>();
         const from = l.hub.lastSeq;
         const resultDeferred = yield* Deferred.make<TurnResult, TurnError | SessionNotFound>();
+        // a cut-off turn is finished first: then the stream ends after the second turn, not the first
+        let turnsLeft = 1;
         const body = withLock(
           sessionId,
-          Effect.gen(function* () {
-            if (options.resumePending !== false) yield* resumeLocked(sessionId, options, cancel);
-            return yield* runLogical({ sessionId, input: inputMessages(input), options, cancel });
-          }),
+          withLease(
+            sessionId,
+            options,
+            newTurnLocked(sessionId, input, options, cancel, () => {
+              turnsLeft = 2;
+            }),
+          ),
         ).pipe(
           Effect.tapError((e) =>
             l.hub.publish("", { type: "error", kind: "turnFailed", message: e.message }),
           ),
         );
-        // a cut-off turn is finished first: then the stream ends after the second turn, not the first
-        const pending =
-          options.resumePending !== false
-            ? yield* Effect.orElseSucceed(store.pendingTurn(sessionId), () => undefined)
-            : undefined;
-        let turnsLeft = pending ? 2 : 1;
         yield* Effect.forkIn(Effect.intoDeferred(body, resultDeferred), runtimeScope);
         const ends = (e: TurnActivity) => {
           if (e.type === "error" && e.kind === "turnFailed") return true;
@@ -1180,6 +1545,9 @@ export const makeRuntime = (options: RuntimeOptions) =>
       turn,
       startTurn,
       resumePending,
+      abandonPending,
+      acquireLease,
+      releaseLease,
       observe,
       usage,
       pluginStatus,

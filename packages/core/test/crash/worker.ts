@@ -1,7 +1,8 @@
 // A lash process for the crash tests: runs (or resumes) one turn of a session
 // in a SQLite database against the mock wire server, and announces on stdout
 // the points where the parent test kills it.
-//   node worker.ts <db> <baseUrl> <counterFile> <mode: turn|resume|inspect> <killAt: none|tool|beforeCommit|afterCommit> [sessionId]
+//   node worker.ts <db> <baseUrl> <counterFile> <mode: turn|resume|abandon|inspect> <killAt: none|tool|beforeCommit|afterCommit|abort> [sessionId]
+// `abort`: the `crash_effect` tool (idempotent, so every resume runs it again) really crashes the process.
 import { appendFileSync } from "node:fs";
 import { createProvider } from "@lash/providers";
 import { Effect, Layer } from "effect";
@@ -36,6 +37,10 @@ const counted = (name: string, idempotent: boolean): ToolDefinition => ({
     Effect.gen(function* () {
       const label = (args as { label?: string }).label ?? name;
       appendFileSync(counterFile, `${label}\n`);
+      if (killAt === "abort" && name === "crash_effect") {
+        say("ABORTING");
+        process.abort();
+      }
       if (killAt === "tool") {
         say("TOOL_RUNNING");
         return yield* Effect.never;
@@ -46,7 +51,7 @@ const counted = (name: string, idempotent: boolean): ToolDefinition => ({
 
 const crashPoints: Plugin = {
   name: "crash-points",
-  tools: [counted("side_effect", false), counted("idem_effect", true)],
+  tools: [counted("side_effect", false), counted("idem_effect", true), counted("crash_effect", true)],
   hooks: {
     onCheckpoint: (_ctx, checkpoint) =>
       checkpoint === "beforeCompletion" && killAt === "beforeCommit"
@@ -83,6 +88,10 @@ const program = Effect.gen(function* () {
     say(`VIEW ${JSON.stringify({ messages: view, turnCount: session.turnCount })}`);
     return;
   }
+  if (mode === "abandon") {
+    say(`ABANDONED ${JSON.stringify((yield* rt.abandonPending(sessionId)) ?? null)}`);
+    return;
+  }
   const result =
     mode === "resume"
       ? yield* rt.resumePending(sessionId)
@@ -97,7 +106,15 @@ const program = Effect.gen(function* () {
   if (killAt === "afterCommit") yield* Effect.never;
 });
 
-Effect.runPromise(Effect.scoped(Effect.provide(program, layer))).then(
+const announced = program.pipe(
+  Effect.tapError((e) =>
+    Effect.sync(() => {
+      if (e._tag === "TurnError") say(`FAILED ${JSON.stringify({ reason: e.reason, message: e.message })}`);
+    }),
+  ),
+);
+
+Effect.runPromise(Effect.scoped(Effect.provide(announced, layer))).then(
   () => process.exit(0),
   (e) => {
     process.stderr.write(`worker failed: ${String(e)}\n`);
