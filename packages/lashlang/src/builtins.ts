@@ -1,4 +1,13 @@
 /** The builtin functions of §1.11. Pure: they never touch the host. */
+import {
+  CONTAINER_BYTES,
+  charge,
+  chargeList,
+  chargeString,
+  jsonBytes,
+  SLOT_BYTES,
+  STRING_BYTES,
+} from "./memory.ts";
 import { validateAgainst } from "./types.ts";
 import {
   compareStrings,
@@ -93,14 +102,19 @@ export function sliceValue(x: Value, s: Value, e: Value): Value {
   if (typeof x === "string") {
     if (!hasSurrogates(x)) {
       const [a, b] = bounds("slice", x.length, s, e);
-      return a >= b ? "" : x.slice(a, b);
+      if (a >= b) return "";
+      charge(2 * STRING_BYTES); // V8 slices share the parent string (short ones are small copies)
+      return x.slice(a, b);
     }
     const cps = cpArray(x);
     const [a, b] = bounds("slice", cps.length, s, e);
-    return a >= b ? "" : cps.slice(a, b).join("");
+    if (a >= b) return "";
+    chargeString(2 * (b - a));
+    return cps.slice(a, b).join("");
   }
   if (x instanceof List || x instanceof Tuple) {
     const [a, b] = bounds("slice", x.items.length, s, e);
+    chargeList(a >= b ? 0 : b - a);
     const items = a >= b ? [] : x.items.slice(a, b);
     markChildrenShared(items);
     return x instanceof List ? new List(items) : new Tuple(items);
@@ -212,6 +226,7 @@ export function formatString(tpl: Value, args: Value[]): string {
     const isUsed = k < 31 ? (used & (1 << k)) !== 0 : parts.includes(k);
     if (!isUsed) throw valueError(`format argument \`${k}\` is unused`);
   }
+  chargeString(out.length);
   return out;
 }
 
@@ -299,6 +314,7 @@ function rangeOf(args: Value[]): List {
         ? Math.ceil((start - end) / -step)
         : 0;
   if (count > RANGE_LIMIT) throw valueError(`\`range\` would produce ${count} items (limit ${RANGE_LIMIT})`);
+  chargeList(count);
   const items = new Array<Value>(count);
   for (let k = 0, v = start; k < count; k++, v += step) items[k] = v;
   return new List(items);
@@ -355,16 +371,21 @@ function grepText(args: Value[]): List {
       m.set("match", needle);
       m.set("start", st);
       m.set("end", st + nlen);
+      // the hit record (5 entries) and its line
+      charge(SLOT_BYTES + CONTAINER_BYTES + 5 * 32 + STRING_BYTES);
       out.push(new Rec(m));
     }
     pos = nl + 1;
   }
+  charge(CONTAINER_BYTES);
   return new List(out);
 }
 
 function split(s: string, sep: string): List {
-  if (sep === "") return new List(["", ...cpArray(s), ""]);
-  return new List(s.split(sep));
+  const items = sep === "" ? ["", ...cpArray(s), ""] : s.split(sep);
+  // each piece: a slot and a string header (V8 slices long pieces out of `s`; short ones are copies)
+  charge(CONTAINER_BYTES + (SLOT_BYTES + STRING_BYTES) * items.length + (sep === "" ? 0 : s.length));
+  return new List(items);
 }
 
 export function validateValue(v: Value, t: Value): Value {
@@ -381,11 +402,14 @@ export function validateValue(v: Value, t: Value): Value {
 
 export function jsonParse(v: Value): Value {
   if (typeof v !== "string") throw typeError(`\`json_parse\` expects a string, got ${typeName(v)}`);
+  let j: unknown;
   try {
-    return fromJson(JSON.parse(v));
+    j = JSON.parse(v);
   } catch (e) {
     throw valueError(`invalid json: ${(e as Error).message}`);
   }
+  charge(jsonBytes(j));
+  return fromJson(j);
 }
 
 function containsValue(h: Value, n: Value): boolean {
@@ -403,6 +427,7 @@ function containsValue(h: Value, n: Value): boolean {
 function keysOf(name: string, v: Value, values: boolean): List {
   if (v === null) return new List([]);
   if (v instanceof Rec) {
+    chargeList(v.map.size);
     const items = values ? [...v.map.values()] : [...v.map.keys()];
     if (values) markChildrenShared(items);
     return new List(items);
@@ -427,13 +452,15 @@ function joinList(l: Value, sepV: Value): string {
       allStrings = false;
       break;
     }
-  if (allStrings) return items.join(sep);
-  return items.map((x) => text("join", x)).join(sep);
+  const out = allStrings ? items.join(sep) : items.map((x) => text("join", x)).join(sep);
+  chargeString(out.length);
+  return out;
 }
 
 function pushValue(l: Value, v: Value): List {
   if (!(l instanceof List))
     throw typeError(`\`push\` requires a list as the first argument, got ${typeName(l)}`);
+  chargeList(l.items.length + 1);
   const items = l.items.slice();
   markChildrenShared(items);
   items.push(share(v));
@@ -441,6 +468,17 @@ function pushValue(l: Value, v: Value): List {
 }
 
 const len1 = (a: Value): Value => lenOf("len", a);
+const toString1 = (a: Value): Value => {
+  const s = stringify(a);
+  chargeString(s.length);
+  return s;
+};
+function trimText(v: Value): string {
+  const s = text("trim", v).trim();
+  charge(2 * STRING_BYTES); // a slice of the argument
+  return s;
+}
+
 const split2 = (a: Value, b: Value): Value => split(text("split", a), text("split", b));
 const contains2 = (a: Value, b: Value): Value => containsValue(a, b);
 
@@ -449,8 +487,8 @@ export const BUILTINS: { [name: string]: BuiltinSpec } = {
   empty: { min: 1, max: 1, fn: (a) => lenOf("empty", a[0]!) === 0 },
   keys: { min: 1, max: 1, fn: (a) => keysOf("keys", a[0]!, false) },
   values: { min: 1, max: 1, fn: (a) => keysOf("values", a[0]!, true) },
-  trim: { min: 1, max: 1, fn: (a) => text("trim", a[0]!).trim() },
-  to_string: { min: 1, max: 1, fn: (a) => stringify(a[0]!), f1: stringify },
+  trim: { min: 1, max: 1, fn: (a) => trimText(a[0]!) },
+  to_string: { min: 1, max: 1, fn: (a) => toString1(a[0]!), f1: toString1 },
   to_int: { min: 1, max: 1, fn: (a) => toInt(a[0]!) },
   to_float: { min: 1, max: 1, fn: (a) => toNumber(a[0]!) },
   json_parse: { min: 1, max: 1, fn: (a) => jsonParse(a[0]!) },

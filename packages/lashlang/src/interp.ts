@@ -6,6 +6,18 @@
  */
 import type { AssignTarget, CompClause, Expr, Program, RecordEntry, Stmt, TypeExpr } from "./ast.ts";
 import { arityError, BUILTINS, formatString, unknownBuiltin } from "./builtins.ts";
+import {
+  CONTAINER_BYTES,
+  charge,
+  chargeList,
+  chargeRecord,
+  ENTRY_BYTES,
+  exceeded,
+  jsonBytes,
+  over,
+  SLOT_BYTES,
+  STRING_BYTES,
+} from "./memory.ts";
 import { typeToSchema } from "./types.ts";
 import {
   compareStrings,
@@ -120,12 +132,19 @@ function at<E extends LangError>(e: unknown, node: { start: number; end: number 
 
 // ---------------------------------------------------------------- value operations
 
+/** `a + b` of two strings, charged the shorter side (the rope shares the longer one). */
+export function concat(a: string, b: string): string {
+  charge(STRING_BYTES + Math.min(a.length, b.length));
+  return a + b;
+}
+
 export function add(a: Value, b: Value): Value {
   if (typeof a === "number" && typeof b === "number") return a + b;
-  if (typeof a === "string") return a + (typeof b === "string" ? b : stringify(b));
-  if (typeof b === "string") return stringify(a) + b;
+  if (typeof a === "string") return concat(a, typeof b === "string" ? b : stringify(b));
+  if (typeof b === "string") return concat(stringify(a), b);
   if (a instanceof List) {
     if (b instanceof List) {
+      chargeList(a.items.length + b.items.length);
       const items = a.items.concat(b.items);
       markChildrenShared(items);
       return new List(items);
@@ -133,7 +152,10 @@ export function add(a: Value, b: Value): Value {
     if (b instanceof Tuple) throw typeError("can't concatenate list and tuple");
   }
   if (a instanceof Tuple) {
-    if (b instanceof Tuple) return new Tuple(a.items.concat(b.items));
+    if (b instanceof Tuple) {
+      chargeList(a.items.length + b.items.length);
+      return new Tuple(a.items.concat(b.items));
+    }
     if (b instanceof List) throw typeError("can't concatenate list and tuple");
   }
   return toNumber(a) + toNumber(b);
@@ -252,25 +274,35 @@ export function unwrapValue(v: Value): Value {
 }
 
 function wrapResult(r: OperationResult): Rec {
+  chargeRecord(2);
   const m = new Map<string, Value>();
   m.set("ok", r.ok);
-  if (r.ok) m.set("value", fromJson(r.value));
+  if (r.ok) m.set("value", hostValue(r.value));
   else m.set("error", r.error);
   return new Rec(m);
 }
 
+/** A host result as a language value, charged to the cell's memory budget. */
+function hostValue(j: Json): Value {
+  if (j !== null && typeof j === "object") charge(jsonBytes(j));
+  else if (typeof j === "string") charge(STRING_BYTES + j.length);
+  return fromJson(j);
+}
+
 function unwrapOperation(r: OperationResult): Value {
-  if (r.ok) return fromJson(r.value);
+  if (r.ok) return hostValue(r.value);
   throw new LangError("Unwrap", `\`?\` unwrapped failed module operation: ${r.error}`, UNWRAP_HINT);
 }
 
 function own<T extends List | Rec>(v: T): T {
   if (!v.shared) return v;
   if (v instanceof List) {
+    chargeList(v.items.length);
     const items = v.items.slice();
     markChildrenShared(items);
     return new List(items) as T;
   }
+  chargeRecord((v as Rec).map.size);
   const m = new Map((v as Rec).map);
   markChildrenShared(m.values());
   return new Rec(m) as T;
@@ -461,23 +493,32 @@ export class Compiler {
       case "list": {
         const items = e.items.map((x) => this.expr(x));
         const n = items.length;
+        const bytes = CONTAINER_BYTES + SLOT_BYTES * n;
         return (c) => {
           const out = new Array<Value>(n);
           for (let i = 0; i < n; i++) out[i] = share(items[i]!(c));
+          if (over(bytes)) at(exceeded(), e);
           return new List(out);
         };
       }
       case "tuple": {
         const items = e.items.map((x) => this.expr(x));
-        return (c) => new Tuple(items.map((f) => share(f(c))));
+        const bytes = CONTAINER_BYTES + SLOT_BYTES * items.length;
+        return (c) => {
+          const out = items.map((f) => share(f(c)));
+          if (over(bytes)) at(exceeded(), e);
+          return new Tuple(out);
+        };
       }
       case "record": {
         const keys = e.entries.map((x) => x.key);
         const vals = e.entries.map((x) => this.expr(x.value));
         const n = keys.length;
+        const bytes = CONTAINER_BYTES + ENTRY_BYTES * n;
         return (c) => {
           const m = new Map<string, Value>();
           for (let i = 0; i < n; i++) m.set(keys[i]!, share(vals[i]!(c)));
+          if (over(bytes)) at(exceeded(), e);
           return new Rec(m);
         };
       }
@@ -663,6 +704,10 @@ export class Compiler {
         return at(err, e);
       }
     };
+    const cat = (a: string, b: string): string => {
+      if (over(STRING_BYTES + Math.min(a.length, b.length))) at(exceeded(), e);
+      return a + b;
+    };
     switch (op) {
       case "+":
         return (c) => {
@@ -677,7 +722,7 @@ export class Compiler {
                 ? a + b
                 : slow(a, b)
               : typeof a === "string" && typeof b === "string"
-                ? a + b
+                ? cat(a, b)
                 : slow(a, b);
           if (dst < 0) return v;
           c.slots[dst] = v;
@@ -954,6 +999,7 @@ export class Compiler {
     return (c) => {
       const out: Value[] = [];
       run(c, 0, out);
+      if (over(CONTAINER_BYTES + SLOT_BYTES * out.length)) at(exceeded(), e);
       return new List(out);
     };
   }
@@ -1096,7 +1142,12 @@ export class Compiler {
       case "print": {
         const f = this.expr(s.expr);
         return (c) => {
-          c.print(f(c));
+          const v = f(c);
+          try {
+            c.print(v);
+          } catch (err) {
+            return at(err, s);
+          }
           return CODE_NORMAL;
         };
       }
@@ -1138,9 +1189,13 @@ export class Compiler {
             // `xs + [xs]`): then it is no longer ours to append to (that would build a cycle).
             const more = share(item(c));
             if (cur.shared) c.slots[slot] = isPush ? pushCopy(cur, more) : add(cur, more);
-            else if (isPush) cur.items.push(more);
-            else if (more instanceof List) for (const x of more.items) cur.items.push(share(x));
-            else c.slots[slot] = add(cur, more);
+            else if (isPush) {
+              if (over(SLOT_BYTES)) at(exceeded(), s);
+              cur.items.push(more);
+            } else if (more instanceof List) {
+              if (over(SLOT_BYTES * more.items.length)) at(exceeded(), s);
+              for (const x of more.items) cur.items.push(share(x));
+            } else c.slots[slot] = add(cur, more);
             return CODE_NORMAL;
           }
           c.slots[slot] = val(c);
@@ -1181,9 +1236,13 @@ export class Compiler {
           if (cur instanceof List && !cur.shared) {
             const more = share(inPlaceItem(c));
             if (cur.shared) setChild(holder!, last, isPush ? pushCopy(cur, more) : add(cur, more), t);
-            else if (isPush) cur.items.push(more);
-            else if (more instanceof List) for (const x of more.items) cur.items.push(share(x));
-            else setChild(holder!, last, add(cur, more), t);
+            else if (isPush) {
+              if (over(SLOT_BYTES)) at(exceeded(), s);
+              cur.items.push(more);
+            } else if (more instanceof List) {
+              if (over(SLOT_BYTES * more.items.length)) at(exceeded(), s);
+              for (const x of more.items) cur.items.push(share(x));
+            } else setChild(holder!, last, add(cur, more), t);
             return CODE_NORMAL;
           }
         }
@@ -1238,7 +1297,11 @@ export class Compiler {
         const id = this.siteId(c, e, `process:${e.name}`);
         const r = (yield { kind: "start", req: { id, process: e.name, args } }) as OperationResult;
         if (!r.ok) return at(new LangError("Host", r.error), e);
-        return fromJson(r.value);
+        try {
+          return hostValue(r.value);
+        } catch (err) {
+          return at(err, e);
+        }
       }
       case "sleep": {
         const v = yield* this.genExpr(e.expr, c);
@@ -1251,16 +1314,19 @@ export class Compiler {
       case "tuple": {
         const out: Value[] = [];
         for (const x of e.items) out.push(share(yield* this.genExpr(x, c)));
+        if (over(CONTAINER_BYTES + SLOT_BYTES * out.length)) at(exceeded(), e);
         return e.k === "list" ? new List(out) : new Tuple(out);
       }
       case "record": {
         const m = new Map<string, Value>();
         for (const en of e.entries) m.set(en.key, share(yield* this.genExpr(en.value, c)));
+        if (over(CONTAINER_BYTES + ENTRY_BYTES * m.size)) at(exceeded(), e);
         return new Rec(m);
       }
       case "comp": {
         const out: Value[] = [];
         yield* this.genComp(e.elem, e.clauses, 0, c, out);
+        if (over(CONTAINER_BYTES + SLOT_BYTES * out.length)) at(exceeded(), e);
         return new List(out);
       }
       case "field": {
@@ -1369,9 +1435,8 @@ export class Compiler {
   private *genCall(e: Extract<Expr, { k: "mcall" }>, c: Ctx, unwrap: boolean): Gen {
     const call = yield* this.callPayload(e, c);
     const r = (yield { kind: "call", call }) as OperationResult;
-    if (!unwrap) return wrapResult(r);
     try {
-      return unwrapOperation(r);
+      return unwrap ? unwrapOperation(r) : wrapResult(r);
     } catch (err) {
       return at(err, e);
     }
@@ -1413,9 +1478,16 @@ export class Compiler {
     const results = reqs.length === 0 ? [] : ((yield { kind: "await", reqs }) as OperationResult[]);
     let i = 0;
     const rebuild = (x: Value): Value => {
-      if (x instanceof List) return new List(x.items.map(rebuild));
-      if (x instanceof Tuple) return new Tuple(x.items.map(rebuild));
+      if (x instanceof List) {
+        chargeList(x.items.length);
+        return new List(x.items.map(rebuild));
+      }
+      if (x instanceof Tuple) {
+        chargeList(x.items.length);
+        return new Tuple(x.items.map(rebuild));
+      }
       if (x instanceof Rec && !isHandle(x)) {
+        chargeRecord(x.map.size);
         const m = new Map<string, Value>();
         for (const [k, y] of x.map) m.set(k, rebuild(y));
         return new Rec(m);
@@ -1423,7 +1495,11 @@ export class Compiler {
       const r = results[i++];
       return wrapResult(r ?? { ok: false, error: "host returned no result" });
     };
-    return rebuild(v);
+    try {
+      return rebuild(v);
+    } catch (err) {
+      return at(err, e);
+    }
   }
 
   private *genBatch(shape: Expr, c: Ctx): Gen {
@@ -1432,13 +1508,24 @@ export class Compiler {
     const plan = (x: Expr): (() => Value) => {
       if (x.k === "list" || x.k === "tuple") {
         const parts = x.items.map(plan);
+        const bytes = CONTAINER_BYTES + SLOT_BYTES * parts.length;
         return x.k === "list"
-          ? () => new List(parts.map((p) => share(p())))
-          : () => new Tuple(parts.map((p) => p()));
+          ? () => {
+              charge(bytes);
+              return new List(parts.map((p) => share(p())));
+            }
+          : () => {
+              charge(bytes);
+              return new Tuple(parts.map((p) => p()));
+            };
       }
       if (x.k === "record") {
         const parts = x.entries.map((en) => [en.key, plan(en.value)] as const);
-        return () => new Rec(new Map(parts.map(([k, p]) => [k, share(p())])));
+        const bytes = CONTAINER_BYTES + ENTRY_BYTES * parts.length;
+        return () => {
+          charge(bytes);
+          return new Rec(new Map(parts.map(([k, p]) => [k, share(p())])));
+        };
       }
       if (isCallLeaf(x)) {
         const call = (x.k === "mcall" ? x : (x as Extract<Expr, { k: "unwrap" }>).expr) as Extract<
@@ -1459,10 +1546,17 @@ export class Compiler {
     const build = plan(shape);
     const raw = (yield { kind: "batch", calls: leaves.map((l) => l.call) }) as OperationResult[];
     let firstError: LangError | null = null;
-    results = leaves.map((l, i) => {
+    const shaped = (l: Leaf, i: number): Value => {
+      try {
+        return toValue(l, i);
+      } catch (err) {
+        return at(err, l.node);
+      }
+    };
+    const toValue = (l: Leaf, i: number): Value => {
       const r = raw[i] ?? { ok: false as const, error: "host returned no result" };
       if (!l.unwrap) return wrapResult(r);
-      if (r.ok) return fromJson(r.value);
+      if (r.ok) return hostValue(r.value);
       if (firstError === null) {
         firstError = new LangError(
           "Unwrap",
@@ -1473,9 +1567,14 @@ export class Compiler {
         firstError.end = l.node.end;
       }
       return null;
-    });
+    };
+    results = leaves.map(shaped);
     if (firstError) throw firstError;
-    return build();
+    try {
+      return build();
+    } catch (err) {
+      return at(err, shape);
+    }
   }
 
   private *genComp(
@@ -1527,9 +1626,15 @@ export class Compiler {
       case "expr":
         yield* this.genExpr(s.expr, c);
         return CODE_NORMAL;
-      case "print":
-        c.print(yield* this.genExpr(s.expr, c));
+      case "print": {
+        const v = yield* this.genExpr(s.expr, c);
+        try {
+          c.print(v);
+        } catch (err) {
+          return at(err, s);
+        }
         return CODE_NORMAL;
+      }
       case "finish":
         c.finishValue = yield* this.genExpr(s.expr, c);
         c.finished = true;
@@ -1601,6 +1706,7 @@ export class Compiler {
 
 /** `push(list, v)` as a new list (the list's items become shared by both). */
 function pushCopy(l: List, v: Value): List {
+  chargeList(l.items.length + 1);
   const items = l.items.slice();
   markChildrenShared(items);
   items.push(share(v));
@@ -1736,8 +1842,15 @@ function peekChild(holder: List | Rec, k: Value): Value | undefined {
 }
 
 function setChild(holder: List | Rec, k: Value, v: Value, _t: AssignTarget): void {
-  if (holder instanceof Rec) holder.map.set(keyText(k), v);
+  if (holder instanceof Rec) setEntry(holder.map, keyText(k), v);
   else holder.items[listIndex(holder.items, k)] = v;
+}
+
+/** Sets a record entry; a new key is charged to the memory budget. */
+function setEntry(m: Map<string, Value>, k: string, v: Value): void {
+  const n = m.size;
+  m.set(k, v);
+  if (m.size !== n) charge(ENTRY_BYTES);
 }
 
 /** Walks to (and owns) the container that holds the last path step. */
@@ -1773,7 +1886,7 @@ function descend(c: Ctx, slot: number, t: AssignTarget, ks: Value[], _forRead: b
 export function assignPath(c: Ctx, slot: number, t: AssignTarget, ks: Value[], v: Value): void {
   const holder = descend(c, slot, t, ks, false)!;
   const last = ks[ks.length - 1]!;
-  if (holder instanceof Rec) holder.map.set(keyText(last), v);
+  if (holder instanceof Rec) setEntry(holder.map, keyText(last), v);
   else holder.items[listIndex(holder.items, last)] = v;
 }
 

@@ -20,6 +20,7 @@ import {
   type StartRequest,
   typeValue,
 } from "./interp.ts";
+import { charge, DEFAULT_MEMORY_BUDGET, engineLimitError, enterMeter, leaveMeter, Meter } from "./memory.ts";
 import { ParseError, parse } from "./parser.ts";
 import {
   decodeValue,
@@ -67,6 +68,11 @@ export interface ProjectedBinding {
 export interface RunOptions {
   /** Step budget (statements + loop iterations). Default 10,000,000. */
   stepBudget?: number;
+  /**
+   * Memory budget: approximate bytes of values the cell may allocate (see `memory.ts`). Default
+   * 256 MiB. Over it, the cell ends with "memory budget exceeded" and its assignments are discarded.
+   */
+  memoryBudget?: number;
   /** Run the static checker first (default true). */
   check?: boolean;
   /** Host surface for the checker (modules, operations, schemas). */
@@ -94,6 +100,9 @@ export interface CellResult {
   error?: Diagnostic & { kind?: string };
   steps: number;
   stepBudget: number;
+  /** Approximate bytes of values the cell allocated (the memory budget's meter). */
+  allocated: number;
+  memoryBudget: number;
 }
 
 // ---------------------------------------------------------------- state
@@ -251,7 +260,7 @@ export async function runCell(
   options: RunOptions = {},
 ): Promise<CellResult> {
   const budget = options.stepBudget ?? DEFAULT_STEP_BUDGET;
-  const base = { prints: [] as Json[], printed: [] as string[], steps: 0, stepBudget: budget };
+  const base = baseResult(budget, options);
   const parsed = parseCell(source);
   if (!parsed.ok) return { ...base, outcome: "error", error: parsed.error };
   const program = parsed.program;
@@ -299,7 +308,7 @@ export function runProgram(
   options: RunOptions = {},
 ): Promise<CellResult> {
   const budget = options.stepBudget ?? DEFAULT_STEP_BUDGET;
-  const base = { prints: [] as Json[], printed: [] as string[], steps: 0, stepBudget: budget };
+  const base = baseResult(budget, options);
   return runCompiled(
     state,
     source,
@@ -311,6 +320,15 @@ export function runProgram(
   );
 }
 
+type Base = Pick<CellResult, "prints" | "printed" | "steps" | "stepBudget" | "allocated" | "memoryBudget">;
+
+function baseResult(stepBudget: number, options: RunOptions): Base {
+  const memoryBudget = options.memoryBudget ?? DEFAULT_MEMORY_BUDGET;
+  if (!(memoryBudget > 0))
+    throw new RangeError(`memoryBudget must be a positive number of bytes, got ${memoryBudget}`);
+  return { prints: [], printed: [], steps: 0, stepBudget, allocated: 0, memoryBudget };
+}
+
 async function runCompiled(
   state: LashlangState,
   source: string,
@@ -318,13 +336,19 @@ async function runCompiled(
   host: LashlangHost,
   options: RunOptions,
   budget: number,
-  base: { prints: Json[]; printed: string[]; steps: number; stepBudget: number },
+  base: Base,
 ): Promise<CellResult> {
   const { compiler, program } = cell;
   const projected = options.projected ?? {};
   const names = compiler.names;
   const slots: (Value | undefined)[] = new Array(names.length);
-  for (let i = 0; i < names.length; i++) slots[i] = state.globals.get(names[i]!);
+  // The state's containers are marked shared, so the cell copies before it changes one in place:
+  // a cell that goes over its memory budget can then be discarded, leaving the state as it was.
+  for (let i = 0; i < names.length; i++) {
+    const v = state.globals.get(names[i]!);
+    slots[i] = v === undefined ? v : share(v);
+  }
+  const meter = new Meter(base.memoryBudget);
   const typeDecls = new Map<string, TypeExpr>();
   for (const t of program.types) typeDecls.set(t.name, t.type);
   const projCache = new Map<string, Value>();
@@ -339,8 +363,10 @@ async function runCompiled(
     cellId: options.cellId ?? "cell",
     occ: new Map(),
     print: (v) => {
-      const j = toJson(v);
       const text = renderPrint(v);
+      // the printed text and its JSON form are kept for the result
+      charge(32 + 2 * text.length);
+      const j = toJson(v);
       prints.push(j);
       printed.push(text);
       host.print?.(j, text);
@@ -370,28 +396,48 @@ async function runCompiled(
   };
   let error: LangError | null = null;
   try {
-    if (cell.pure) cell.runSync(c);
-    else {
+    if (cell.pure) {
+      const prev = enterMeter(meter);
+      try {
+        cell.runSync(c);
+      } finally {
+        leaveMeter(prev);
+      }
+    } else {
       const gen = cell.runGen(c);
-      let r = gen.next();
+      let prev = enterMeter(meter);
+      let r: IteratorResult<HostRequest, number>;
+      try {
+        r = gen.next();
+      } finally {
+        leaveMeter(prev);
+      }
       while (!r.done) {
         const resp = await perform(host, r.value);
-        r = gen.next(resp);
+        prev = enterMeter(meter);
+        try {
+          r = gen.next(resp);
+        } finally {
+          leaveMeter(prev);
+        }
       }
     }
   } catch (e) {
     if (e instanceof LangError) error = e;
     else if (e instanceof RangeError && /call stack/i.test(e.message))
       error = new LangError("ValueError", "value nesting too deep");
+    else if (e instanceof RangeError && engineLimitError(e)) error = engineLimitError(e)!;
     else throw e;
   } finally {
-    for (let i = 0; i < names.length; i++) {
+    // A cell over its memory budget is discarded: the state keeps what it held before the cell.
+    const discard = error !== null && error.kind === "Memory";
+    for (let i = 0; i < names.length && !discard; i++) {
       const v = c.slots[i];
       if (v !== undefined) state.globals.set(names[i]!, v);
     }
     for (const n of Object.keys(projected)) state.globals.delete(n);
   }
-  const result: CellResult = { ...base, steps: c.steps, outcome: "continued" };
+  const result: CellResult = { ...base, steps: c.steps, allocated: meter.used, outcome: "continued" };
   if (error) {
     result.outcome = "error";
     result.error = {

@@ -77,7 +77,8 @@ export type ErrorKind =
   | "NonListIteration"
   | "Unwrap"
   | "Host"
-  | "Budget";
+  | "Budget"
+  | "Memory";
 
 /** A language-level runtime error (never a JS bug). */
 export class LangError extends Error {

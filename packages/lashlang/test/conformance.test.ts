@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { type FixtureHost, type HostLog, makeFixtureHost } from "../src/fixture-host.ts";
 import type { Expr, Json, Program, Stmt } from "../src/index.ts";
 import {
   type CellResult,
@@ -14,10 +15,9 @@ import {
   parseCell,
   runProgram,
 } from "../src/index.ts";
-import { type FixtureHost, type HostLog, makeFixtureHost } from "./fixture-host.ts";
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
-const corpusDir = join(repoRoot, "..", "shared", "fixtures", "lashlang-conformance");
+const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const corpusDir = join(packageRoot, "test", "fixtures", "conformance");
 
 type Check = { path: string; equals?: Json; contains?: string; len?: number; type?: string };
 type Expect = {
@@ -122,6 +122,8 @@ async function runOne(
         printed: [],
         steps: 0,
         stepBudget: 0,
+        allocated: 0,
+        memoryBudget: 0,
         error: makeDiagnostic("check", source, first.message, first.start, first.end, first.hint),
       };
     }

@@ -1,5 +1,12 @@
-/** The conformance corpus's declarative host-fixture vocabulary (README of the corpus). */
-import type { Json, LashlangHost, OperationResult } from "../src/index.ts";
+/**
+ * The conformance corpus's declarative host fixture (the vocabulary of the corpus README): module
+ * operations that echo, sleep-and-echo, look up a table, fail or return a value; processes answered by
+ * the host (`direct` or `handle_record` style); projected values. Used by `lash lashlang run --host`
+ * and `--corpus`, and by the conformance tests.
+ */
+import type { OperationResult } from "./interp.ts";
+import type { LashlangHost } from "./runner.ts";
+import type { Json } from "./values.ts";
 
 export type FixtureOp =
   | { kind: "echo"; key: string }
