@@ -128,6 +128,12 @@ export interface ExecutorOptions {
   readonly llmQueryModel?: string;
   /** Step budget per cell (Lashlang default: 10,000,000). */
   readonly stepBudget?: number;
+  /**
+   * Memory budget per cell: approximate bytes of values a cell may allocate (Lashlang default:
+   * 256 MiB). Over it the cell ends with a "memory budget exceeded" error the model sees, and its
+   * assignments are discarded.
+   */
+  readonly memoryBudget?: number;
 }
 
 function isRecord(u: unknown): u is { [k: string]: unknown } {
@@ -451,6 +457,7 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
               },
               cellId: `i${ctx.iteration}`,
               ...(options.stepBudget !== undefined ? { stepBudget: options.stepBudget } : {}),
+              ...(options.memoryBudget !== undefined ? { memoryBudget: options.memoryBudget } : {}),
             }),
           catch: (e) =>
             new Error(`the Lashlang evaluator failed: ${e instanceof Error ? e.message : String(e)}`),

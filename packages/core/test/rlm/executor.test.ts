@@ -194,6 +194,40 @@ describe("rlm executor in a LashRuntime", () => {
       ),
     );
   });
+
+  it("a cell over its memory budget is an observation the model reads; its assignments are discarded", async () => {
+    const provider = scriptedProvider([
+      cell("x = 1"),
+      // 8 MiB of budget: the second million-item range goes over it
+      cell("x = 2\nxs = []\nwhile true {\n  xs = push(xs, range(1000000))\n}"),
+      cell("finish { x: x, has_xs: xs != null }"),
+    ]);
+    await Effect.runPromise(
+      withRuntime(
+        provider,
+        (rt) =>
+          Effect.gen(function* () {
+            const s = yield* rt.createSession({ model: "test/model", mode: "rlm" });
+            const t = yield* rt.turn(s.id, { text: "go" });
+            const obs = all(provider.requests[2]!);
+            expect(obs).toContain(
+              "memory budget exceeded: the cell allocated more than 8 MiB of values (budget 8 MiB)",
+            );
+            expect(obs).toContain("xs = push(xs, range(1000000))");
+            // the third cell ran: `x` kept its value from before the failed cell, `xs` was never stored
+            expect(t.outcome.type).toBe("finished");
+            expect(all(provider.requests[3] ?? provider.requests[2]!)).not.toContain("FATAL");
+            const rec = yield* rt.getSession(s.id);
+            const globals = (rec.state.rlm as { frames: Record<string, { globals: object }> }).frames[
+              rec.frameId
+            ]!.globals;
+            expect(globals).not.toHaveProperty("xs");
+            expect(globals).toMatchObject({ x: 1 });
+          }),
+        withRlm({ plugins: [tools] }, rlmMode({ memoryBudget: 8 * 1024 * 1024 })),
+      ),
+    );
+  });
 });
 
 describe("rlm images and prompt examples", () => {
