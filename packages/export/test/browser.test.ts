@@ -58,6 +58,16 @@ describe("test browser", () => {
     );
   });
 
+  it("LASH_CHROMIUM comes first; a system Chromium is used only when the npm one is not installed", async () => {
+    const npm = await findChromium({ env: {} });
+    const chosen = await findChromium({ env: { LASH_CHROMIUM: npm.executablePath } });
+    expect(chosen).toEqual({ executablePath: npm.executablePath, source: "LASH_CHROMIUM", env: {} });
+    const system = await findChromium({ env: {}, npmPackageDir: null, systemPath: npm.executablePath });
+    expect(system.source).toBe("system");
+    const both = await findChromium({ env: {}, systemPath: npm.executablePath });
+    expect(both.source).toMatch(/^npm /);
+  }, 120_000);
+
   it("no browser anywhere fails loudly and says how to get one", async () => {
     const attempt = findChromium({ env: {}, npmPackageDir: null, systemPath: "/nonexistent/chromium" });
     await expect(attempt).rejects.toThrow(/No Chromium for the browser tests/);
