@@ -15,12 +15,13 @@
 // pnpm exec node bench/perf/cli/run.ts [--json out.json] [--runs N]
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { type RecordedRequest, startMockServer } from "../../../packages/providers/src/testing/index.ts";
 import { argValue, markdownTable, median, percentile, report } from "../util.ts";
 
 const RUNS = Number(argValue("--runs") ?? 11);
+const loadBefore = loadavg()[0] ?? 0;
 const GOAL_VERSION_MS = 150;
 const root = join(import.meta.dirname, "..", "..", "..");
 const cliDir = join(root, "apps", "cli");
@@ -207,6 +208,7 @@ try {
 const bundled = rows.find(
   (r) => r.contender === contenders[0]?.name && r.what === "lash --version" && r.compileCache === "warm",
 );
+const loadAfter = loadavg()[0] ?? 0;
 report({
   name: "cli",
   title:
@@ -237,10 +239,16 @@ report({
       r.runs,
     ]),
   ),
-  results: { goalVersionMs: GOAL_VERSION_MS, goalMet: bundled?.met ?? false, rows },
+  results: {
+    goalVersionMs: GOAL_VERSION_MS,
+    goalMet: bundled?.met ?? false,
+    loadAverage: [loadBefore, loadAfter],
+    rows,
+  },
   notes: [
     `Medians over ${RUNS} runs after one checked warm-up run, spawned one at a time with the benchmark's Node (${process.versions.node}). CPU ms: user + system time of the whole process tree (for \`pnpm lash\`, pnpm's own Node process too), to exit. Wall to first request: spawn → the request's arrival at the mock wire server (includes ~2 ms of the bash wrapper that measures CPU); wall to exit: bash's own \`time\`.`,
     "The goal (issue 15) is for the bundled CLI, the one `npm install -g` installs; the other rows show what the same command costs when lash runs from the repository. `lash -p` opens `$LASH_HOME/lash.db` (created by the warm-up run) and answers from the mock server (no tool calls).",
     "Compile cache 'off' is NODE_DISABLE_COMPILE_CACHE=1: what a first run pays before Node has cached the compiled code.",
+    `1-minute load average ${loadBefore.toFixed(1)} at the start, ${loadAfter.toFixed(1)} at the end: wall times inflate with load, CPU times much less.`,
   ],
 });
