@@ -105,11 +105,17 @@ describe("trace records of a real session", () => {
 
   it("nests a subagent's records under the parent's tool call span", () => {
     const started = records.find((r) => r.kind === "subagent_started")!;
+    const spawn = records.find((r) => r.kind === "tool_started" && r.callId === "call_agent_1")!;
+    // the tool span is named by lash's call id (unique in the session), not the provider's
+    expect(spawn.kind === "tool_started" && spawn.lashCallId).toMatch(/\.c0$/);
+    expect(spawn.spanId).toBe(
+      `tool:${sample.sessionId}:${spawn.kind === "tool_started" && spawn.lashCallId}`,
+    );
     expect(started).toMatchObject({
       childSessionId: sample.childSessionId,
       callId: "call_agent_1",
       spanId: `session:${sample.childSessionId}`,
-      parentSpanId: `tool:${sample.sessionId}:call_agent_1`,
+      parentSpanId: spawn.spanId,
     });
     const child = records.filter((r) => r.sessionId === sample.childSessionId);
     expect(child.map((r) => r.kind).filter((k) => k !== "usage" && k !== "llm_request_body")).toEqual([
@@ -127,7 +133,9 @@ describe("trace records of a real session", () => {
     // the chain child tool → child turn → child session → parent tool → parent turn
     const spans = new Map(records.map((r) => [r.spanId, r.parentSpanId]));
     const chain: string[] = [];
-    let cur: string | undefined = `tool:${sample.childSessionId}:call_child_read`;
+    let cur: string | undefined = records.find(
+      (r) => r.kind === "tool_started" && r.callId === "call_child_read",
+    )?.spanId;
     while (cur) {
       chain.push(cur.split(":")[0]!);
       cur = spans.get(cur);

@@ -136,7 +136,13 @@ function prepare(ctx: DispatchContext, calls: readonly PendingToolCall[]): Effec
       for (const { plugin, hooks } of ctx.hooks) {
         if (!hooks.beforeToolCall) continue;
         const result = yield* Effect.either(
-          hooks.beforeToolCall(ctx.hook, { callId: call.callId, name: call.name, args, tool }),
+          hooks.beforeToolCall(ctx.hook, {
+            callId: call.callId,
+            ...(call.lashCallId !== undefined ? { lashCallId: call.lashCallId } : {}),
+            name: call.name,
+            args,
+            tool,
+          }),
         );
         if (result._tag === "Left") {
           return {
@@ -186,13 +192,21 @@ function attemptOnce(
     const context = {
       sessionId: ctx.hook.session.id,
       callId: p.call.callId,
+      ...(p.call.lashCallId !== undefined ? { lashCallId: p.call.lashCallId } : {}),
       turnId: ctx.hook.turnId,
       attempt,
       signal: controller.signal,
       ...(ctx.host ? { host: ctx.host } : {}),
       progress: (update: unknown) => {
         const safe = clean ? clean.deep(update) : update;
-        Effect.runFork(ctx.emit({ type: "toolProgress", callId: p.call.callId, update: safe }));
+        Effect.runFork(
+          ctx.emit({
+            type: "toolProgress",
+            callId: p.call.callId,
+            ...(p.call.lashCallId !== undefined ? { lashCallId: p.call.lashCallId } : {}),
+            update: safe,
+          }),
+        );
       },
     };
     return p.tool.execute(p.args, context).pipe(
@@ -307,6 +321,7 @@ export function runToolBatch(
         let out = redactOutput(ctx.options?.redactor, output);
         const info: ToolCallInfo = {
           callId: p.call.callId,
+          ...(p.call.lashCallId !== undefined ? { lashCallId: p.call.lashCallId } : {}),
           name: p.call.name,
           args: p.kind === "run" ? p.args : p.call.args,
           ...(p.tool ? { tool: p.tool } : {}),
@@ -329,6 +344,7 @@ export function runToolBatch(
         if (out.usage) spent.push(...out.usage);
         const completed: CompletedToolCall = {
           callId: p.call.callId,
+          ...(p.call.lashCallId !== undefined ? { lashCallId: p.call.lashCallId } : {}),
           name: p.call.name,
           content: projected.content,
           isError: out.isError ?? false,
@@ -342,6 +358,7 @@ export function runToolBatch(
         yield* ctx.emit({
           type: "toolCompleted",
           callId: completed.callId,
+          ...(p.call.lashCallId !== undefined ? { lashCallId: p.call.lashCallId } : {}),
           name: completed.name,
           isError: completed.isError,
           content: completed.content,
@@ -358,6 +375,7 @@ export function runToolBatch(
         yield* ctx.emit({
           type: "toolStarted",
           callId: p.call.callId,
+          ...(p.call.lashCallId !== undefined ? { lashCallId: p.call.lashCallId } : {}),
           name: p.call.name,
           args: p.kind === "run" ? p.args : p.call.args,
           ...(p.tool?.family ? { family: p.tool.family } : {}),
@@ -386,6 +404,7 @@ export function runToolBatch(
       const startedAt = started.get(p.index);
       return {
         callId: p.call.callId,
+        ...(p.call.lashCallId !== undefined ? { lashCallId: p.call.lashCallId } : {}),
         name: p.call.name,
         content: [{ type: "text", text: `Cancelled: the turn was stopped before ${p.call.name} finished.` }],
         isError: true,
@@ -398,6 +417,7 @@ export function runToolBatch(
           yield* ctx.emit({
             type: "toolCompleted",
             callId: p.call.callId,
+            ...(p.call.lashCallId !== undefined ? { lashCallId: p.call.lashCallId } : {}),
             name: p.call.name,
             isError: true,
             content: results[p.index]!.content,

@@ -10,6 +10,8 @@ export interface HookContext {
 
 export interface ToolCallInfo {
   readonly callId: string;
+  /** lash's id for the call, unique in the session (absent for calls made inside RLM cells). */
+  readonly lashCallId?: string;
   readonly name: string;
   readonly args: unknown;
   /** Undefined when no tool of that name is in the catalog. */

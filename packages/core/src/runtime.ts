@@ -994,7 +994,8 @@ export const makeRuntime = (options: RuntimeOptions) =>
                 kind: effect.kind,
                 effectId: effect.effectId,
                 iteration: effect.iteration,
-                calls: effect.calls,
+                // lash's call ids are derived, not input: a journal written before they existed still matches
+                calls: effect.calls.map(({ lashCallId: _, ...call }) => call),
               };
               const batch = runToolBatch(
                 {
@@ -1017,6 +1018,7 @@ export const makeRuntime = (options: RuntimeOptions) =>
                   yield* emit({
                     type: "toolCompleted",
                     callId: res.callId,
+                    ...(res.lashCallId !== undefined ? { lashCallId: res.lashCallId } : {}),
                     name: res.name,
                     isError: res.isError,
                     content: res.content,

@@ -54,7 +54,10 @@ export interface ToolUsage {
 
 export interface ToolContext {
   readonly sessionId: string;
+  /** The provider's id for the call (providers may reuse it across turns). */
   readonly callId: string;
+  /** lash's id for the call, unique in the session (absent for calls made inside RLM cells). */
+  readonly lashCallId?: string;
   /** 1-based attempt number. */
   readonly attempt: number;
   /** Aborted when the call is cancelled or times out; pass it to child processes and fetches. */

@@ -80,8 +80,8 @@ function renderResult(r: ToolResultPart | undefined, ctx: Ctx): string {
 }
 
 function renderToolCall(call: ToolCallPart, ctx: Ctx): string {
-  const result = ctx.view.results.get(call.id);
-  const child = ctx.view.childByCall.get(call.id);
+  const result = ctx.view.resultOf(call);
+  const child = ctx.view.childOf(call);
   const status = !result ? "pending" : result.isError ? "err" : "ok";
   const icon = status === "ok" ? "✓" : status === "err" ? "✗" : "…";
   let body = `<div class="label">Arguments</div><pre class="json">${highlightCode(prettyArgs(call.argumentsText), "json")}</pre>`;
@@ -116,7 +116,7 @@ function renderParts(m: Message, ctx: Ctx): string {
         break;
       case "toolResult":
         // shown inside its call's card; a result without a call on the page is shown here
-        if (!callShown(p.callId, ctx))
+        if (!ctx.view.hasCall(p))
           out += `<details class="tool ${p.isError ? "err" : "ok"}"><summary><span class="tool-name">${escapeHtml(p.name)}</span><span class="tool-args">result of ${escapeHtml(p.callId)}</span></summary><div class="tool-body">${renderResult(p, ctx)}</div></details>`;
         break;
       case "attachment":
@@ -134,10 +134,6 @@ function renderParts(m: Message, ctx: Ctx): string {
     }
   }
   return out;
-}
-
-function callShown(callId: string, ctx: Ctx): boolean {
-  return ctx.view.calls.has(callId);
 }
 
 const ROLE_LABEL: Record<string, string> = {

@@ -2,6 +2,7 @@ import type { Message } from "@lash/sansio";
 import type { ExportedSession } from "./schema.ts";
 import {
   buildView,
+  callStatus,
   diffsOf,
   formatCost,
   formatTime,
@@ -50,9 +51,10 @@ function renderMessage(m: Message, view: SessionView, max: number, depth: number
           out.push(`<details><summary>Reasoning</summary>\n\n${quote(p.text.trim())}\n\n</details>`);
         break;
       case "toolCall": {
-        const r = view.results.get(p.id);
+        const r = view.resultOf(p);
+        const st = callStatus(r);
         const lines = [
-          `**Tool call** \`${p.name}\`${r ? (r.isError ? " — ❌ error" : " — ✅") : " — (no result)"}`,
+          `**Tool call** \`${p.name}\` — ${st.failed ? `❌ failed (${st.label})` : st.label === "ok" ? "✅" : `✅ ${st.label}`}`,
         ];
         lines.push(fence(prettyArgs(p.argumentsText), "json"));
         if (r) {
@@ -65,13 +67,13 @@ function renderMessage(m: Message, view: SessionView, max: number, depth: number
           for (const d of diffs)
             if (!text.includes(d.diff.trim())) lines.push(fence(clip(d.diff, max), "diff"));
         }
-        const child = view.childByCall.get(p.id);
+        const child = view.childOf(p);
         if (child && depth < 6) lines.push(quote(renderSession(child, { maxResultChars: max }, depth + 1)));
         out.push(lines.join("\n\n"));
         break;
       }
       case "toolResult":
-        if (!view.calls.has(p.callId))
+        if (!view.hasCall(p))
           out.push(
             `**Tool result** \`${p.name}\`${p.isError ? " (error)" : ""}\n\n${fence(clip(resultText(p), max), "text")}`,
           );

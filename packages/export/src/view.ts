@@ -1,4 +1,4 @@
-import type { Message, ToolResultPart, Usage } from "@lash/sansio";
+import type { Message, ToolCallPart, ToolResultPart, Usage } from "@lash/sansio";
 import type { ExportedNode, ExportedSession } from "./schema.ts";
 
 /** Derived structure shared by the HTML and Markdown renderers. */
@@ -11,12 +11,16 @@ export interface SessionView {
   readonly activePath: readonly ExportedNode[];
   /** Nodes without children: one per branch. */
   readonly leaves: readonly ExportedNode[];
-  /** Ids of every tool call (all branches). */
-  readonly calls: ReadonlySet<string>;
-  /** Tool results by call id (all branches). */
-  readonly results: ReadonlyMap<string, ToolResultPart>;
-  /** Subagent sessions by the call id that spawned them. */
-  readonly childByCall: ReadonlyMap<string, ExportedSession>;
+  /**
+   * A call's result (all branches), paired by lash's call id, or — for calls recorded before lash
+   * gave them one — by the provider's id within the same turn, in order (never across turns: providers
+   * reuse ids).
+   */
+  readonly resultOf: (call: ToolCallPart) => ToolResultPart | undefined;
+  /** The subagent session a call spawned. */
+  readonly childOf: (call: ToolCallPart) => ExportedSession | undefined;
+  /** Whether a result's call is in the session (a result without one is shown on its own). */
+  readonly hasCall: (result: ToolResultPart) => boolean;
   readonly turnUsage: ReadonlyMap<string, { readonly usage: Usage; readonly costUsd?: number }>;
   /** This session's ledger plus subagents not already rolled up into it. */
   readonly total: { readonly usage: Usage; readonly costUsd?: number };
@@ -80,19 +84,45 @@ export function buildView(exported: ExportedSession): SessionView {
     childrenOf.set(key, list);
   }
   const leaves = exported.nodes.filter((n) => !childrenOf.has(n.id));
+  // pairing keys: lash's id, else `{turn}|{provider id}|{k}` for the k-th use of that id in the turn
+  const keyOf = new WeakMap<object, string>();
   const results = new Map<string, ToolResultPart>();
   const calls = new Set<string>();
+  const seen = new Map<string, number>();
+  const nth = (kind: string, turn: string, id: string): string => {
+    const base = `${turn}|${id}`;
+    const k = seen.get(`${kind}|${base}`) ?? 0;
+    seen.set(`${kind}|${base}`, k + 1);
+    return `${base}|${k}`;
+  };
   for (const n of exported.nodes) {
     const m = messageOf(n);
     if (!m) continue;
+    const turn = n.turnId ?? "";
     for (const p of m.parts) {
-      if (p.type === "toolResult") results.set(p.callId, p);
-      else if (p.type === "toolCall") calls.add(p.id);
+      if (p.type === "toolResult") {
+        const key = p.lashCallId ?? nth("result", turn, p.callId);
+        keyOf.set(p, key);
+        results.set(key, p);
+      } else if (p.type === "toolCall") {
+        const key = p.lashCallId ?? nth("call", turn, p.id);
+        keyOf.set(p, key);
+        calls.add(key);
+      }
     }
   }
   const childByCall = new Map<string, ExportedSession>();
-  for (const c of exported.children)
-    if (c.session.parentLink) childByCall.set(c.session.parentLink.callId, c);
+  const childByProviderId = new Map<string, ExportedSession>();
+  for (const c of exported.children) {
+    const link = c.session.parentLink;
+    if (!link) continue;
+    const spawn = c.session.state["subagents.spawn"] as
+      | { parentTurnId?: unknown; lashCallId?: unknown }
+      | undefined;
+    if (typeof spawn?.lashCallId === "string") childByCall.set(spawn.lashCallId, c);
+    if (typeof spawn?.parentTurnId === "string") childByCall.set(`${spawn.parentTurnId}|${link.callId}|0`, c);
+    childByProviderId.set(link.callId, c);
+  }
   const turnUsage = new Map<string, { usage: Usage; costUsd?: number }>();
   for (const r of exported.usage) {
     const t = turnUsage.get(r.turnId) ?? { usage: {} };
@@ -107,9 +137,23 @@ export function buildView(exported: ExportedSession): SessionView {
     childrenOf,
     activePath: pathTo(byId, exported.session.leafId),
     leaves,
-    calls,
-    results,
-    childByCall,
+    resultOf: (call) => {
+      const key = keyOf.get(call);
+      return key !== undefined ? results.get(key) : undefined;
+    },
+    childOf: (call) => {
+      const key = keyOf.get(call);
+      const byKey = key !== undefined ? childByCall.get(key) : undefined;
+      if (byKey) return byKey;
+      // a child recorded with neither lash's id nor its parent's turn: the provider's id alone
+      const c = childByProviderId.get(call.id);
+      const spawn = c?.session.state["subagents.spawn"] as { parentTurnId?: unknown } | undefined;
+      return c && typeof spawn?.parentTurnId !== "string" ? c : undefined;
+    },
+    hasCall: (result) => {
+      const key = keyOf.get(result);
+      return key !== undefined && calls.has(key);
+    },
     turnUsage,
     total: totalOf(exported),
     models,
@@ -155,6 +199,35 @@ export function diffsOf(details: unknown): { path?: string; diff: string }[] {
   if (out.length === 0 && typeof d.diff === "string")
     out.push({ diff: d.diff, ...(typeof d.path === "string" ? { path: d.path } : {}) });
   return out;
+}
+
+/** How a call ended, as a reviewer reads it: a non-zero exit, a tool error, a cancelled or lost call are failures. */
+export interface CallStatus {
+  readonly failed: boolean;
+  /** `ok`, `exit 3`, `error`, `cancelled`, `interrupted`, `timed out`, `killed by SIGTERM`, `no result`. */
+  readonly label: string;
+}
+
+export function callStatus(r: ToolResultPart | undefined): CallStatus {
+  if (!r) return { failed: true, label: "no result" };
+  const v = (typeof r.value === "object" && r.value !== null ? r.value : {}) as {
+    exitCode?: unknown;
+    signal?: unknown;
+    timedOut?: unknown;
+  };
+  const first = r.content[0]?.type === "text" ? r.content[0].text : "";
+  if (v.timedOut === true) return { failed: true, label: "timed out" };
+  if (typeof v.exitCode === "number" && v.exitCode !== 0)
+    return { failed: true, label: `exit ${v.exitCode}` };
+  if (typeof v.signal === "string" && v.signal !== "")
+    return { failed: true, label: `killed by ${v.signal}` };
+  if (r.isError) {
+    if (/^Cancelled\b/.test(first) || /\bwas cancelled\b/.test(first))
+      return { failed: true, label: "cancelled" };
+    if (/\binterrupted\b/.test(first)) return { failed: true, label: "interrupted" };
+    return { failed: true, label: "error" };
+  }
+  return { failed: false, label: typeof v.exitCode === "number" ? "exit 0" : "ok" };
 }
 
 export function resultText(r: ToolResultPart): string {

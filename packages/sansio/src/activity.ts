@@ -57,14 +57,22 @@ export type TurnActivityBody =
   | {
       readonly type: "toolStarted";
       readonly callId: string;
+      /** lash's id for the call, unique in the session (absent for calls inside RLM cells). */
+      readonly lashCallId?: string;
       readonly name: string;
       readonly args: unknown;
       readonly family?: string;
     }
-  | { readonly type: "toolProgress"; readonly callId: string; readonly update: unknown }
+  | {
+      readonly type: "toolProgress";
+      readonly callId: string;
+      readonly lashCallId?: string;
+      readonly update: unknown;
+    }
   | {
       readonly type: "toolCompleted";
       readonly callId: string;
+      readonly lashCallId?: string;
       readonly name: string;
       readonly isError: boolean;
       readonly content: readonly ToolResultContent[];

@@ -313,13 +313,14 @@ export class TurnMachine {
   }
 
   private project(useTools: boolean): LlmRequest {
-    return this.projector({
+    const request = this.projector({
       config: this.config,
       system: this.system,
       tools: this.tools,
       messages: this.messages,
       useTools,
     });
+    return { ...request, messages: request.messages.map(withoutLashIds) };
   }
 
   private start(): void {
@@ -563,13 +564,26 @@ export class TurnMachine {
 
   private onTools(calls: readonly PendingToolCall[], results: readonly CompletedToolCall[]): void {
     this.state = { kind: "prepareIteration" };
-    const byId = new Map<string, CompletedToolCall>();
-    for (const r of results) if (!byId.has(r.callId)) byId.set(r.callId, r);
+    // pair by lash's id (unique); a result without one pairs by the provider's id, first unused first
+    const byId = new Map<string, CompletedToolCall[]>();
+    for (const r of results) {
+      const key = r.lashCallId ?? `provider:${r.callId}`;
+      const list = byId.get(key);
+      if (list) list.push(r);
+      else byId.set(key, [r]);
+    }
+    const take = (key: string) => byId.get(key)?.shift();
     const ordered = calls.map((call): CompletedToolCall => {
       if (call.argsError !== undefined) return invalidArgumentsResult(call);
+      const found =
+        (call.lashCallId !== undefined ? take(call.lashCallId) : undefined) ??
+        take(`provider:${call.callId}`);
       return (
-        byId.get(call.callId) ?? {
+        (found && call.lashCallId !== undefined && found.lashCallId === undefined
+          ? { ...found, lashCallId: call.lashCallId }
+          : found) ?? {
           callId: call.callId,
+          ...(call.lashCallId !== undefined ? { lashCallId: call.lashCallId } : {}),
           name: call.name,
           content: [
             { type: "text", text: `The call to ${call.name} produced no result (it was interrupted).` },
@@ -580,6 +594,23 @@ export class TurnMachine {
     });
     this.apply(this.config.driver.onToolResults(this.ctx, calls, ordered));
   }
+}
+
+/**
+ * A request carries the provider's ids only: lash's own call ids stay in the graph, so a request
+ * (and its journal hash) is the same whether or not the calls before it were given one.
+ */
+function withoutLashIds(m: Message): Message {
+  if (!m.parts.some((p) => (p.type === "toolCall" || p.type === "toolResult") && p.lashCallId !== undefined))
+    return m;
+  return {
+    ...m,
+    parts: m.parts.map((p) => {
+      if ((p.type !== "toolCall" && p.type !== "toolResult") || p.lashCallId === undefined) return p;
+      const { lashCallId: _, ...rest } = p;
+      return rest;
+    }),
+  };
 }
 
 function joinText(parts: readonly Part[]): string {
@@ -601,6 +632,7 @@ export function responseText(response: LlmResponse): string {
 export function invalidArgumentsResult(call: PendingToolCall): CompletedToolCall {
   return {
     callId: call.callId,
+    ...(call.lashCallId !== undefined ? { lashCallId: call.lashCallId } : {}),
     name: call.name,
     content: [
       {

@@ -32,7 +32,13 @@ export type ReasoningPart = typeof ReasoningPart.Type;
 
 export const ToolCallPart = Schema.Struct({
   type: Schema.Literal("toolCall"),
+  /** The provider's id for the call, sent back to the provider unchanged (providers may reuse it across turns). */
   id: Schema.String,
+  /**
+   * lash's own id for the call, unique in the session (`{assistant message id}.c{index}`), set by the
+   * protocol driver. Results, traces and exports pair by it; absent on calls recorded before it existed.
+   */
+  lashCallId: Schema.optional(Schema.String),
   name: Schema.String,
   /** The raw argument text exactly as the model produced it. */
   argumentsText: Schema.String,
@@ -58,7 +64,10 @@ export type ToolResultContent = typeof ToolResultContent.Type;
 
 export const ToolResultPart = Schema.Struct({
   type: Schema.Literal("toolResult"),
+  /** The provider's id of the call this answers (what the provider is sent). */
   callId: Schema.String,
+  /** The `lashCallId` of the call this answers (absent on results recorded before it existed). */
+  lashCallId: Schema.optional(Schema.String),
   name: Schema.String,
   /** What the model sees (after the output-budget projection). */
   content: Schema.Array(ToolResultContent),

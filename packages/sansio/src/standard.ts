@@ -6,29 +6,31 @@ import type { CompletedToolCall, PendingToolCall } from "./turn.ts";
 
 /** Parse a tool call's argument text. Empty text means `{}`; anything but a JSON object is an error. */
 export function parseToolCall(part: ToolCallPart): PendingToolCall {
+  const ids = { callId: part.id, ...(part.lashCallId !== undefined ? { lashCallId: part.lashCallId } : {}) };
   const text = part.argumentsText.trim();
-  if (text === "") return { callId: part.id, name: part.name, args: {} };
+  if (text === "") return { ...ids, name: part.name, args: {} };
   let args: unknown;
   try {
     args = JSON.parse(text);
   } catch (error) {
     return {
-      callId: part.id,
+      ...ids,
       name: part.name,
       args: {},
       argsError: `the argument text is not valid JSON (${(error as Error).message})`,
     };
   }
   if (args === null || typeof args !== "object" || Array.isArray(args)) {
-    return { callId: part.id, name: part.name, args: {}, argsError: "the arguments must be a JSON object" };
+    return { ...ids, name: part.name, args: {}, argsError: "the arguments must be a JSON object" };
   }
-  return { callId: part.id, name: part.name, args };
+  return { ...ids, name: part.name, args };
 }
 
 export function toolResultPart(result: CompletedToolCall): ToolResultPart {
   return {
     type: "toolResult",
     callId: result.callId,
+    ...(result.lashCallId !== undefined ? { lashCallId: result.lashCallId } : {}),
     name: result.name,
     content: result.content,
     isError: result.isError,
@@ -52,11 +54,18 @@ export const standardDriver: ProtocolDriver = {
   },
 
   onLlmResponse(ctx: DriverContext, response: LlmResponse): readonly DriverAction[] {
-    const calls: ToolCallPart[] = [];
-    for (const p of response.parts) if (p.type === "toolCall") calls.push(p);
-    if (calls.length > 0) {
+    if (response.parts.some((p) => p.type === "toolCall")) {
+      // every call gets lash's own id, unique in the session whatever ids the provider reuses
+      const id = ctx.messageId();
+      const calls: ToolCallPart[] = [];
+      const parts = response.parts.map((p) => {
+        if (p.type !== "toolCall") return p;
+        const call: ToolCallPart = { ...p, lashCallId: `${id}.c${calls.length}` };
+        calls.push(call);
+        return call;
+      });
       return [
-        { type: "append", messages: [{ id: ctx.messageId(), role: "assistant", parts: response.parts }] },
+        { type: "append", messages: [{ id, role: "assistant", parts }] },
         { type: "startTools", calls: calls.map(parseToolCall) },
       ];
     }

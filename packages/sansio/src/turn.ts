@@ -5,7 +5,10 @@ import { Usage } from "./usage.ts";
 
 /** A tool call the model asked for, as the kernel hands it to the host. */
 export const PendingToolCall = Schema.Struct({
+  /** The provider's id (providers may reuse it across turns, some even within a batch). */
   callId: Schema.String,
+  /** lash's id, unique in the session (see `ToolCallPart.lashCallId`). */
+  lashCallId: Schema.optional(Schema.String),
   name: Schema.String,
   /** Parsed arguments (`{}` when the text was empty). */
   args: Schema.Unknown,
@@ -28,6 +31,8 @@ export type ToolControl = typeof ToolControl.Type;
 
 export const CompletedToolCall = Schema.Struct({
   callId: Schema.String,
+  /** The call's `lashCallId`, copied from the `PendingToolCall`. */
+  lashCallId: Schema.optional(Schema.String),
   name: Schema.String,
   /** What the model sees. */
   content: Schema.Array(ToolResultContent),

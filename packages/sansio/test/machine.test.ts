@@ -327,7 +327,7 @@ describe("tool calls", () => {
       scripted([ok([call("a", "echo", "")], "toolUse"), ok([text("ok")])]),
     );
     const batch = effects.find((e) => e.kind === "runTools") as Extract<TurnEffect, { kind: "runTools" }>;
-    expect(batch.calls[0]).toEqual({ callId: "a", name: "echo", args: {} });
+    expect(batch.calls[0]).toEqual({ callId: "a", lashCallId: "t1.m0.c0", name: "echo", args: {} });
   });
 
   it("a call the host returned no result for becomes an interrupted error result", () => {

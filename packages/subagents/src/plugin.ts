@@ -56,6 +56,8 @@ export interface SpawnRecord {
   readonly parentSessionId: string;
   readonly parentTurnId: string | null;
   readonly callId: string;
+  /** lash's id for the spawning call, unique in the parent session (the provider's `callId` may repeat). */
+  readonly lashCallId?: string;
   readonly capability: string;
   readonly depth: number;
   readonly task: string;
@@ -66,6 +68,8 @@ export interface SpawnRecord {
 export interface ChildStartedData {
   readonly childSessionId: string;
   readonly callId: string;
+  /** lash's id for the spawning call, unique in the parent session (the provider's `callId` may repeat). */
+  readonly lashCallId?: string;
   readonly task: string;
   readonly capability: string;
   readonly depth: number;
@@ -78,6 +82,8 @@ export interface ChildStartedData {
 export interface ChildFinishedData {
   readonly childSessionId: string;
   readonly callId: string;
+  /** lash's id for the spawning call, unique in the parent session (the provider's `callId` may repeat). */
+  readonly lashCallId?: string;
   readonly task: string;
   readonly capability: string;
   readonly outcome: "finished" | "failed" | "cancelled";
@@ -363,6 +369,7 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
           parentSessionId: parent.id,
           parentTurnId: ctx.turnId ?? null,
           callId: ctx.callId,
+          ...(ctx.lashCallId !== undefined ? { lashCallId: ctx.lashCallId } : {}),
           capability: capability.name,
           depth,
           task,
@@ -387,6 +394,7 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
       yield* emit("childStarted", {
         childSessionId: childId,
         callId: ctx.callId,
+        ...(ctx.lashCallId !== undefined ? { lashCallId: ctx.lashCallId } : {}),
         task,
         capability: capability.name,
         depth,
@@ -398,6 +406,7 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
         emit("childFinished", {
           childSessionId: childId,
           callId: ctx.callId,
+          ...(ctx.lashCallId !== undefined ? { lashCallId: ctx.lashCallId } : {}),
           task,
           capability: capability.name,
           outcome,

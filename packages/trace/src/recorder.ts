@@ -70,6 +70,8 @@ interface TurnState {
   cells: number;
   openCells: number[];
   model?: string;
+  /** Tool span ids of this turn, by lash's call id and by the provider's id (the latest call using it). */
+  toolSpans: Map<string, string>;
 }
 
 const spanOf = {
@@ -215,11 +217,31 @@ export function createTraceRecorder(options: TraceRecorderOptions): TraceRecorde
         reasoning: "",
         cells: 0,
         openCells: [],
+        toolSpans: new Map(),
       };
       turns.set(key, s);
     }
     return s;
   };
+
+  /**
+   * A tool call's span: by lash's call id (unique in the session), else by turn and the provider's id —
+   * providers reuse their ids across turns, and a reused id must never merge two calls into one span.
+   */
+  const openToolSpan = (sid: string, tid: string, s: TurnState, callId: string, lashCallId?: string) => {
+    let span = spanOf.tool(sid, lashCallId ?? `${tid}:${callId}`);
+    const used = new Set(s.toolSpans.values());
+    for (let k = 2; used.has(span); k++) span = spanOf.tool(sid, `${lashCallId ?? `${tid}:${callId}`}#${k}`);
+    if (lashCallId !== undefined) s.toolSpans.set(`lash:${lashCallId}`, span);
+    s.toolSpans.set(`provider:${callId}`, span);
+    return span;
+  };
+  const toolSpan = (sid: string, tid: string, s: TurnState, callId: string, lashCallId?: string) =>
+    (lashCallId !== undefined ? s.toolSpans.get(`lash:${lashCallId}`) : undefined) ??
+    s.toolSpans.get(`provider:${callId}`) ??
+    spanOf.tool(sid, lashCallId ?? `${tid}:${callId}`);
+  const lashIdOf = (e: { lashCallId?: string }) =>
+    e.lashCallId !== undefined ? { lashCallId: e.lashCallId } : {};
 
   const toolParent = (sid: string, tid: string, s: TurnState) => {
     const open = s.openCells.at(-1);
@@ -320,9 +342,13 @@ export function createTraceRecorder(options: TraceRecorderOptions): TraceRecorde
         emit(
           "tool_started",
           at,
-          { spanId: spanOf.tool(sid, event.callId), parentSpanId: toolParent(sid, tid, s) },
+          {
+            spanId: openToolSpan(sid, tid, s, event.callId, event.lashCallId),
+            parentSpanId: toolParent(sid, tid, s),
+          },
           {
             callId: event.callId,
+            ...lashIdOf(event),
             name: event.name,
             args: event.args,
             ...(event.family !== undefined ? { family: event.family } : {}),
@@ -334,8 +360,11 @@ export function createTraceRecorder(options: TraceRecorderOptions): TraceRecorde
           emit(
             "tool_progress",
             at,
-            { spanId: spanOf.tool(sid, event.callId), parentSpanId: toolParent(sid, tid, s) },
-            { callId: event.callId, update: event.update },
+            {
+              spanId: toolSpan(sid, tid, s, event.callId, event.lashCallId),
+              parentSpanId: toolParent(sid, tid, s),
+            },
+            { callId: event.callId, ...lashIdOf(event), update: event.update },
           );
         return;
       case "toolCompleted": {
@@ -343,9 +372,13 @@ export function createTraceRecorder(options: TraceRecorderOptions): TraceRecorde
         emit(
           "tool_completed",
           at,
-          { spanId: spanOf.tool(sid, event.callId), parentSpanId: toolParent(sid, tid, s) },
+          {
+            spanId: toolSpan(sid, tid, s, event.callId, event.lashCallId),
+            parentSpanId: toolParent(sid, tid, s),
+          },
           {
             callId: event.callId,
+            ...lashIdOf(event),
             name: event.name,
             isError: event.isError,
             ...(event.isError ? { errorClass: errorClassOf(text, event.details) } : {}),
@@ -404,7 +437,10 @@ export function createTraceRecorder(options: TraceRecorderOptions): TraceRecorde
         emit("error", at, turn, { errorKind: event.kind, message: event.message });
         return;
       case "plugin": {
-        const data = event.data as { childSessionId?: unknown; callId?: unknown } | null | undefined;
+        const data = event.data as
+          | { childSessionId?: unknown; callId?: unknown; lashCallId?: unknown }
+          | null
+          | undefined;
         if (
           event.plugin === "subagents" &&
           (event.name === "childStarted" || event.name === "childFinished") &&
@@ -412,13 +448,19 @@ export function createTraceRecorder(options: TraceRecorderOptions): TraceRecorde
           typeof data.callId === "string"
         ) {
           const child = data.childSessionId;
-          const parentSpan = spanOf.tool(sid, data.callId);
+          const lashCallId = typeof data.lashCallId === "string" ? data.lashCallId : undefined;
+          const parentSpan = toolSpan(sid, tid, s, data.callId, lashCallId);
           sessionParent.set(child, parentSpan);
           emit(
             event.name === "childStarted" ? "subagent_started" : "subagent_finished",
             at,
             { spanId: spanOf.session(child), parentSpanId: parentSpan },
-            { childSessionId: child, callId: data.callId, data: event.data },
+            {
+              childSessionId: child,
+              callId: data.callId,
+              ...(lashCallId !== undefined ? { lashCallId } : {}),
+              data: event.data,
+            },
           );
           return;
         }

@@ -13,7 +13,7 @@ import { Either, Schema } from "effect";
  */
 export const TRACE_SCHEMA_VERSION = 1 as const;
 
-/** Span ids are deterministic strings: `turn:{session}:{turn}`, `llm:{session}:{turn}:{iteration}`, `tool:{session}:{callId}`, `code:{session}:{turn}:{n}`, `session:{session}`. */
+/** Span ids are deterministic strings: `turn:{session}:{turn}`, `llm:{session}:{turn}:{iteration}`, `tool:{session}:{lashCallId}` (or `tool:{session}:{turn}:{callId}` for a call without one), `code:{session}:{turn}:{n}`, `session:{session}`. */
 const common = {
   v: Schema.Literal(TRACE_SCHEMA_VERSION),
   /** Unique per record within a trace (`{recorderId}-{n}`). */
@@ -109,6 +109,8 @@ export const LlmResponseRecord = rec("llm_response", {
 
 export const ToolStartedRecord = rec("tool_started", {
   callId: Schema.String,
+  /** lash's id for the call, unique in the session (absent for RLM cell operations and older traces). */
+  lashCallId: Schema.optional(Schema.String),
   name: Schema.String,
   args: Schema.Unknown,
   family: Schema.optional(Schema.String),
@@ -116,6 +118,8 @@ export const ToolStartedRecord = rec("tool_started", {
 
 export const ToolCompletedRecord = rec("tool_completed", {
   callId: Schema.String,
+  /** lash's id for the call, unique in the session (absent for RLM cell operations and older traces). */
+  lashCallId: Schema.optional(Schema.String),
   name: Schema.String,
   isError: Schema.Boolean,
   /** Set on errors: `invalidRequest`, `unavailable`, `timeout`, `cancelled`, `interrupted`, `execution` … */
@@ -135,6 +139,8 @@ export const ToolCompletedRecord = rec("tool_completed", {
 
 export const ToolProgressRecord = rec("tool_progress", {
   callId: Schema.String,
+  /** lash's id for the call, unique in the session (absent for RLM cell operations and older traces). */
+  lashCallId: Schema.optional(Schema.String),
   update: Schema.Unknown,
 });
 
@@ -172,12 +178,16 @@ export const FrameSwitchRecord = rec("frame_switch", {
 export const SubagentStartedRecord = rec("subagent_started", {
   childSessionId: Schema.String,
   callId: Schema.String,
+  /** lash's id for the call, unique in the session (absent for RLM cell operations and older traces). */
+  lashCallId: Schema.optional(Schema.String),
   data: Schema.optional(Schema.Unknown),
 });
 
 export const SubagentFinishedRecord = rec("subagent_finished", {
   childSessionId: Schema.String,
   callId: Schema.String,
+  /** lash's id for the call, unique in the session (absent for RLM cell operations and older traces). */
+  lashCallId: Schema.optional(Schema.String),
   data: Schema.optional(Schema.Unknown),
 });
 

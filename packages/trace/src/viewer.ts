@@ -175,7 +175,11 @@ export function buildViewerModel(lines: readonly ParsedLine[], title = "lash tra
     last = last === undefined ? r.ts : Math.max(last, r.ts);
     const spanCategory = SPAN_CATEGORY[r.kind];
     if (spanCategory) {
-      let row = bySpan.get(r.spanId);
+      // tool spans of older traces were named by the provider's call id, which providers reuse:
+      // a tool row belongs to its turn, and a second start of the same span is a second call
+      const key = r.kind.startsWith("tool_") ? `${r.turnId ?? ""}\u0000${r.spanId}` : r.spanId;
+      let row =
+        r.kind === "tool_started" && bySpan.get(key)?.kind === "tool_started" ? undefined : bySpan.get(key);
       if (!row) {
         row = push({
           category: spanCategory,
@@ -191,7 +195,7 @@ export function buildViewerModel(lines: readonly ParsedLine[], title = "lash tra
           spanId: r.spanId,
           raw: [],
         });
-        bySpan.set(r.spanId, row);
+        bySpan.set(key, row);
       }
       row.raw.push(line.raw);
       row.end = Math.max(row.end ?? r.ts, r.ts);

@@ -68,8 +68,8 @@ describe("recorder", () => {
       ["turn_started", "turn:s1:t1", undefined],
       ["llm_request", "llm:s1:t1:0", "turn:s1:t1"],
       ["llm_response", "llm:s1:t1:0", "turn:s1:t1"],
-      ["tool_started", "tool:s1:c1", "turn:s1:t1"],
-      ["tool_completed", "tool:s1:c1", "turn:s1:t1"],
+      ["tool_started", "tool:s1:t1:c1", "turn:s1:t1"],
+      ["tool_completed", "tool:s1:t1:c1", "turn:s1:t1"],
       ["turn_finished", "turn:s1:t1", undefined],
     ]);
     expect(mem.records[4]).toMatchObject({

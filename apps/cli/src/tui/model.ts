@@ -2,7 +2,7 @@
 // messages. Finished items move (in order) from `live` to `committed`; the view
 // renders `committed` once through ink's <Static> and only `live` per frame.
 import type { TurnActivity } from "@lash/core";
-import type { Message, TurnOutcome } from "@lash/sansio";
+import type { Message, ToolCallPart, TurnOutcome } from "@lash/sansio";
 import { safeSplitPoint } from "./markdown.ts";
 
 export type Family = "shell" | "edit" | "read" | "search" | "plan" | "mcp" | "code" | "agent" | "generic";
@@ -35,7 +35,10 @@ export interface ReasoningItem {
 export interface ToolItem {
   readonly kind: "tool";
   readonly id: string;
+  /** The provider's id for the call (providers may reuse it across turns). */
   readonly callId: string;
+  /** lash's id for the call, unique in the session (absent for older sessions and RLM cell operations). */
+  lashCallId?: string;
   name: string;
   family: Family;
   args: unknown;
@@ -157,6 +160,40 @@ function textOf(content: readonly { readonly type: string; readonly text?: strin
     .filter((c) => c.type === "text")
     .map((c) => c.text ?? "")
     .join("\n");
+}
+
+type PairedResult = { text: string; isError: boolean; details: unknown };
+
+/**
+ * Each call's result, paired by lash's call id, or — for calls recorded before lash gave them one —
+ * by the provider's id among the calls still waiting since the last user message, first come first
+ * served: providers reuse ids across turns (and some within a batch), so an id is never looked up
+ * across the session.
+ */
+function pairResults(messages: readonly Message[]): Map<ToolCallPart, PairedResult> {
+  const out = new Map<ToolCallPart, PairedResult>();
+  const byLash = new Map<string, ToolCallPart>();
+  let waiting = new Map<string, ToolCallPart[]>();
+  for (const m of messages) {
+    if (m.role === "user") waiting = new Map();
+    for (const p of m.parts) {
+      if (p.type === "toolCall") {
+        if (p.lashCallId !== undefined) byLash.set(p.lashCallId, p);
+        const list = waiting.get(p.id);
+        if (list) list.push(p);
+        else waiting.set(p.id, [p]);
+      } else if (p.type === "toolResult") {
+        let call = p.lashCallId !== undefined ? byLash.get(p.lashCallId) : undefined;
+        const list = waiting.get(p.callId);
+        if (call) {
+          const i = list?.indexOf(call) ?? -1;
+          if (i >= 0) list!.splice(i, 1);
+        } else call = list?.shift();
+        if (call) out.set(call, { text: textOf(p.content), isError: p.isError, details: p.details });
+      }
+    }
+  }
+  return out;
 }
 
 function parseArgs(text: string): unknown {
@@ -285,7 +322,30 @@ export class Transcript {
     }
   }
 
-  private tool(callId: string): ToolItem | undefined {
+  /**
+   * The live card of a call: by lash's id when the event has one (a provider may use one id for
+   * several calls), claiming a card streamed before lash named the call; else the latest card of the
+   * provider's id.
+   */
+  private tool(callId: string, lashCallId?: string): ToolItem | undefined {
+    if (lashCallId !== undefined) {
+      for (let i = this.live.length - 1; i >= 0; i--) {
+        const it = this.live[i]!;
+        if (it.kind === "tool" && it.lashCallId === lashCallId) return it;
+      }
+      for (const it of this.live) {
+        if (
+          it.kind === "tool" &&
+          it.callId === callId &&
+          it.lashCallId === undefined &&
+          it.status === "pending"
+        ) {
+          it.lashCallId = lashCallId;
+          return it;
+        }
+      }
+      return undefined;
+    }
     for (let i = this.live.length - 1; i >= 0; i--) {
       const it = this.live[i]!;
       if (it.kind === "tool" && it.callId === callId) return it;
@@ -295,11 +355,7 @@ export class Transcript {
 
   /** Render the settled messages of a session (resume) as finished items. */
   loadMessages(messages: readonly Message[]): void {
-    const results = new Map<string, { text: string; isError: boolean; details: unknown }>();
-    for (const m of messages)
-      for (const p of m.parts)
-        if (p.type === "toolResult")
-          results.set(p.callId, { text: textOf(p.content), isError: p.isError, details: p.details });
+    const results = pairResults(messages);
     const items: Item[] = [];
     for (const m of messages) {
       this.seenMessages.add(m.id);
@@ -342,12 +398,13 @@ export class Transcript {
               });
             break;
           case "toolCall": {
-            const r = results.get(p.id);
+            const r = results.get(p);
             const args = parseArgs(p.argumentsText);
             items.push({
               kind: "tool",
               id: this.nextId("t"),
               callId: p.id,
+              ...(p.lashCallId !== undefined ? { lashCallId: p.lashCallId } : {}),
               name: p.name,
               family: familyOf(p.name, familyFromDetails(r?.details)),
               args,
@@ -503,12 +560,13 @@ export class Transcript {
       case "toolStarted": {
         this.closeStreams(e.at);
         this.toolCalls++;
-        let t = this.tool(e.callId);
+        let t = this.tool(e.callId, e.lashCallId);
         if (!t) {
           t = {
             kind: "tool",
             id: this.nextId("t"),
             callId: e.callId,
+            ...(e.lashCallId !== undefined ? { lashCallId: e.lashCallId } : {}),
             name: e.name,
             family: familyOf(e.name, e.family),
             args: e.args,
@@ -529,7 +587,7 @@ export class Transcript {
         break;
       }
       case "toolProgress": {
-        const t = this.tool(e.callId);
+        const t = this.tool(e.callId, e.lashCallId);
         if (!t) break;
         const u = e.update as { type?: string; text?: unknown } | string | undefined;
         const text =
@@ -545,12 +603,13 @@ export class Transcript {
         break;
       }
       case "toolCompleted": {
-        let t = this.tool(e.callId);
+        let t = this.tool(e.callId, e.lashCallId);
         if (!t) {
           t = {
             kind: "tool",
             id: this.nextId("t"),
             callId: e.callId,
+            ...(e.lashCallId !== undefined ? { lashCallId: e.lashCallId } : {}),
             name: e.name,
             family: familyOf(e.name),
             args: undefined,
@@ -655,7 +714,9 @@ export class Transcript {
     const d = (e.data ?? {}) as Record<string, unknown>;
     const childSessionId = typeof d.childSessionId === "string" ? d.childSessionId : "";
     const callId = typeof d.callId === "string" ? d.callId : undefined;
-    const card = callId ? this.tool(callId) : undefined;
+    const card = callId
+      ? this.tool(callId, typeof d.lashCallId === "string" ? d.lashCallId : undefined)
+      : undefined;
     const str = (v: unknown) => (typeof v === "string" ? v : undefined);
     if (e.name === "childStarted") {
       if (card) {
