@@ -10,7 +10,7 @@ Usage
   lash config                        the effective config (secrets redacted)
   lash doctor                        check Node, database, provider keys, MCP servers
   lash demo                          a scripted session against a built-in mock model (no key needed)
-  lash lashlang run <file|-> | repl  run Lashlang programs
+  lash lashlang run <file|-> | repl  run Lashlang cells (lash help lashlang)
   lash export <session|last> [--format html|json|md] [-o file]
   lash import <file.json>            recreate a session from a JSON export
   lash trace view <file.jsonl> [-o out.html]
@@ -62,6 +62,17 @@ Exit codes
 `;
 
 const TOPICS: Record<string, string> = {
+  lashlang: `Usage
+  lash lashlang run <file|-> [<file> …] [--cell FILE]… [--globals FILE.json] [--host FILE.json]
+                    [--check strict|fallback|off|parse-only] [--snapshot-between-cells] [--json]
+                    [--step-budget N] [--memory-budget MIB]
+      runs Lashlang cells in order against one state ("// --- cell ---" splits a file)
+  lash lashlang run --corpus cases.jsonl [--json]
+      runs and judges every case of a conformance corpus
+  lash lashlang repl
+      reads cells from stdin
+  (lash lashlang --help explains each option)
+`,
   sessions: `Usage
   lash sessions list [--all] [--cwd <dir>] [-n <limit>] [--json]
       sessions of this directory, newest first (--all: every directory)

@@ -24,25 +24,37 @@ export const ENTRY_BYTES = 32;
 export const STRING_BYTES = 16;
 
 export class Meter {
-  used = 0;
   readonly budget: number;
+  /** Bytes left while this meter is not the running one (the running one's are in `remaining`). */
+  left: number;
   constructor(budget: number) {
     this.budget = budget;
+    this.left = budget;
+  }
+  /** Bytes charged so far (read it when the meter is not running). */
+  get used(): number {
+    return this.budget - this.left;
   }
 }
 
 const unmetered = new Meter(Number.POSITIVE_INFINITY);
 let meter: Meter = unmetered;
+/** The running meter's bytes left, kept in one variable: a charge is a subtraction and a compare. */
+let remaining = unmetered.left;
 
 /** Makes `m` the meter charged until `leaveMeter(previous)`; returns the previous meter. */
 export function enterMeter(m: Meter): Meter {
   const prev = meter;
+  prev.left = remaining;
   meter = m;
+  remaining = m.left;
   return prev;
 }
 
 export function leaveMeter(prev: Meter): void {
+  meter.left = remaining;
   meter = prev;
+  remaining = prev.left;
 }
 
 const MIB = 1024 * 1024;
@@ -84,10 +96,9 @@ export function engineLimitError(e: RangeError): LangError | undefined {
 
 /** Charges `bytes` to the running cell; throws the memory budget error when it goes over. */
 export function charge(bytes: number): void {
-  const m = meter;
-  const used = m.used + bytes;
-  if (used > m.budget) throw memoryError(m.budget);
-  m.used = used;
+  const r = remaining - bytes;
+  if (r < 0) throw memoryError(meter.budget);
+  remaining = r;
 }
 
 /**
@@ -95,10 +106,9 @@ export function charge(bytes: number): void {
  * the caller throws `exceeded()` at its own source location).
  */
 export function over(bytes: number): boolean {
-  const m = meter;
-  const used = m.used + bytes;
-  if (used > m.budget) return true;
-  m.used = used;
+  const r = remaining - bytes;
+  if (r < 0) return true;
+  remaining = r;
   return false;
 }
 
