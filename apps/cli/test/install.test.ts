@@ -5,7 +5,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, normalize } from "node:path";
 import { type MockLlmServer, startMockServer } from "@lash/providers/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type NodeBinary, node22, node24 } from "../../../test/support/node-versions.ts";
@@ -90,6 +90,22 @@ describe("npm install -g <lash tarball>", () => {
       engines: { node: string };
     };
     expect(manifest.bin).toEqual({ lash: "./bin/lash.js" });
+    // `lash --version` / `--help` stay cheap: what the entry imports statically (not its lazy chunks) is small
+    const read = (f: string) =>
+      execFileSync("tar", ["xzf", tarball, "-O", `package/dist/${f}`], { encoding: "utf8" });
+    const loaded = new Map<string, number>();
+    const visit = (f: string) => {
+      if (loaded.has(f)) return;
+      const text = read(f);
+      loaded.set(f, Buffer.byteLength(text));
+      const dir = f.includes("/") ? f.slice(0, f.lastIndexOf("/") + 1) : "";
+      for (const m of text.matchAll(/^(?:import|export)\s[^;]*?["'](\.\.?\/[^"']+)["'];?$/gm))
+        visit(normalize(dir + m[1]));
+    };
+    visit("lash.js");
+    const staticBytes = [...loaded.values()].reduce((a, b) => a + b, 0);
+    expect(loaded.size).toBeLessThan(8);
+    expect(staticBytes).toBeLessThan(64 * 1024);
     expect(Object.keys(manifest.dependencies)).toEqual(["better-sqlite3"]);
     expect(manifest.engines.node).toBe(">=22.12");
   });
