@@ -9,12 +9,7 @@ import { Effect, Either, Fiber, Option, Stream, TestClock } from "effect";
 import { afterAll, beforeAll } from "vitest";
 import { createProvider, withRetry } from "../src/index.ts";
 import type { MockLlmServer, WireFormat } from "../src/testing/index.ts";
-import {
-  mockProvider,
-  ScriptedProvider,
-  startMockServer,
-  wireFormats,
-} from "../src/testing/index.ts";
+import { mockProvider, ScriptedProvider, startMockServer, wireFormats } from "../src/testing/index.ts";
 import { request, run } from "./helpers.ts";
 
 let server: MockLlmServer;
