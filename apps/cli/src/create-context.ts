@@ -30,6 +30,7 @@ import type { CliContext, CliPaths, CliSettings } from "./context.ts";
 import { CliError, damageHint, ExitCode, errorMessage, taggedFailure } from "./errors.ts";
 import { gitBranch } from "./git.ts";
 import { enabledMcpServers, type McpRuntime, startMcp } from "./mcp.ts";
+import { recordSessionEndpoint, sessionEndpoint } from "./paths.ts";
 import { baseUrlFor, noProviderMessage, type Vendor, vendorOf } from "./providers.ts";
 
 export interface ContextOptions {
@@ -73,6 +74,8 @@ export interface LocalContext extends CliContext {
   readonly traceSession: (sessionId: string) => void;
   /** Wait (bounded) until every configured MCP server is ready or has failed; `-p` runs want their tools. */
   readonly settleMcp: (timeoutMs: number) => Promise<void>;
+  /** A resumed session: use the base URL stored with it (unless --base-url is given), check its provider. */
+  readonly adoptSession: (session: { readonly id: string; readonly model: string }) => void;
 }
 
 /**
@@ -129,6 +132,8 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
   const catalog = ProviderCatalog.default();
   const flagVendor = vendorOf(options.settings.model);
   const providerCache = new Map<string, ProviderHandle>();
+  /** The base URL stored with a resumed session (used when no --base-url is given). */
+  let storedEndpoint: { vendor: Vendor | undefined; url: string } | undefined;
 
   /** Throws CliError (exit 2) with the one no-provider message. */
   const providerFor = (model: string): ProviderHandle => {
@@ -137,7 +142,11 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
     const vendor = vendorOf(model);
     let handle: ProviderHandle;
     try {
-      const baseUrl = baseUrlFor(vendor, { vendor: flagVendor, url: options.baseUrl }, config);
+      const baseUrl = baseUrlFor(
+        vendor,
+        storedEndpoint ?? { vendor: flagVendor, url: options.baseUrl },
+        config,
+      );
       const idleTimeoutMs = options.requestTimeoutMs ?? config.requestTimeoutMs;
       const deadlineMs = options.requestDeadlineMs ?? config.requestDeadlineMs;
       handle = createProvider(model, {
@@ -289,6 +298,9 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
       ctx.settings = { ...ctx.settings, model };
     },
     async newSession() {
+      if (ctx.settings.model === "none/none")
+        throw new CliError(noProviderMessage(undefined), ExitCode.usage);
+      providerFor(ctx.settings.model);
       const session = await runtime.runPromise(
         Effect.flatMap(LashRuntime, (rt) =>
           rt.createSession({
@@ -302,7 +314,27 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
       );
       // the print path records events itself (synchronously); the TUI's sessions are observed
       if (!printMode) ctx.traceSession(session.id);
+      if (
+        options.baseUrl !== undefined &&
+        options.persist !== false &&
+        vendorOf(session.model) === flagVendor
+      )
+        recordSessionEndpoint(paths.home, session.id, options.baseUrl);
       return session;
+    },
+    adoptSession(session) {
+      if (options.baseUrl !== undefined) {
+        // a --base-url given now replaces the stored one
+        if (options.persist !== false && vendorOf(session.model) === flagVendor)
+          recordSessionEndpoint(paths.home, session.id, options.baseUrl);
+      } else {
+        const url = options.persist !== false ? sessionEndpoint(paths.home, session.id) : undefined;
+        if (url !== undefined) {
+          storedEndpoint = { vendor: vendorOf(session.model), url };
+          providerCache.delete(session.model);
+        }
+      }
+      providerFor(session.model); // no provider for the session's model: the one message, exit 2
     },
     gitBranch: () => gitBranch(ctx.settings.cwd),
     pluginStatus: () => ({

@@ -8,7 +8,7 @@ Usage
                                      (the prompt may come on stdin: echo hi | lash -p)
   lash sessions list|show <id>|rm <id>
   lash config                        the effective config (secrets redacted)
-  lash doctor                        check Node, database, provider keys, MCP servers
+  lash doctor [--repair]             check Node, database, provider keys, MCP servers
   lash demo                          a scripted session against a built-in mock model (no key needed)
   lash lashlang run <file|-> | repl  run Lashlang cells (lash help lashlang)
   lash export <session|last> [--format html|json|md] [-o file]
@@ -97,13 +97,16 @@ Config keys (unknown keys are an error)
   redaction { keys? [secret strings, 8+ chars], env? [variable names] } (replaced by
     [REDACTED:<name>] in tool output; the variables are also kept from tools),
   shell { passEnv? [variable names] } (credentials the shell tool may see; user config only)
+  files { allowHardLinks? } (let the file tools open hard-linked files; default false)
 API keys are read from the environment only; tools and MCP servers never receive them.
 `,
   doctor: `Usage
-  lash doctor [--json] [--cwd <dir>]
-      checks the Node version, the config, the database (opens it, schema version), provider keys
-      per vendor, the chosen model, and MCP servers (starts each and waits up to 15 s for it).
-      Exit 0 when lash can run a turn, 1 otherwise.
+  lash doctor [--json] [--cwd <dir>] [--repair]
+      checks the Node version, the config, the database (SQLite's quick_check of every page, then
+      opens it: schema version, sessions), provider keys per vendor, the chosen model, and MCP
+      servers (starts each and waits up to 15 s for it). Exit 0 when lash can run a turn, 1 otherwise.
+      --repair  when the database is damaged: copy every readable row into a new file and swap it
+                in; the damaged file is kept as lash.db.damaged-<time>. Stop other lash processes first.
 `,
   demo: `Usage
   lash demo [--keep] [--json]

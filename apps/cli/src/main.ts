@@ -112,11 +112,16 @@ async function run(flags: RunFlags, io: MainIO): Promise<number> {
     env: setup.env,
     ...(flags.baseUrl !== undefined ? { baseUrl: flags.baseUrl } : {}),
     ...(flags.trace !== undefined ? { traceFile: flags.trace } : {}),
-    ...(flags.traceLevel !== undefined ? { traceLevel: flags.traceLevel } : {}),
     ...(flags.requestTimeoutMs !== undefined ? { requestTimeoutMs: flags.requestTimeoutMs } : {}),
     ...(flags.requestDeadlineMs !== undefined ? { requestDeadlineMs: flags.requestDeadlineMs } : {}),
+    ...(flags.traceLevel !== undefined ? { traceLevel: flags.traceLevel } : {}),
     persist: !flags.noSession,
     print: !interactive,
+    // a resumed session's provider is checked once the session is known (its stored base URL may be needed)
+    ...((flags.continue || flags.resume !== undefined || flags.session !== undefined) &&
+    flags.baseUrl === undefined
+      ? { checkProvider: false }
+      : {}),
   });
   try {
     if (!interactive) {

@@ -1,4 +1,4 @@
-import { existsSync, statSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { CliPaths } from "./context.ts";
@@ -29,5 +29,34 @@ function checkHome(home: string, name: string): void {
           "lash keeps its database and config there: point LASH_HOME at a directory (it is created when missing).",
       );
     if (dirname(dir) === dir) return;
+  }
+}
+
+/**
+ * The `--base-url` a session was created with, kept beside the database in
+ * `$LASH_HOME/endpoints.json` (`{ "<session id>": { "baseUrl": "…" } }`), so `--continue` and
+ * `--resume` reach the same server without the flag. A missing or unreadable file is empty.
+ */
+export function sessionEndpoint(home: string, sessionId: string): string | undefined {
+  return readEndpoints(home)[sessionId]?.baseUrl;
+}
+
+export function recordSessionEndpoint(home: string, sessionId: string, baseUrl: string): void {
+  const all = readEndpoints(home);
+  if (all[sessionId]?.baseUrl === baseUrl) return;
+  all[sessionId] = { baseUrl };
+  const file = join(home, "endpoints.json");
+  writeFileSync(`${file}.tmp`, `${JSON.stringify(all, null, 2)}\n`);
+  renameSync(`${file}.tmp`, file);
+}
+
+function readEndpoints(home: string): Record<string, { baseUrl?: string } | undefined> {
+  try {
+    const parsed = JSON.parse(readFileSync(join(home, "endpoints.json"), "utf8")) as unknown;
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, { baseUrl?: string }>)
+      : {};
+  } catch {
+    return {};
   }
 }

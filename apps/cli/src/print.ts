@@ -31,10 +31,19 @@ export async function chooseSession(
   beforeCreate?: () => void,
 ) {
   const ref = flags.session ?? (flags.resume !== "" ? flags.resume : undefined);
-  if (ref !== undefined) return { id: (await findSession(ctx, ref)).id, how: "resumed" } as SessionChoice;
+  if (ref !== undefined) {
+    const found = await findSession(ctx, ref);
+    keepsModel(found, flags);
+    ctx.adoptSession(found);
+    return { id: found.id, how: "resumed" } as SessionChoice;
+  }
   if (flags.continue) {
     const latest = await latestSession(ctx, ctx.settings.cwd);
-    if (latest) return { id: latest.id, how: "continued" } as SessionChoice;
+    if (latest) {
+      keepsModel(latest, flags);
+      ctx.adoptSession(latest);
+      return { id: latest.id, how: "continued" } as SessionChoice;
+    }
     beforeCreate?.();
     notice(`no earlier session in ${ctx.settings.cwd}; starting a new one`);
   }
@@ -54,6 +63,15 @@ export async function chooseSession(
   }
   beforeCreate?.();
   return { id: (await ctx.newSession()).id, how: "new" } as SessionChoice;
+}
+
+/** `--model` names the model of new sessions: asking an existing session for another one is an error, not ignored. */
+function keepsModel(session: { readonly id: string; readonly model: string }, flags: RunFlags): void {
+  if (flags.model === undefined || flags.model === session.model) return;
+  throw usageError(
+    `session ${session.id} runs on ${session.model}; --model ${flags.model} cannot change it (a session keeps the model it was created with). ` +
+      `Drop --model to continue it on ${session.model}, or leave out --continue/--resume to start a new session on ${flags.model}.`,
+  );
 }
 
 async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
@@ -138,7 +156,8 @@ function mcpNotice(s: McpLine): string {
   const why = s.reason ? `: ${s.reason}` : "";
   if (s.state === "starting")
     return `MCP server "${s.name}" is still starting after ${MCP_SETTLE_MS / 1000} s (no answer to initialize yet); its tools are not available to this turn`;
-  return `MCP server "${s.name}" is ${s.state}${why}; its tools are not available to this turn`;
+  const what = s.state === "failed" ? "failed" : `is ${s.state}`;
+  return `MCP server "${s.name}" ${what}${why}; its tools are not available to this turn`;
 }
 
 /** Progress lines on stderr for `--output-format text`. */

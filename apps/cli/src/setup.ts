@@ -19,6 +19,9 @@ export interface Setup {
   readonly warnings: readonly string[];
 }
 
+/** The model of a resuming run that named none: the session's own is used (a new session needs a real one). */
+export const UNCHOSEN_MODEL = "none/none";
+
 /** Thrown when no model could be chosen at all (no key, no config): `lash` offers the demo. */
 export class NoProvider extends CliError {
   constructor() {
@@ -76,7 +79,12 @@ export async function resolveSetup(flags: RunFlags, env: NodeJS.ProcessEnv = pro
     throw usageError(
       "--base-url needs a model: add --model openai-compatible/<model> (e.g. openai-compatible/llama3.1 for Ollama)",
     );
-  const modelChoice = chooseModel(flags.model, env, config);
+  // `-p --continue` / `--resume` run on the session's own model: no model needs choosing up front
+  const resumes =
+    flags.print && (flags.continue || flags.resume !== undefined || flags.session !== undefined);
+  const modelChoice =
+    chooseModel(flags.model, env, config) ??
+    (resumes ? { model: UNCHOSEN_MODEL, source: "default" } : undefined);
   if (!modelChoice) throw new NoProvider();
   const mode = flags.mode ?? config.mode ?? "standard";
   const base = flags.system ?? config.systemPrompt ?? defaultSystemPrompt(cwd);
