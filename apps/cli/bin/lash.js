@@ -11,4 +11,5 @@ if (major < 22 || (major === 22 && minor < 12)) {
 // V8's code cache on disk (Node's module compile cache, in os.tmpdir()/node-compile-cache): later runs skip
 // most of the compile time. NODE_DISABLE_COMPILE_CACHE=1 turns it off.
 module.enableCompileCache?.();
+globalThis[Symbol.for("lash.bin")] = true; // run main() whatever this file is linked as
 await import("../dist/lash.js");

@@ -166,6 +166,8 @@ export async function exit(code: number): Promise<never> {
 }
 
 const isEntry = (() => {
+  // bin/lash.js and bin/lash-dev.js say so, whatever name a link to them has
+  if ((globalThis as Record<symbol, unknown>)[Symbol.for("lash.bin")] === true) return true;
   const entry = process.argv[1];
   if (!entry) return false;
   const here = new URL(import.meta.url).pathname;

