@@ -4,7 +4,9 @@ import {
   charge,
   chargeList,
   chargeString,
+  ENTRY_BYTES,
   jsonBytes,
+  RECORD_BYTES,
   SLOT_BYTES,
   STRING_BYTES,
 } from "./memory.ts";
@@ -226,7 +228,8 @@ export function formatString(tpl: Value, args: Value[]): string {
     const isUsed = k < 31 ? (used & (1 << k)) !== 0 : parts.includes(k);
     if (!isUsed) throw valueError(`format argument \`${k}\` is unused`);
   }
-  chargeString(out.length);
+  // the result is a rope of its parts
+  charge(STRING_BYTES * parts.length + out.length);
   return out;
 }
 
@@ -372,7 +375,7 @@ function grepText(args: Value[]): List {
       m.set("start", st);
       m.set("end", st + nlen);
       // the hit record (5 entries) and its line
-      charge(SLOT_BYTES + CONTAINER_BYTES + 5 * 32 + STRING_BYTES);
+      charge(SLOT_BYTES + RECORD_BYTES + 5 * ENTRY_BYTES + STRING_BYTES);
       out.push(new Rec(m));
     }
     pos = nl + 1;

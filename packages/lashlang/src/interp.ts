@@ -15,6 +15,7 @@ import {
   exceeded,
   jsonBytes,
   over,
+  RECORD_BYTES,
   SLOT_BYTES,
   STRING_BYTES,
 } from "./memory.ts";
@@ -514,7 +515,7 @@ export class Compiler {
         const keys = e.entries.map((x) => x.key);
         const vals = e.entries.map((x) => this.expr(x.value));
         const n = keys.length;
-        const bytes = CONTAINER_BYTES + ENTRY_BYTES * n;
+        const bytes = RECORD_BYTES + ENTRY_BYTES * n;
         return (c) => {
           const m = new Map<string, Value>();
           for (let i = 0; i < n; i++) m.set(keys[i]!, share(vals[i]!(c)));
@@ -1320,7 +1321,7 @@ export class Compiler {
       case "record": {
         const m = new Map<string, Value>();
         for (const en of e.entries) m.set(en.key, share(yield* this.genExpr(en.value, c)));
-        if (over(CONTAINER_BYTES + ENTRY_BYTES * m.size)) at(exceeded(), e);
+        if (over(RECORD_BYTES + ENTRY_BYTES * m.size)) at(exceeded(), e);
         return new Rec(m);
       }
       case "comp": {
@@ -1521,7 +1522,7 @@ export class Compiler {
       }
       if (x.k === "record") {
         const parts = x.entries.map((en) => [en.key, plan(en.value)] as const);
-        const bytes = CONTAINER_BYTES + ENTRY_BYTES * parts.length;
+        const bytes = RECORD_BYTES + ENTRY_BYTES * parts.length;
         return () => {
           charge(bytes);
           return new Rec(new Map(parts.map(([k, p]) => [k, share(p())])));

@@ -1,7 +1,7 @@
 /**
  * The memory budget: an allocation meter. Every value the evaluator builds is charged an
- * approximate size when it is built (a list or tuple 32 bytes + 8 a slot, a record 32 + 32 an
- * entry, a string 16 + 1 a UTF-16 unit; host results by their JSON shape), so the meter counts the
+ * approximate size when it is built (a list or tuple 64 bytes + 8 a slot, a record 96 + 32 an
+ * entry, a string 32 + 1 a UTF-16 unit; host results by their JSON shape), so the meter counts the
  * bytes *allocated by the cell*, not the bytes it still holds: values that become garbage stay
  * counted. A concatenation `a + b` of strings is charged the shorter side (V8 builds a rope that
  * shares the longer one), so `out = out + line` in a loop costs its lines, not a square.
@@ -17,11 +17,17 @@ import { LangError } from "./values.ts";
 /** 256 MiB of accounted allocation per cell. */
 export const DEFAULT_MEMORY_BUDGET = 256 * 1024 * 1024;
 
-/** Approximate sizes (bytes) charged per value. */
-export const CONTAINER_BYTES = 32;
+/**
+ * Approximate sizes (bytes) charged per value, calibrated on V8 (Node 24, retained heap after GC):
+ * a list is its object, array and backing store, a record its object, Map and hash table, a string
+ * its header or the rope node a concatenation makes. Charges land within about 0.8–1.1× of the
+ * retained heap for lists of numbers, small lists, small records and formatted strings.
+ */
+export const CONTAINER_BYTES = 64;
 export const SLOT_BYTES = 8;
+export const RECORD_BYTES = 96;
 export const ENTRY_BYTES = 32;
-export const STRING_BYTES = 16;
+export const STRING_BYTES = 32;
 
 export class Meter {
   readonly budget: number;
@@ -129,7 +135,7 @@ export function chargeList(n: number): void {
 
 /** A new record of `n` entries. */
 export function chargeRecord(n: number): void {
-  charge(CONTAINER_BYTES + ENTRY_BYTES * n);
+  charge(RECORD_BYTES + ENTRY_BYTES * n);
 }
 
 /** The approximate size of a JSON value once it is a language value (host results, `json_parse`). */
@@ -148,7 +154,7 @@ export function jsonBytes(j: unknown): number {
         }
         return n;
       }
-      let n = CONTAINER_BYTES;
+      let n = RECORD_BYTES;
       for (const k in j as object) {
         n += ENTRY_BYTES + k.length;
         n += jsonBytes((j as { [k: string]: unknown })[k]);

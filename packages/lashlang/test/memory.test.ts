@@ -49,7 +49,7 @@ describe("memory budget: each growth path is charged", () => {
     {
       name: "in-place list concatenation",
       program: "xs = []\nwhile true {\n  xs = xs + [1, 2, 3]\n}",
-      at: "xs = xs + [1, 2, 3]",
+      at: "[1, 2, 3]",
     },
     { name: "list concatenation", program: "xs = [1]\nwhile true {\n  xs = xs + xs\n}", at: "xs + xs" },
     { name: "string doubling", program: 's = "x"\nwhile true {\n  s = s + s\n}', at: "s + s" },
@@ -89,7 +89,7 @@ describe("memory budget: each growth path is charged", () => {
     {
       name: "record keys",
       program: "r = {}\ni = 0\nwhile true {\n  r[to_string(i)] = i\n  i = i + 1\n}",
-      at: "r[to_string(i)] = i",
+      at: "to_string(i)] = i",
     },
     {
       name: "comprehension",
@@ -148,7 +148,7 @@ describe("memory budget: semantics", () => {
     const r = await runCell(new LashlangState(), "xs = range(1000)\nfinish len(xs)");
     expect(r.outcome).toBe("finished");
     expect(r.memoryBudget).toBe(256 * MIB);
-    expect(r.allocated).toBe(32 + 8 * 1000);
+    expect(r.allocated).toBe(64 + 8 * 1000);
   });
 
   it("an accumulating string is charged its pieces, not a square: 20,000 lines fit in 1 MiB", async () => {
@@ -192,7 +192,7 @@ describe("memory budget: semantics", () => {
     for (let i = 0; i < 3; i++) {
       const r = await run("xs = range(100000)", MIB, undefined, state);
       expect(r.outcome, r.error?.rendered).toBe("continued");
-      expect(r.allocated).toBe(32 + 800_000);
+      expect(r.allocated).toBe(64 + 800_000);
     }
   });
 
@@ -237,9 +237,9 @@ for p in parts {
 finish { lines: len(parts), hits: len(hits), words: words }`,
     );
     expect(lines.value).toEqual({ lines: 100000, hits: 33334, words: 400000 });
-    // 100,000 records ≈ 16 MiB and 100,000 lines of string work ≈ 37 MiB of 256
+    // 100,000 records ≈ 27 MiB and 100,000 lines of string work ≈ 67 MiB of 256
     expect(records.allocated).toBeLessThan(32 * MIB);
-    expect(lines.allocated).toBeLessThan(64 * MIB);
+    expect(lines.allocated).toBeLessThan(80 * MIB);
   });
 });
 
