@@ -15,10 +15,9 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
-  rmSync,
   writeFileSync,
 } from "node:fs";
-import { createRequire } from "node:module";
+import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -30,10 +29,10 @@ import {
 } from "@lash/providers/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type NodeBinary, node22, node24 } from "../support/node-versions.ts";
+import { buildPackages } from "./build.ts";
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, "..", "..");
-const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
 const EXAMPLES = ["host-promise", "host-effect"] as const;
 const SETUP_TIMEOUT = 20 * 60_000;
 
@@ -90,21 +89,18 @@ function reply(request: RecordedRequest): MockReply {
 
 beforeAll(async () => {
   // 1. Build every package to dist/ (incremental: quick when it is current).
-  execFileSync(process.execPath, [tsc, "-b", "tsconfig.build.json"], { cwd: root, stdio: "pipe" });
+  await buildPackages();
 
   // 2. Pack them as they would be published (publishConfig applied, workspace:^ rewritten).
   mkdirSync(tarballs, { recursive: true });
   for (const dir of libraryDirs) {
-    const out = execFileSync("pnpm", ["pack", "--pack-destination", tarballs], {
+    const { stdout: out } = await run("pnpm", ["pack", "--pack-destination", tarballs], {
       cwd: join(root, "packages", dir),
-      encoding: "utf8",
     });
     const file = out.trim().split("\n").at(-1)!.trim();
     expect(file.endsWith(".tgz"), `pnpm pack printed ${out}`).toBe(true);
-    const entries = execFileSync("tar", ["tzf", file], { encoding: "utf8" }).trim().split("\n");
-    const manifest = JSON.parse(
-      execFileSync("tar", ["xzOf", file, "package/package.json"], { encoding: "utf8" }),
-    );
+    const entries = (await run("tar", ["tzf", file])).stdout.trim().split("\n");
+    const manifest = JSON.parse((await run("tar", ["xzOf", file, "package/package.json"])).stdout);
     packed.set(manifest.name, { file, manifest, entries });
   }
 
@@ -144,8 +140,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
-  rmSync(work, { recursive: true, force: true });
-});
+  await rm(work, { recursive: true, force: true });
+}, 120_000);
 
 describe("the packed packages", () => {
   it("every library package is packed, publish-shaped", () => {
