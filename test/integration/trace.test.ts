@@ -258,7 +258,7 @@ describe("OTLP export", () => {
     expect(attr(chat, "gen_ai.request.model")).toBe("claude-sonnet-4-5");
     expect(Number(attr(chat, "gen_ai.usage.input_tokens"))).toBeGreaterThan(0);
     expect(Number(attr(chat, "gen_ai.usage.output_tokens"))).toBeGreaterThan(0);
-    expect(JSON.stringify(attr(chat, "gen_ai.response.finish_reasons"))).toContain("toolUse");
+    expect(JSON.stringify(attr(chat, "gen_ai.response.finish_reasons"))).toContain("tool_use");
     const tool = spans.find((s) => s.name === "execute_tool read_file")!;
     expect(attr(tool, "gen_ai.tool.name")).toBe("read_file");
     expect(attr(tool, "gen_ai.tool.call.id")).toBeDefined();

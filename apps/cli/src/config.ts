@@ -98,11 +98,22 @@ const FilesConfig = Schema.Struct({
   allowHardLinks: opt(Bool),
 });
 
+/** OpenTelemetry export (OTLP/HTTP); the standard `OTEL_*` variables win over these keys. */
+const OtlpConfig = Schema.Struct({
+  /** Collector base URL (`http://localhost:4318`; `/v1/traces` is appended) or the full `…/v1/traces` URL. */
+  endpoint: opt(Str),
+  /** Sent with every export (e.g. an API key of a hosted collector; redacted, never printed). */
+  headers: opt(StrMap),
+  /** `service.name` of the exported resource (default `lash`). */
+  serviceName: opt(Str),
+});
+
 const TraceConfig = Schema.Struct({
   /** Trace every turn to this JSONL file (as `--trace`; the flag wins). */
   file: opt(Str),
   /** Applies whenever tracing is on, from `--trace` or `file`. */
   level: opt(described(Schema.Literal("standard", "extended"), '"standard" or "extended"')),
+  otlp: opt(OtlpConfig),
 });
 
 export const LashConfig = Schema.Struct({

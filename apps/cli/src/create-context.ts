@@ -29,9 +29,10 @@ import type { LashConfig } from "./config.ts";
 import type { CliContext, CliPaths, CliSettings } from "./context.ts";
 import { CliError, damageHint, ExitCode, errorMessage, taggedFailure } from "./errors.ts";
 import { gitBranch } from "./git.ts";
+import { VERSION } from "./help.ts";
 import { enabledMcpServers, type McpRuntime, startMcp } from "./mcp.ts";
 import { recordSessionEndpoint, sessionEndpoint } from "./paths.ts";
-import { baseUrlFor, noProviderMessage, type Vendor, vendorOf } from "./providers.ts";
+import { baseUrlFor, noProviderMessage, VENDOR_ENV, type Vendor, vendorOf } from "./providers.ts";
 
 export interface ContextOptions {
   readonly settings: CliSettings;
@@ -57,6 +58,11 @@ export interface ContextOptions {
   readonly traceLevel?: "standard" | "extended";
   /** `-p`: turn events reach the trace through `traceEvent`, not by observing sessions. */
   readonly print?: boolean;
+  /**
+   * A warning while running (an OpenTelemetry collector that cannot be reached, an ignored `OTEL_*`
+   * setting). Default: `[lash] warning: …` on stderr — at once with `print`, else when the context closes.
+   */
+  readonly warn?: (message: string) => void;
 }
 
 interface TraceHandle {
@@ -90,13 +96,38 @@ export function secretsOf(
   env: { readonly [name: string]: string | undefined },
 ): { readonly names: readonly string[]; readonly values: readonly SecretValue[] } {
   const names = [
-    ...new Set([...Object.values(providerEnv).flatMap((spec) => spec.keys), ...(config.redaction?.env ?? [])]),
+    ...new Set([
+      ...Object.values(providerEnv).flatMap((spec) => spec.keys),
+      ...(config.redaction?.env ?? []),
+      ...OTLP_HEADER_VARS,
+    ]),
   ];
   const values: SecretValue[] = [...envSecrets(env, { secretNames: names })];
   for (const value of config.redaction?.keys ?? []) values.push({ name: "redaction.keys", value });
   const expand = (s: string) =>
     s.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_, n: string, d?: string) => env[n] || d || "");
   const secretHeader = /authorization|api[-_]?key|token|secret|password|cookie/i;
+  // OpenTelemetry collector headers (usually a key): every value is secret
+  const otlpHeaders: [string, string][] = Object.entries(config.trace?.otlp?.headers ?? {}).map(([k, v]) => [
+    `trace.otlp.headers.${k}`,
+    v,
+  ]);
+  for (const name of OTLP_HEADER_VARS)
+    for (const part of (env[name] ?? "").split(",")) {
+      const eq = part.indexOf("=");
+      if (eq <= 0) continue;
+      let value = part.slice(eq + 1).trim();
+      try {
+        value = decodeURIComponent(value);
+      } catch {}
+      otlpHeaders.push([name, value]);
+    }
+  for (const [name, value] of otlpHeaders) {
+    if (value.length < 4) continue;
+    values.push({ name, value });
+    const token = /^(?:Bearer|Basic|Token|Api-Key)\s+(\S+)$/i.exec(value)?.[1];
+    if (token) values.push({ name, value: token });
+  }
   for (const [server, s] of Object.entries(config.mcpServers ?? {})) {
     for (const [k, v] of Object.entries(s.env ?? {}))
       if (isSecretEnvName(k) || looksLikeKey(expand(v)))
@@ -111,6 +142,16 @@ export function secretsOf(
   }
   return { names, values };
 }
+
+/** The OpenTelemetry variables that carry collector headers (kept out of tool environments, redacted). */
+const OTLP_HEADER_VARS = ["OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"];
+
+/** Default base URLs, for `server.address` / `server.port` of exported spans. */
+const VENDOR_URLS: { readonly [vendor: string]: string } = {
+  openai: "https://api.openai.com/v1",
+  anthropic: "https://api.anthropic.com",
+  google: "https://generativelanguage.googleapis.com",
+};
 
 /** Built-in tool names (the tools plugin plus `spawn_agent`), for `--tools` validation and `/info`. */
 export const builtinTools: readonly string[] = [...TOOL_NAMES, "spawn_agent"];
@@ -199,15 +240,56 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
       "lash: --trace-level needs a trace to apply to: add --trace <file.jsonl> (or set trace.file in the config)",
       ExitCode.usage,
     );
-  if (live && traceFile !== undefined) {
-    const t = await import("@lash/trace");
-    const recorder = t.createTraceRecorder({
-      sinks: [t.jsonlSink(resolve(settings.cwd, traceFile))],
-      level: options.traceLevel ?? config.trace?.level ?? "standard",
-      redact: { env, secrets: secrets.values.map((s) => s.value) },
+  // warnings while running: at once in -p (stderr), after the TUI has left the screen otherwise
+  const deferredWarnings: string[] = [];
+  const warn =
+    options.warn ??
+    ((message: string) => {
+      if (options.print === true) process.stderr.write(`[lash] warning: ${message}\n`);
+      else deferredWarnings.push(message);
     });
-    plugins.push(recorder.plugin() as Plugin);
-    trace = { record: (e) => recorder.record(e), close: () => recorder.close() };
+  // OpenTelemetry: the standard OTEL_* variables, else config trace.otlp (the environment wins)
+  const otlpWanted =
+    live &&
+    [
+      env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+      env.OTEL_EXPORTER_OTLP_ENDPOINT,
+      config.trace?.otlp?.endpoint,
+    ].some((v) => v !== undefined && v.trim() !== "");
+  if (live && (traceFile !== undefined || otlpWanted)) {
+    const t = await import("@lash/trace");
+    const sinks: import("@lash/trace").TraceSink[] = [];
+    if (traceFile !== undefined) sinks.push(t.jsonlSink(resolve(settings.cwd, traceFile)));
+    if (otlpWanted) {
+      const otlp = t.otlpOptionsFromEnv(env, config.trace?.otlp ?? {});
+      for (const w of otlp.warnings) warn(w);
+      if (otlp.options)
+        sinks.push(
+          t.otlpSink({
+            ...otlp.options,
+            serviceVersion: VERSION,
+            endpointOf: (model) => {
+              const vendor = vendorOf(model);
+              if (vendor === undefined) return undefined;
+              return (
+                baseUrlFor(vendor, storedEndpoint ?? { vendor: flagVendor, url: options.baseUrl }, config) ??
+                (env[VENDOR_ENV[vendor].baseUrl]?.trim() || undefined) ??
+                VENDOR_URLS[vendor]
+              );
+            },
+            onExportError: warn,
+          }),
+        );
+    }
+    if (sinks.length > 0) {
+      const recorder = t.createTraceRecorder({
+        sinks,
+        level: options.traceLevel ?? config.trace?.level ?? "standard",
+        redact: { env, secrets: secrets.values.map((s) => s.value) },
+      });
+      plugins.push(recorder.plugin() as Plugin);
+      trace = { record: (e) => recorder.record(e), close: () => recorder.close() };
+    }
   }
 
   let store: Layer.Layer<SessionStore, unknown>;
@@ -385,6 +467,7 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
       await trace?.close();
       await runtime.dispose();
       await mcp?.close();
+      for (const w of deferredWarnings.splice(0)) process.stderr.write(`[lash] warning: ${w}\n`);
     },
   };
   return ctx;

@@ -1,7 +1,9 @@
 export { type CliIo, runTraceCli, TRACE_USAGE } from "./cli.ts";
 export type { TraceInput, TraceInputBody } from "./input.ts";
 export { type JsonlSinkOptions, jsonlSink } from "./jsonl.ts";
-export { type OtlpSinkOptions, otlpSink } from "./otlp.ts";
+export { type OtlpProtocol, type OtlpSinkOptions, otlpSink } from "./otlp.ts";
+export { finishReasonFor, type ProviderAttrs, providerOf } from "./otlp-attrs.ts";
+export { type OtlpEnvResult, type OtlpSettings, otlpOptionsFromEnv, parseOtelPairs } from "./otlp-env.ts";
 export {
   createTraceRecorder,
   errorClassOf,
