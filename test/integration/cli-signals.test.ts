@@ -84,7 +84,10 @@ describe("signals", () => {
     expect(show.stdout).toContain("the last turn was cut off");
 
     box.server.enqueue({ text: "Recovered after the crash.", usage: { input: 120, output: 6 } });
-    const resumed = await lash(["-p", "--resume", session.sessionId, "--output-format", "json"], opts);
+    const resumed = await lash(
+      ["-p", "--resume", session.sessionId, "--resume-pending", "--output-format", "json"],
+      opts,
+    );
     expect(resumed.code).toBe(0);
     const result = jsonLines(resumed.stdout)[0]!;
     expect(result).toMatchObject({
@@ -110,7 +113,7 @@ describe("signals", () => {
     expect(after.stdout).toContain("assistant: Recovered after the crash.");
   });
 
-  it("text mode reports the resume of a cut-off turn on stderr, then runs the new prompt", async () => {
+  it("a cut-off turn is not run again without --resume-pending; with it, text mode reports the resume, then runs the new prompt", async () => {
     box = await sandbox([{ toolCalls: [{ name: "glob", arguments: { pattern: "*" } }] }, { hang: true }]);
     const opts = { env: box.env, cwd: box.cwd };
     const run = start(["-p", "look around", "--output-format", "stream-json"], opts);
@@ -118,8 +121,16 @@ describe("signals", () => {
     await box.server.waitForRequests(2);
     run.child.kill("SIGKILL");
     await run.done;
+    // without --resume-pending: refused, saying what is pending and the two ways forward; nothing runs
+    const refused = await lash(["-p", "and then?", "--continue"], opts);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`session ${session.sessionId} has a turn that was cut off`);
+    expect(refused.stderr).toContain('"look around"');
+    expect(refused.stderr).toContain(`lash -p --resume ${session.sessionId} --resume-pending`);
+    expect(refused.stderr).toContain(`lash sessions abandon ${session.sessionId}`);
+    expect(box.server.requests).toHaveLength(2);
     box.server.enqueue({ text: "looked" }, { text: "next answer" });
-    const r = await lash(["-p", "and then?", "--continue"], opts);
+    const r = await lash(["-p", "and then?", "--continue", "--resume-pending"], opts);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain(`finishing the turn of ${session.sessionId} that was cut off`);
     expect(r.stderr).toMatch(/\[tool\] glob · ok · \d+ms · from journal/);

@@ -23,6 +23,10 @@ export interface RunFlags {
   readonly fork?: string;
   readonly at?: string;
   readonly noSession: boolean;
+  /** `--wait`: when another lash process is writing the session, wait for it instead of failing. */
+  readonly wait?: boolean;
+  /** `--resume-pending`: in `-p`, finish the session's cut-off turn (from its journal) before the prompt. */
+  readonly resumePending?: boolean;
   readonly outputFormat: OutputFormat;
   readonly trace?: string;
   /** `--trace-level`: what the trace keeps (overrides config `trace.level`). */
@@ -37,7 +41,11 @@ export type Command =
   | { readonly kind: "help"; readonly topic?: string }
   | { readonly kind: "version" }
   | { readonly kind: "run"; readonly flags: RunFlags }
-  | { readonly kind: "sessions"; readonly action: "list" | "show" | "rm"; readonly args: SessionsArgs }
+  | {
+      readonly kind: "sessions";
+      readonly action: "list" | "show" | "rm" | "abandon";
+      readonly args: SessionsArgs;
+    }
   | { readonly kind: "config"; readonly cwd?: string; readonly json: boolean }
   | { readonly kind: "doctor"; readonly cwd?: string; readonly json: boolean; readonly repair: boolean }
   | { readonly kind: "demo"; readonly flags: DemoFlags }
@@ -88,6 +96,8 @@ const RUN_OPTIONS = {
   fork: { type: "string" },
   at: { type: "string" },
   "no-session": { type: "boolean" },
+  wait: { type: "boolean" },
+  "resume-pending": { type: "boolean" },
   "output-format": { type: "string" },
   trace: { type: "string" },
   "trace-level": { type: "string" },
@@ -204,6 +214,8 @@ export function parseRunFlags(argv: readonly string[]): RunFlags | { help: true 
     ...(values.fork !== undefined ? { fork: values.fork } : {}),
     ...(values.at !== undefined ? { at: values.at } : {}),
     noSession: values["no-session"] ?? false,
+    ...(values.wait ? { wait: true } : {}),
+    ...(values["resume-pending"] ? { resumePending: true } : {}),
     outputFormat: format,
     ...(values.trace !== undefined ? { trace: values.trace } : {}),
     ...(traceLevel !== undefined ? { traceLevel } : {}),
@@ -231,8 +243,16 @@ export function parseCommand(argv: readonly string[]): Command {
     case "sessions": {
       const [action = "list", ...more] = rest;
       if (action === "--help" || action === "-h") return { kind: "help", topic: "sessions" };
-      if (action !== "list" && action !== "show" && action !== "rm" && action !== "ls")
-        throw usageError(`unknown sessions command "${action}"; expected list, show <id> or rm <id>`);
+      if (
+        action !== "list" &&
+        action !== "show" &&
+        action !== "rm" &&
+        action !== "ls" &&
+        action !== "abandon"
+      )
+        throw usageError(
+          `unknown sessions command "${action}"; expected list, show <id>, rm <id> or abandon <id>`,
+        );
       const { values, positionals } = parse(
         more,
         {

@@ -6,7 +6,7 @@ Usage
   lash [options] [prompt]            interactive session (the prompt is sent first)
   lash -p [options] [prompt]         one-shot: run one turn and print the answer
                                      (the prompt may come on stdin: echo hi | lash -p)
-  lash sessions list|show <id>|rm <id>
+  lash sessions list|show <id>|rm <id>|abandon <id>
   lash config                        the effective config (secrets redacted)
   lash doctor [--repair]             check Node, database, provider keys, MCP servers
   lash demo                          a scripted session against a built-in mock model (no key needed)
@@ -42,7 +42,12 @@ Sessions (stored in $LASH_HOME/lash.db, default ~/.lash)
       --session <id>            same as --resume <id>
       --fork <id> [--at <node>] continue a copy of a session (from a node of its path)
       --no-session              keep nothing: an in-memory session (with -p)
-  A session whose last turn was cut off (crash, kill) finishes that turn first.
+      --wait                    another lash process is writing the session: wait for it
+                                (default: fail at once, naming that process)
+      --resume-pending          -p: finish the session's cut-off turn (crash, kill) before the
+                                prompt; without it -p refuses to run on such a session
+  A cut-off turn is offered (interactive) or needs --resume-pending (-p); \`lash sessions abandon\`
+  drops it. A turn whose resume crashed lash 3 times is not resumed again.
 
 Print mode
   -p, --print                   no TUI; the final answer on stdout, progress on stderr
@@ -80,6 +85,9 @@ const TOPICS: Record<string, string> = {
       the transcript of a session's active path (tool results marked cancelled/error)
   lash sessions rm <id|name>
       delete a session (forks that run through it keep their history)
+  lash sessions abandon <id|name>
+      close the session's cut-off turn as abandoned (shown in the transcript, never re-run),
+      so the session can be used again; its completed steps are dropped
 `,
   config: `Usage
   lash config [--json] [--cwd <dir>]

@@ -8,7 +8,7 @@ import type { LocalContext } from "./create-context.ts";
 import { CliError, ExitCode, errorMessage } from "./errors.ts";
 import type { MainIO } from "./main.ts";
 import { chooseSession } from "./print.ts";
-import { hasPendingTurn } from "./sessions.ts";
+import { pendingText, pendingTurnOf, turnErrorMessage } from "./sessions.ts";
 
 /** The TUI is built concurrently in `./tui/`; until it exists `lash` says so instead of crashing. */
 export async function loadTui(): Promise<RunTui | undefined> {
@@ -74,16 +74,53 @@ export async function runInteractive(ctx: LocalContext, flags: RunFlags, io: Mai
     if (choice.how === "forked") io.stderr.write(`[lash] forked ${choice.forkedFrom} → ${choice.id}\n`);
   }
   if (sessionId !== undefined) ctx.traceSession(sessionId);
-  if (sessionId !== undefined && (await hasPendingTurn(ctx, sessionId))) {
-    io.stderr.write(`[lash] finishing the turn of ${sessionId} that was cut off (from its journal)…\n`);
-    const fiber = ctx.rt.runFork(Effect.flatMap(LashRuntime, (rt) => rt.resumePending(sessionId)));
-    const stop = () => ctx.rt.runFork(Fiber.interrupt(fiber));
-    const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
-    for (const s of signals) process.once(s, stop);
-    const exit = await ctx.rt.runPromise(Fiber.await(fiber));
-    for (const s of signals) process.off(s, stop);
-    if (Exit.isFailure(exit)) io.stderr.write(`[lash] could not finish it: ${errorMessage(exit.cause)}\n`);
-    else if (exit.value) io.stderr.write(`[lash] done (${exit.value.outcome.type}).\n`);
+  const pending = sessionId !== undefined ? await pendingTurnOf(ctx, sessionId) : undefined;
+  if (sessionId !== undefined && pending) {
+    // a cut-off turn is never run again without asking: it may be an old instruction
+    const text = pendingText(pending);
+    const when = new Date(pending.startedAt).toISOString().replace("T", " ").slice(0, 19);
+    io.stderr.write(
+      `[lash] session ${sessionId} has a turn that was cut off before it finished (started ${when} UTC)` +
+        `${text ? `:\n  "${text.replace(/\s+/g, " ").slice(0, 200)}"` : ""}\n`,
+    );
+    const rl = createInterface({ input: io.stdin, output: io.stderr });
+    let answer: string;
+    try {
+      answer = (
+        await rl.question("Finish it now (f, from its journal), abandon it (a), or decide later (Enter)? ")
+      )
+        .trim()
+        .toLowerCase();
+    } finally {
+      rl.close();
+    }
+    if (answer === "f" || answer === "finish") {
+      io.stderr.write(`[lash] finishing the turn of ${sessionId} that was cut off (from its journal)…\n`);
+      const fiber = ctx.rt.runFork(Effect.flatMap(LashRuntime, (rt) => rt.resumePending(sessionId)));
+      const stop = () => ctx.rt.runFork(Fiber.interrupt(fiber));
+      const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+      for (const s of signals) process.once(s, stop);
+      const exit = await ctx.rt.runPromise(Fiber.await(fiber));
+      for (const s of signals) process.off(s, stop);
+      if (Exit.isFailure(exit))
+        io.stderr.write(
+          `[lash] could not finish it: ${turnErrorMessage(exit.cause, "try again when it is done") ?? errorMessage(exit.cause)}\n`,
+        );
+      else if (exit.value) io.stderr.write(`[lash] done (${exit.value.outcome.type}).\n`);
+    } else if (answer === "a" || answer === "abandon") {
+      const r = await ctx.rt.runPromise(
+        Effect.either(
+          Effect.flatMap(LashRuntime, (rt) =>
+            rt.abandonPending(sessionId, { reason: "abandoned at resume" }),
+          ),
+        ),
+      );
+      io.stderr.write(
+        r._tag === "Left"
+          ? `[lash] could not abandon it: ${turnErrorMessage(r.left) ?? errorMessage(r.left)}\n`
+          : "[lash] abandoned; the transcript shows it as abandoned.\n",
+      );
+    } else io.stderr.write("[lash] left as it is: /finish or /abandon in the session decide later.\n");
   }
   return runTui({
     ctx,

@@ -5,7 +5,15 @@ import { Effect, Exit, Fiber } from "effect";
 import type { OutputFormat, RunFlags } from "./args.ts";
 import type { LocalContext } from "./create-context.ts";
 import { CliError, ExitCode, errorMessage, usageError } from "./errors.ts";
-import { findSession, hasPendingTurn, isCancelledResult, latestSession } from "./sessions.ts";
+import {
+  findSession,
+  isCancelledResult,
+  latestSession,
+  pendingMessage,
+  pendingText,
+  pendingTurnOf,
+  turnErrorMessage,
+} from "./sessions.ts";
 
 export const STREAM_VERSION = 1;
 const MCP_SETTLE_MS = 10_000;
@@ -223,6 +231,8 @@ export async function runPrint(ctx: LocalContext, flags: RunFlags, io: PrintIO):
   process.on("SIGTERM", onSignal);
   process.on("SIGHUP", onSignal);
 
+  /** The session whose lease this run holds (taken before its cut-off turn is looked at). */
+  let leased: string | undefined;
   try {
     const noPrompt = () => {
       if (prompt === undefined)
@@ -230,7 +240,42 @@ export async function runPrint(ctx: LocalContext, flags: RunFlags, io: PrintIO):
     };
     const choice = await chooseSession(ctx, flags, notice, noPrompt);
     const session = await ctx.rt.runPromise(Effect.flatMap(LashRuntime, (rt) => rt.getSession(choice.id)));
-    const pending = choice.how === "new" ? false : await hasPendingTurn(ctx, choice.id);
+    // one writer per session: hold its lease for the whole run (fail, or --wait, while another process writes)
+    if (ctx.persisted) {
+      const fiber = ctx.rt.runFork(
+        Effect.flatMap(LashRuntime, (rt) =>
+          rt.acquireLease(choice.id, {
+            wait: flags.wait === true,
+            onLeaseWait: (h) =>
+              notice(
+                `session ${choice.id} is in use by another lash process (pid ${h.pid} on ${h.host}); waiting for it (--wait)`,
+              ),
+          }),
+        ),
+      );
+      cancel = () => ctx.rt.runFork(Fiber.interrupt(fiber));
+      if (interrupted) cancel();
+      const exit = await ctx.rt.runPromise(Fiber.await(fiber));
+      cancel = undefined;
+      if (Exit.isFailure(exit)) {
+        if (interrupted) return ExitCode.interrupted;
+        throw new CliError(
+          `lash: ${turnErrorMessage(exit.cause, `lash -p --resume ${choice.id} --wait …`) ?? errorMessage(exit.cause)}`,
+        );
+      }
+      leased = choice.id;
+    }
+    // a cut-off turn runs again only when asked (--resume-pending): it may be an old instruction
+    const pendingTurn = choice.how === "new" ? undefined : await pendingTurnOf(ctx, choice.id);
+    if (pendingTurn && !flags.resumePending)
+      throw new CliError(
+        `lash: ${pendingMessage(
+          choice.id,
+          pendingTurn,
+          `lash -p --resume ${choice.id} --resume-pending${prompt !== undefined ? ' "…"' : ""}`,
+        )}\nNothing was run.`,
+      );
+    const pending = pendingTurn !== undefined;
     if (prompt === undefined && !pending)
       throw usageError(
         choice.how === "new"
@@ -280,7 +325,10 @@ export async function runPrint(ctx: LocalContext, flags: RunFlags, io: PrintIO):
     // 1. finish a turn that was cut off, from its journal
     let resumed: TurnResult | undefined;
     if (pending) {
-      notice(`finishing the turn of ${choice.id} that was cut off (completed steps come from the journal)`);
+      const text = pendingText(pendingTurn!);
+      notice(
+        `finishing the turn of ${choice.id} that was cut off${text ? ` ("${text.replace(/\s+/g, " ").slice(0, 100)}")` : ""} (--resume-pending; completed steps come from the journal)`,
+      );
       const fiber = ctx.rt.runFork(
         Effect.flatMap(LashRuntime, (rt) => rt.resumePending(choice.id, turnOptions)),
       );
@@ -290,7 +338,9 @@ export async function runPrint(ctx: LocalContext, flags: RunFlags, io: PrintIO):
       cancel = undefined;
       if (Exit.isFailure(exit)) {
         if (interrupted) return ExitCode.interrupted;
-        throw new CliError(`lash: resuming the cut-off turn failed: ${errorMessage(exit.cause)}`);
+        throw new CliError(
+          `lash: resuming the cut-off turn failed: ${turnErrorMessage(exit.cause) ?? errorMessage(exit.cause)}`,
+        );
       }
       resumed = exit.value;
       if (prompt === undefined || interrupted) {
@@ -314,7 +364,7 @@ export async function runPrint(ctx: LocalContext, flags: RunFlags, io: PrintIO):
     );
     cancel = undefined;
     if (result._tag === "Left") {
-      const message = result.left.message;
+      const message = turnErrorMessage(result.left) ?? result.left.message;
       if (format === "text")
         io.stderr.write(
           printedErrors.has(message) ? "lash: the turn failed\n" : `lash: the turn failed: ${message}\n`,
@@ -355,6 +405,12 @@ export async function runPrint(ctx: LocalContext, flags: RunFlags, io: PrintIO):
       return exitOf(outcome);
     }
   } finally {
+    if (leased !== undefined) {
+      const id = leased;
+      await ctx.rt
+        .runPromise(Effect.flatMap(LashRuntime, (rt) => rt.releaseLease(id)))
+        .catch(() => undefined);
+    }
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     process.off("SIGHUP", onSignal);

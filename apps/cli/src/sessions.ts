@@ -1,7 +1,17 @@
-// Session lookup and the `lash sessions list|show|rm` commands.
-import { LashRuntime, type SessionRecord, SessionStore } from "@lash/core";
-import type { Message } from "@lash/sansio";
-import { Effect } from "effect";
+// Session lookup, the `lash sessions list|show|rm|abandon` commands, and the
+// messages every surface shows for a cut-off turn or a session another process writes.
+import {
+  describeHolder,
+  type GraphNode,
+  LashRuntime,
+  type PendingTurn,
+  type SessionLease,
+  type SessionRecord,
+  SessionStore,
+  TurnError,
+} from "@lash/core";
+import { type Message, messageText } from "@lash/sansio";
+import { Cause, Effect, Runtime } from "effect";
 import type { SessionsArgs } from "./args.ts";
 import type { LocalContext } from "./create-context.ts";
 import { CliError, ExitCode, errorMessage } from "./errors.ts";
@@ -46,12 +56,81 @@ export async function latestSession(ctx: LocalContext, cwd: string): Promise<Ses
 
 /** True when the session has a turn that started and never committed (crash, kill). */
 export async function hasPendingTurn(ctx: LocalContext, sessionId: string): Promise<boolean> {
-  const pending = await ctx.rt.runPromise(
+  return (await pendingTurnOf(ctx, sessionId)) !== undefined;
+}
+
+/** The session's turn that started and never committed, if any. */
+export async function pendingTurnOf(ctx: LocalContext, sessionId: string): Promise<PendingTurn | undefined> {
+  return ctx.rt.runPromise(
     Effect.flatMap(SessionStore, (store) =>
       Effect.orElseSucceed(store.pendingTurn(sessionId), () => undefined),
     ),
   );
-  return pending !== undefined;
+}
+
+/** The user text of a pending turn (what it was asked to do). */
+export function pendingText(p: PendingTurn): string {
+  const messages = (p.input as { messages?: Message[] } | undefined)?.messages ?? [];
+  return messages
+    .filter((m) => m.role === "user")
+    .map(messageText)
+    .join("\n")
+    .trim();
+}
+
+const quoted = (s: string, max = 120) => `"${oneLine(s, max)}"`;
+
+/** What a cut-off turn is, and the two ways forward (`how` names the resume command of the surface). */
+export function pendingMessage(sessionId: string, p: PendingTurn, resumeHow: string): string {
+  const text = pendingText(p);
+  const when = new Date(p.startedAt).toISOString().replace("T", " ").slice(0, 19);
+  const attempts = p.resumeAttempts
+    ? `; resumed ${p.resumeAttempts} time${p.resumeAttempts === 1 ? "" : "s"} already`
+    : "";
+  return (
+    `session ${sessionId} has a turn that was cut off before it finished (started ${when} UTC${attempts})` +
+    `${text ? `: ${quoted(text)}` : ""}.\n` +
+    `  finish it (completed steps come from the journal):  ${resumeHow}\n` +
+    `  drop it (it stays in the transcript as abandoned):  lash sessions abandon ${sessionId}`
+  );
+}
+
+/** Another process holds the session's lease. */
+export function busyMessage(sessionId: string, holder: SessionLease | undefined, waitHow: string): string {
+  const who = holder ? describeHolder(holder, Date.now()) : "another process";
+  return (
+    `session ${sessionId} is in use by another lash process (${who}).\n` +
+    `  wait for it to finish: ${waitHow}\n` +
+    `  look at it meanwhile:  lash sessions show ${sessionId}\n` +
+    "  (if that process is gone, lash takes the session over: at once on this machine, after 30 s otherwise)"
+  );
+}
+
+/** The one message a surface shows for a turn error (no stack trace); `undefined` when it is not a TurnError. */
+export function turnErrorMessage(
+  e: unknown,
+  waitHow = "run the same command with --wait",
+): string | undefined {
+  const cause = Runtime.isFiberFailure(e) ? e[Runtime.FiberFailureCauseId] : e;
+  const err = Cause.isCause(cause) ? Cause.squash(cause) : cause;
+  if (!(err instanceof TurnError)) return undefined;
+  const id = err.sessionId;
+  switch (err.reason) {
+    case "busy":
+      return busyMessage(id, err.holder, waitHow);
+    case "poisoned":
+      return (
+        `session ${id}: its cut-off turn crashed lash on each of its last ${err.resumeAttempts ?? 3} resumes, so it is not resumed again automatically.\n` +
+        `  drop it:                lash sessions abandon ${id}\n` +
+        `  or continue in a copy:  lash --fork ${id}`
+      );
+    case "journalMismatch":
+      return `${err.message}\n  drop the cut-off turn to use the session again: lash sessions abandon ${id}`;
+    case "pendingTurn":
+      return `${err.message}\n  drop it: lash sessions abandon ${id}`;
+    default:
+      return err.message;
+  }
 }
 
 function ago(ms: number, now: number): string {
@@ -163,9 +242,10 @@ export function renderTranscript(messages: readonly Message[]): string {
 
 export async function sessionsShow(ctx: LocalContext, args: SessionsArgs, out: Out): Promise<number> {
   const session = await findSession(ctx, args.id!);
-  const [messages, usage] = await ctx.rt.runPromise(
-    Effect.flatMap(LashRuntime, (rt) => Effect.all([rt.readView(session.id), rt.usage(session.id)])),
+  const [nodes, usage] = await ctx.rt.runPromise(
+    Effect.flatMap(LashRuntime, (rt) => Effect.all([rt.chronological(session.id), rt.usage(session.id)])),
   );
+  const messages = nodes.filter((n) => n.kind === "message").map((n) => n.payload as Message);
   const pending = await hasPendingTurn(ctx, session.id);
   if (args.json) {
     out.write(
@@ -182,10 +262,62 @@ export async function sessionsShow(ctx: LocalContext, args: SessionsArgs, out: O
         ? `forked from ${session.origin.sessionId} at ${session.origin.nodeId ?? "(start)"}\n`
         : "") +
       "\n" +
-      `${renderTranscript(messages)}\n` +
+      `${renderNodes(nodes)}\n` +
       (pending
-        ? `\n(the last turn was cut off before it committed; \`lash --resume ${session.id}\` finishes it)\n`
+        ? `\n(the last turn was cut off before it committed; \`lash --resume ${session.id}\` offers to finish it, ` +
+          `\`lash -p --resume ${session.id} --resume-pending\` finishes it, \`lash sessions abandon ${session.id}\` drops it)\n`
         : ""),
+  );
+  return ExitCode.ok;
+}
+
+/** Messages as `renderTranscript`, with a line for each abandoned turn where it was closed. */
+function renderNodes(nodes: readonly GraphNode[]): string {
+  const out: string[] = [];
+  let run: Message[] = [];
+  const flush = () => {
+    if (run.length) out.push(renderTranscript(run));
+    run = [];
+  };
+  for (const n of nodes) {
+    if (n.kind === "message") run.push(n.payload as Message);
+    else if (n.kind === "protocol" && (n.payload as { type?: unknown })?.type === "turnAbandoned") {
+      flush();
+      const p = n.payload as { input?: string; completedSteps?: number; reason?: string };
+      out.push(
+        `(turn abandoned${p.input ? `: ${quoted(p.input)}` : ""} — ${p.reason ?? "abandoned"}; ` +
+          `${p.completedSteps ?? 0} completed step(s) dropped)`,
+      );
+    }
+  }
+  flush();
+  return out.filter((s) => s !== "").join("\n");
+}
+
+/** `lash sessions abandon <id>`: close the cut-off turn as abandoned so the session can be used again. */
+export async function sessionsAbandon(ctx: LocalContext, args: SessionsArgs, out: Out): Promise<number> {
+  const session = await findSession(ctx, args.id!);
+  const r = await ctx.rt.runPromise(
+    Effect.either(
+      Effect.flatMap(LashRuntime, (rt) =>
+        rt.abandonPending(session.id, { reason: "abandoned with lash sessions abandon" }),
+      ),
+    ),
+  );
+  if (r._tag === "Left") {
+    const message =
+      turnErrorMessage(r.left, "wait until that process is done, then run this again") ??
+      errorMessage(r.left);
+    throw new CliError(`lash: cannot abandon the turn: ${message}`);
+  }
+  if (!r.right) {
+    out.write(`session ${session.id} has no cut-off turn; nothing to abandon\n`);
+    return ExitCode.ok;
+  }
+  const a = r.right;
+  out.write(
+    `abandoned the cut-off turn ${a.turnId} of ${session.id}${a.input ? `: ${quoted(a.input)}` : ""}\n` +
+      `(${a.completedSteps} completed step(s) dropped; the transcript shows it as abandoned; the session can be used again)\n`,
   );
   return ExitCode.ok;
 }

@@ -20,6 +20,16 @@ export const COMMANDS: readonly CommandSpec[] = [
     whileRunning: false,
   },
   { name: "fork", summary: "copy this session from here and switch to the copy", whileRunning: false },
+  {
+    name: "finish",
+    summary: "finish this session's cut-off turn (crash, kill) from its journal",
+    whileRunning: false,
+  },
+  {
+    name: "abandon",
+    summary: "drop this session's cut-off turn (kept in the transcript as abandoned)",
+    whileRunning: false,
+  },
   { name: "tree", summary: "branches of this session; switch to another", whileRunning: false },
   { name: "model", args: "[provider/model]", summary: "show or switch the model", whileRunning: true },
   { name: "export", args: "[html|json|md]", summary: "export this session to a file", whileRunning: true },

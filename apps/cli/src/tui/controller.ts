@@ -4,6 +4,7 @@ import { type GraphNode, LashRuntime, type SessionRecord, SessionStore, type Tur
 import type { Message, Usage } from "@lash/sansio";
 import { Cause, Effect, Exit, Fiber, Option } from "effect";
 import type { CliContext } from "../context.ts";
+import { pendingText, turnErrorMessage } from "../sessions.ts";
 import { helpLines, type ParsedCommand } from "./commands.ts";
 import { fmtAgo, fmtCost, fmtTokens } from "./format.ts";
 import { type Item, Transcript } from "./model.ts";
@@ -286,7 +287,37 @@ export class TuiController {
     this.syncShown(true);
     await this.refreshUsage();
     this.flushNow();
-    await this.runResume(id);
+    await this.offerPending(id);
+  }
+
+  /** A cut-off turn is announced, never resumed without asking: /finish or /abandon. */
+  private async offerPending(id: string): Promise<void> {
+    const store = await this.ctx.runtime.runPromise(Effect.serviceOption(SessionStore));
+    if (Option.isNone(store)) return;
+    const pending = await this.ctx.runtime.runPromise(store.value.pendingTurn(id)).catch(() => undefined);
+    if (!pending) return;
+    const text = pendingText(pending);
+    this.transcript.notice(
+      "warn",
+      `this session has a turn that was cut off before it finished${pending.resumeAttempts ? ` (resumed ${pending.resumeAttempts}× already)` : ""}`,
+      [
+        ...(text ? [`"${text.replace(/\s+/g, " ").slice(0, 200)}"`] : []),
+        "/finish finishes it from its journal · /abandon drops it (kept in the transcript as abandoned)",
+      ],
+    );
+    this.flushNow();
+  }
+
+  private async abandonPending(): Promise<void> {
+    const id = this.sessionId;
+    if (!id) return this.info("no session yet: nothing to abandon");
+    const r = await this.run((rt) => rt.abandonPending(id, { reason: "abandoned with /abandon" }));
+    if (!r) return this.info("this session has no cut-off turn");
+    this.transcript.notice(
+      "success",
+      `abandoned the cut-off turn${r.input ? `: "${r.input.replace(/\s+/g, " ").slice(0, 120)}"` : ""} (${r.completedSteps} completed step(s) dropped)`,
+    );
+    this.flushNow();
   }
 
   private async refreshUsage(): Promise<void> {
@@ -381,7 +412,8 @@ export class TuiController {
         Effect.scoped(
           Effect.gen(this, function* () {
             const rt = yield* LashRuntime;
-            const handle = yield* rt.startTurn(id, { text }, { onEvent: this.onEvent });
+            // a cut-off turn is never resumed behind the user's back: /finish or /abandon decide
+            const handle = yield* rt.startTurn(id, { text }, { onEvent: this.onEvent, resumePending: false });
             this.cancelTurn = () => {
               void this.ctx.runtime.runPromise(handle.cancel);
             };
@@ -394,7 +426,7 @@ export class TuiController {
       const s = await this.run((rt) => rt.getSession(id)).catch(() => undefined);
       if (s) this.session = s;
     } catch (err) {
-      this.transcript.notice("error", `the turn failed: ${messageOf(err)}`);
+      this.transcript.notice("error", `the turn failed: ${tuiTurnError(err)}`);
       cancelled = this.cancelling;
     }
     await this.endRun(finish, cancelled);
@@ -419,7 +451,7 @@ export class TuiController {
       } else if (Exit.isInterrupted(exit)) cancelled = true;
       else throw Cause.squash(exit.cause);
     } catch (err) {
-      this.transcript.notice("error", `could not finish the interrupted turn: ${messageOf(err)}`);
+      this.transcript.notice("error", `could not finish the interrupted turn: ${tuiTurnError(err)}`);
     }
     if (resumed) await this.refreshUsage();
     await this.endRun(finish, cancelled);
@@ -514,6 +546,10 @@ export class TuiController {
           return await this.resume(args);
         case "fork":
           return await this.fork();
+        case "finish":
+          return this.sessionId ? await this.runResume(this.sessionId) : this.info("no session yet");
+        case "abandon":
+          return await this.abandonPending();
         case "tree":
           return await this.tree();
         case "model":
@@ -863,6 +899,12 @@ function safe<A>(f: () => A): A | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A turn error as the TUI says it: the CLI's message, with the TUI's commands. */
+function tuiTurnError(err: unknown): string {
+  const text = turnErrorMessage(err, "send it again when that process is done") ?? messageOf(err);
+  return text.replace(/lash sessions abandon \S+/g, "/abandon");
 }
 
 export function messageOf(err: unknown): string {
