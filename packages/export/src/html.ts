@@ -3,6 +3,8 @@ import { escapeHtml, highlightCode, highlightDiff, renderMarkdown } from "./mark
 import type { ExportedNode, ExportedSession } from "./schema.ts";
 import {
   buildView,
+  type CallStatus,
+  callStatus,
   diffsOf,
   formatCost,
   formatTime,
@@ -20,6 +22,9 @@ export interface HtmlOptions {
   /** Longest tool result shown in full, in characters (default 50,000); the rest is cut with a note. */
   readonly maxResultChars?: number;
 }
+
+/** The RLM driver's record of a cell's `finish(value)` (a result part, not a tool operation). */
+const FINISH_RECORD = "lashlang.finish";
 
 const md = (text: string) =>
   renderMarkdown(text, (code, lang) => (lang ? highlightCode(code, lang) : escapeHtml(code)));
@@ -79,15 +84,40 @@ function renderResult(r: ToolResultPart | undefined, ctx: Ctx): string {
   return out;
 }
 
+/** One line of a result for the card's summary: the first non-blank line, cut. */
+function previewOf(r: ToolResultPart | undefined): string {
+  if (!r) return "";
+  const line =
+    resultText(r)
+      .split("\n")
+      .find((l) => l.trim() !== "")
+      ?.trim() ?? "";
+  return line.length > 120 ? `${line.slice(0, 120)}…` : line;
+}
+
+function statusMarks(st: CallStatus): { cls: "ok" | "err"; icon: string; pill: string } {
+  return st.failed
+    ? {
+        cls: "err",
+        icon: "✗",
+        pill: `<span class="pill status-err" title="this call failed">${escapeHtml(st.label)}</span>`,
+      }
+    : {
+        cls: "ok",
+        icon: "✓",
+        pill: st.label === "ok" ? "" : `<span class="pill status-ok">${escapeHtml(st.label)}</span>`,
+      };
+}
+
 function renderToolCall(call: ToolCallPart, ctx: Ctx): string {
   const result = ctx.view.resultOf(call);
   const child = ctx.view.childOf(call);
-  const status = !result ? "pending" : result.isError ? "err" : "ok";
-  const icon = status === "ok" ? "✓" : status === "err" ? "✗" : "…";
+  const st = statusMarks(callStatus(result));
+  const preview = previewOf(result);
   let body = `<div class="label">Arguments</div><pre class="json">${highlightCode(prettyArgs(call.argumentsText), "json")}</pre>`;
   body += renderResult(result, ctx);
   if (child) body += renderSubagent(child, ctx);
-  return `<details class="tool ${status}" data-call="${escapeHtml(call.id)}"><summary><span class="tool-icon ${status}">${icon}</span><span class="tool-name">${escapeHtml(call.name)}</span><span class="tool-args">${escapeHtml(argsSummary(call.argumentsText))}</span>${child ? `<span class="pill sub">subagent</span>` : ""}</summary><div class="tool-body">${body}</div></details>`;
+  return `<details class="tool ${st.cls}" data-call="${escapeHtml(call.id)}"${call.lashCallId ? ` data-lash-call="${escapeHtml(call.lashCallId)}"` : ""}><summary><span class="tool-icon ${st.cls}">${st.icon}</span><span class="tool-name">${escapeHtml(call.name)}</span><span class="tool-args">${escapeHtml(argsSummary(call.argumentsText))}</span>${st.pill}${child ? `<span class="pill sub">subagent</span>` : ""}${preview ? `<span class="tool-preview"><span class="arrow">→</span> ${escapeHtml(preview)}</span>` : ""}</summary><div class="tool-body">${body}</div></details>`;
 }
 
 function renderSubagent(child: ExportedSession, ctx: Ctx): string {
@@ -101,7 +131,8 @@ function renderSubagent(child: ExportedSession, ctx: Ctx): string {
     .join("")}</section>`;
 }
 
-function renderParts(m: Message, ctx: Ctx): string {
+/** `ops`: how many tool operations the cell of this message ran (RLM), when it wrote one. */
+function renderParts(m: Message, ctx: Ctx, ops?: number): string {
   let out = "";
   for (const p of m.parts) {
     switch (p.type) {
@@ -116,20 +147,24 @@ function renderParts(m: Message, ctx: Ctx): string {
         break;
       case "toolResult":
         // shown inside its call's card; a result without a call on the page is shown here
-        if (!ctx.view.hasCall(p))
-          out += `<details class="tool ${p.isError ? "err" : "ok"}"><summary><span class="tool-name">${escapeHtml(p.name)}</span><span class="tool-args">result of ${escapeHtml(p.callId)}</span></summary><div class="tool-body">${renderResult(p, ctx)}</div></details>`;
+        if (!ctx.view.hasCall(p)) {
+          const st = statusMarks(callStatus(p));
+          const preview = previewOf(p);
+          out += `<details class="tool ${st.cls}"><summary><span class="tool-icon ${st.cls}">${st.icon}</span><span class="tool-name">${escapeHtml(p.name)}</span><span class="tool-args">result of ${escapeHtml(p.callId)}</span>${st.pill}${preview ? `<span class="tool-preview"><span class="arrow">→</span> ${escapeHtml(preview)}</span>` : ""}</summary><div class="tool-body">${renderResult(p, ctx)}</div></details>`;
+        }
         break;
       case "attachment":
         out += renderAttachment(p);
         break;
       case "code":
-        out += `<div class="cell"><div class="cell-head"><span class="pill code">${escapeHtml(p.language)}</span> code cell</div><pre class="code"><code>${highlightCode(p.source, p.language)}</code></pre></div>`;
+        out += `<div class="cell"><div class="cell-head"><span class="pill code">${escapeHtml(p.language)}</span> code cell${ops !== undefined ? ` · <span class="cell-ops">${ops} tool operation${ops === 1 ? "" : "s"}</span>` : ""}</div><pre class="code"><code>${highlightCode(p.source, p.language)}</code></pre></div>`;
         break;
       case "output":
         out += `<div class="cell-output"><div class="label">Printed output</div><pre>${escapeHtml(clip(p.text, ctx.maxResult))}</pre></div>`;
         break;
       case "error":
-        out += `<div class="error-box"><b>Error${p.code ? ` (${escapeHtml(p.code)})` : ""}</b> ${escapeHtml(p.message)}</div>`;
+        // a pre keeps the message's line breaks and columns, so a caret points at its column
+        out += `<div class="error-box"><b>Error${p.code ? ` (${escapeHtml(p.code)})` : ""}</b><pre class="error-text">${escapeHtml(p.message)}</pre></div>`;
         break;
     }
   }
@@ -151,7 +186,11 @@ function renderNode(n: ExportedNode, ctx: Ctx, top: boolean, footer = ""): strin
   let inner: string;
   let cls: string;
   if (m) {
-    const body = renderParts(m, ctx);
+    const body = renderParts(
+      m,
+      ctx,
+      m.parts.some((p) => p.type === "code") ? cellOps(n, ctx.view) : undefined,
+    );
     cls = `msg ${m.role}${body === "" ? " empty" : ""}`;
     const turn = n.turnId !== null ? ctx.turnLabel.get(n.turnId) : undefined;
     inner =
@@ -167,6 +206,83 @@ function renderNode(n: ExportedNode, ctx: Ctx, top: boolean, footer = ""): strin
     inner = `<details class="event"><summary>${escapeHtml(n.kind)} event</summary><pre class="json">${escapeHtml(JSON.stringify(n.payload, null, 2) ?? "")}</pre></details>`;
   }
   return `<section class="node ${cls}${n.inherited ? " inherited" : ""}"${attrs}>${inner}${footer}</section>`;
+}
+
+const INDEX_TEXT_MAX = 4000;
+
+/** The message index entry of a node: what it shows and what a search matches (calls with their results). */
+function indexEntry(
+  n: ExportedNode,
+  m: Message,
+  view: SessionView,
+): [string, string, string, string] | undefined {
+  const words: string[] = [];
+  const labels: string[] = [];
+  const firstLine = (t: string) =>
+    t
+      .split("\n")
+      .find((l) => l.trim() !== "")
+      ?.trim() ?? "";
+  for (const p of m.parts) {
+    switch (p.type) {
+      case "text":
+        if (p.text.trim()) words.push(p.text);
+        break;
+      case "toolCall": {
+        const r = view.resultOf(p);
+        labels.push(`${callStatus(r).failed ? "✗ " : ""}${p.name} ${argsSummary(p.argumentsText)}`);
+        words.push(p.name, p.argumentsText, r ? resultText(r).slice(0, INDEX_TEXT_MAX) : "");
+        break;
+      }
+      case "toolResult":
+        if (!view.hasCall(p)) {
+          labels.push(`${callStatus(p).failed ? "✗ " : ""}${p.name}`);
+          words.push(p.name, resultText(p).slice(0, INDEX_TEXT_MAX));
+        }
+        break;
+      case "code":
+        labels.push(`code: ${firstLine(p.source)}`);
+        words.push(p.source);
+        break;
+      case "output":
+        labels.push(`output: ${firstLine(p.text)}`);
+        words.push(p.text);
+        break;
+      case "error":
+        labels.push(`✗ ${firstLine(p.message)}`);
+        words.push(p.message);
+        break;
+      default:
+        break;
+    }
+  }
+  const text = words.length
+    ? m.parts
+        .flatMap((p) => (p.type === "text" ? [p.text] : []))
+        .join(" ")
+        .replace(/\s+/g, " ")
+        .trim()
+    : "";
+  if (!text && labels.length === 0) return undefined;
+  const raw = text || labels.join(" · ");
+  const label = raw.length > 90 ? `${raw.slice(0, 90)}…` : raw;
+  const search = words.join("\n").replace(/\s+/g, " ").slice(0, INDEX_TEXT_MAX);
+  return [n.id, m.role, label, search];
+}
+
+/** A result of a Lashlang cell's tool operation (RLM): no call part of its own, not the finish record. */
+function isCellOp(p: Part, view: SessionView): boolean {
+  return p.type === "toolResult" && p.name !== FINISH_RECORD && !view.hasCall(p);
+}
+
+/** The tool operations a code cell ran: the results in the observation that follows it. */
+function cellOps(n: ExportedNode, view: SessionView): number {
+  let count = 0;
+  for (const child of view.childrenOf.get(n.id) ?? []) {
+    const m = messageOf(child);
+    if (m && m.role !== "assistant") for (const p of m.parts) if (isCellOp(p, view)) count++;
+  }
+  return count;
 }
 
 function turnLabels(s: ExportedSession): Map<string, number> {
@@ -311,6 +427,31 @@ details.tool.err{border-color:color-mix(in srgb,var(--err) 45%,var(--line))}
 .frame-line::before,.frame-line::after{content:"";flex:1;border-top:1px solid var(--line)}
 details.event{font-size:12px;color:var(--muted)}
 .attachment img{max-width:100%;border-radius:8px;border:1px solid var(--line)}
+.toolbar{display:flex;gap:8px;justify-content:flex-end;margin:0 0 10px}
+.toolbar button{font:inherit;font-size:12px;border:1px solid var(--line);background:var(--panel);color:var(--ink);border-radius:6px;padding:3px 10px;cursor:pointer}
+.toolbar button:hover{border-color:var(--accent)}
+.total.failed{border-color:color-mix(in srgb,var(--err) 50%,var(--line));color:var(--err)}
+.pill.status-err{color:var(--err);border-color:color-mix(in srgb,var(--err) 45%,var(--line));background:color-mix(in srgb,var(--err) 8%,transparent)}
+.pill.status-ok{color:var(--ok);border-color:color-mix(in srgb,var(--ok) 40%,var(--line))}
+details.tool>summary{flex-wrap:wrap;row-gap:0}
+.tool-preview{flex-basis:100%;padding:0 0 0 19px;font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace;color:var(--muted);white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+details.tool.err>summary>.tool-preview{color:var(--err)}
+details.tool[open]>summary>.tool-preview{display:none}
+.tool-preview .arrow{opacity:.7}
+.error-box pre.error-text{white-space:pre;overflow-x:auto;background:none;border:0;padding:0;margin:4px 0 0;color:inherit;max-height:none}
+.index-head{margin-top:18px!important}
+#search{width:100%;font:inherit;font-size:13px;padding:5px 8px;border:1px solid var(--line);border-radius:6px;background:var(--bg);color:var(--ink)}
+.search-count{color:var(--muted);font-size:11px;margin:4px 0}
+ol.msg-index{list-style:none;margin:0;padding:0;border:0}
+.msg-index li button{display:flex;gap:6px;width:100%;text-align:left;border:0;background:none;color:var(--ink);font:inherit;font-size:12px;padding:3px 6px;border-radius:5px;cursor:pointer}
+.msg-index li button:hover{background:var(--bg)}
+.msg-index li.off button{opacity:.5}
+.ix-role{color:var(--muted);flex:none;width:62px;font-size:11px;padding-top:1px}
+.ix.user .ix-role{color:var(--accent)}
+.ix-label{overflow:hidden;text-overflow:ellipsis;white-space:nowrap;min-width:0}
+.node.match>.msg,.node.match.msg{outline:2px solid color-mix(in srgb,var(--accent) 45%,transparent)}
+.node.flash{animation:flash 1.4s ease-out}
+@keyframes flash{0%{box-shadow:0 0 0 4px color-mix(in srgb,var(--accent) 55%,transparent)}100%{box-shadow:0 0 0 0 transparent}}
 footer.bottom{color:var(--muted);font-size:12px;text-align:center;padding:0 0 30px}
 `;
 
@@ -321,14 +462,50 @@ var parent={};data.nodes.forEach(function(n){parent[n[0]]=n[1]});
 var els=document.querySelectorAll('[data-node]');
 var branches=document.querySelectorAll('.branch');
 function pathOf(leaf){var s={};var cur=leaf;var guard=0;while(cur&&guard++<1e6&&!s[cur]){s[cur]=1;cur=parent[cur]}return s}
+var current=data.leaf;
+var byNode={};for(var i=0;i<els.length;i++)byNode[els[i].getAttribute('data-node')]=els[i];
+var items=[];
 function show(leaf){
+ current=leaf;
  var on=pathOf(leaf);var n=0;
+ for(var k=0;k<items.length;k++)items[k].li.classList.toggle('off',!on[items[k].id]);
  for(var i=0;i<els.length;i++){var v=!!on[els[i].getAttribute('data-node')];els[i].classList.toggle('hidden',!v);if(v)n++}
  for(var j=0;j<branches.length;j++){var b=branches[j];b.classList.toggle('on',!!on[b.getAttribute('data-first')]);b.classList.toggle('current',b.getAttribute('data-leaf')===leaf)}
  document.body.setAttribute('data-leaf',leaf||'');
  var note=document.getElementById('branch-note');if(note)note.textContent=(leaf===data.leaf?'Showing the active branch':'Showing another branch')+' · '+n+' nodes';
 }
 for(var j=0;j<branches.length;j++){branches[j].addEventListener('click',function(){show(this.getAttribute('data-leaf'))})}
+function setAll(open){var ds=document.querySelectorAll('main details');for(var i=0;i<ds.length;i++){if(open)ds[i].setAttribute('open','');else ds[i].removeAttribute('open')}}
+document.getElementById('expand-all').addEventListener('click',function(){setAll(true)});
+document.getElementById('collapse-all').addEventListener('click',function(){setAll(false)});
+var ROLE={user:'You',assistant:'Assistant',tool:'Tool',system:'System'};
+var list=document.getElementById('msg-index');var search=document.getElementById('search');var count=document.getElementById('search-count');
+function leafFor(id){if(pathOf(current)[id])return current;for(var j=0;j<branches.length;j++){var l=branches[j].getAttribute('data-leaf');if(pathOf(l)[id])return l}return current}
+function reveal(id){
+ var el=byNode[id];if(!el)return;
+ if(el.classList.contains('hidden'))show(leafFor(id));
+ var q=search.value.trim().toLowerCase();
+ if(q){var ds=el.querySelectorAll('details');for(var i=0;i<ds.length;i++)if(ds[i].textContent.toLowerCase().indexOf(q)>=0)ds[i].setAttribute('open','')}
+ el.scrollIntoView({block:'center'});
+ el.classList.remove('flash');void el.offsetWidth;el.classList.add('flash');
+}
+data.index.forEach(function(e){
+ var li=document.createElement('li');li.className='ix '+e[1];
+ var b=document.createElement('button');b.type='button';b.setAttribute('data-target',e[0]);
+ var r=document.createElement('span');r.className='ix-role';r.textContent=ROLE[e[1]]||e[1];
+ var l=document.createElement('span');l.className='ix-label';l.textContent=e[2];
+ b.appendChild(r);b.appendChild(l);li.appendChild(b);list.appendChild(li);
+ b.addEventListener('click',function(){reveal(e[0])});
+ items.push({li:li,id:e[0],text:(e[2]+' '+e[3]).toLowerCase()});
+});
+function filter(){
+ var q=search.value.trim().toLowerCase();var n=0;
+ for(var k=0;k<items.length;k++){var hit=!q||items[k].text.indexOf(q)>=0;items[k].li.hidden=!hit;if(hit)n++;var el=byNode[items[k].id];if(el)el.classList.toggle('match',!!q&&hit)}
+ count.textContent=q?(n+' of '+items.length+' messages match'):(items.length+' messages');
+}
+search.addEventListener('input',filter);
+search.addEventListener('keydown',function(ev){if(ev.key==='Enter'){for(var k=0;k<items.length;k++)if(!items[k].li.hidden){reveal(items[k].id);break}}});
+filter();
 show(data.leaf);
 })();
 `;
@@ -365,16 +542,32 @@ export function renderSessionHtml(exported: ExportedSession, options: HtmlOption
   const tree = roots.length
     ? `<div class="tree"><ul>${roots.map((r) => `<li>${renderTree(view, segments(view, r))}</li>`).join("")}</ul></div>`
     : `<div class="muted">Empty session.</div>`;
+  // tool calls the model made, plus the tool operations of Lashlang cells (RLM)
   let toolCalls = 0;
+  let failedCalls = 0;
+  const index: [string, string, string, string][] = [];
   for (const n of exported.nodes) {
     const m = messageOf(n);
-    if (m) for (const p of m.parts) if (p.type === "toolCall") toolCalls++;
+    if (!m) continue;
+    for (const p of m.parts) {
+      if (p.type === "toolCall") {
+        toolCalls++;
+        if (callStatus(view.resultOf(p)).failed) failedCalls++;
+      } else if (isCellOp(p, view)) {
+        toolCalls++;
+        if (p.type === "toolResult" && callStatus(p).failed) failedCalls++;
+      }
+    }
+    const entry = indexEntry(n, m, view);
+    if (entry) index.push(entry);
   }
   const countAll = (x: ExportedSession): number => x.children.reduce((a, c) => a + 1 + countAll(c), 0);
   const subagents = countAll(exported);
   const data = {
     leaf: s.leafId,
     nodes: exported.nodes.map((n) => [n.id, n.parentId]),
+    /** The message index: [node id, role, label, searchable text]. */
+    index,
   };
   const json = JSON.stringify(data)
     .replace(/</g, "\\u003c")
@@ -389,11 +582,12 @@ export function renderSessionHtml(exported: ExportedSession, options: HtmlOption
 <body>
 <header class="top"><h1>${escapeHtml(title)}</h1>
 <div class="meta"><span>model <b>${escapeHtml(s.model)}</b></span><span>mode <b>${escapeHtml(s.mode)}</b></span><span>created <b>${formatTime(s.createdAt)}</b></span><span>updated <b>${formatTime(s.updatedAt)}</b></span><span>session <b>${escapeHtml(s.id)}</b></span>${s.cwd ? `<span>cwd <b>${escapeHtml(s.cwd)}</b></span>` : ""}${s.origin ? `<span>forked from <b>${escapeHtml(s.origin.sessionId)}</b></span>` : ""}${view.models.length > 1 ? `<span>models used <b>${escapeHtml(view.models.join(", "))}</b></span>` : ""}</div>
-<div class="totals"><span class="total">turns <b>${ctx.turnLabel.size}</b></span><span class="total">tool calls <b>${toolCalls}</b></span><span class="total">branches <b>${view.leaves.length}</b></span>${subagents ? `<span class="total">subagents <b>${subagents}</b></span>` : ""}<span class="total">tokens <b>${formatTokens(view.total.usage)}</b></span><span class="total">total cost <b>${formatCost(view.total.costUsd)}</b></span></div>
+<div class="totals"><span class="total">turns <b>${ctx.turnLabel.size}</b></span><span class="total">tool calls <b>${toolCalls}</b></span>${failedCalls ? `<span class="total failed">failed <b>${failedCalls}</b></span>` : ""}<span class="total">branches <b>${view.leaves.length}</b></span>${subagents ? `<span class="total">subagents <b>${subagents}</b></span>` : ""}<span class="total">tokens <b>${formatTokens(view.total.usage)}</b></span><span class="total">total cost <b>${formatCost(view.total.costUsd)}</b></span></div>
 </header>
 <div class="layout">
-<aside><h2>Branches</h2>${tree}<div class="branch-note" id="branch-note"></div></aside>
-<main id="transcript">${body}</main>
+<aside><h2>Branches</h2>${tree}<div class="branch-note" id="branch-note"></div>
+<h2 class="index-head">Messages</h2><input id="search" type="search" placeholder="Search messages…" autocomplete="off" aria-label="Search messages"><div class="search-count" id="search-count"></div><ol class="msg-index" id="msg-index"></ol></aside>
+<main id="transcript"><div class="toolbar"><button type="button" id="expand-all">Expand all</button><button type="button" id="collapse-all">Collapse all</button></div>${body}</main>
 </div>
 <footer class="bottom">Exported by lash · ${exported.nodes.length} nodes</footer>
 <script type="application/json" id="session-data">${json}</script>
