@@ -13,6 +13,7 @@ export {
   type OutputBudgetOptions,
   outputBudgetPlugin,
 } from "./budget.ts";
+export type { DispatchOptions } from "./dispatch.ts";
 export {
   createLash,
   type Lash,
@@ -31,6 +32,8 @@ export type {
   ToolCallInfo,
 } from "./plugin.ts";
 export {
+  type ExecutorOptions,
+  type FrameSnapshot,
   isRlmSnapshot,
   type RlmMode,
   type RlmOptions,
