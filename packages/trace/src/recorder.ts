@@ -328,6 +328,8 @@ export function createTraceRecorder(options: TraceRecorderOptions): TraceRecorde
           iteration: event.iteration,
           ...(s.model ? { model: s.model } : {}),
           stopReason: event.stopReason,
+          ...(event.responseId !== undefined ? { responseId: event.responseId } : {}),
+          ...(event.providerReason !== undefined ? { providerReason: event.providerReason } : {}),
           usage: event.usage,
           ...(event.costUsd !== undefined ? { costUsd: event.costUsd } : {}),
           durationMs: event.durationMs,
@@ -531,7 +533,15 @@ export function createTraceRecorder(options: TraceRecorderOptions): TraceRecorde
       },
     }),
     linkChild: (child, parent) => {
-      sessionParent.set(child, spanOf.tool(parent.sessionId, parent.callId));
+      // the span of that call (by lash's id or the provider's, the latest turn that used it)
+      let span: string | undefined;
+      const prefix = `${parent.sessionId}\u0000`;
+      for (const [key, st] of turns) {
+        if (!key.startsWith(prefix)) continue;
+        span =
+          st.toolSpans.get(`lash:${parent.callId}`) ?? st.toolSpans.get(`provider:${parent.callId}`) ?? span;
+      }
+      sessionParent.set(child, span ?? spanOf.tool(parent.sessionId, parent.callId));
     },
     flush: flushAll,
     close: async () => {
