@@ -227,6 +227,23 @@ describe("a damaged or locked database", () => {
     expect(dbCheck.detail).toMatch(/is damaged: .*(malformed|corrupt|Tree|page)/i);
     expect(dbCheck.detail).toContain("lash doctor --repair");
 
+    // reading a session on the damaged page says what to do, without losing every session
+    const ids = (
+      JSON.parse((await lash(["sessions", "list", "--json"], { env: box.env, cwd: box.cwd })).stdout) as {
+        id: string;
+      }[]
+    ).map((x) => x.id);
+    const shown = await Promise.all(
+      ids.map((id) => lash(["sessions", "show", id], { env: box!.env, cwd: box!.cwd })),
+    );
+    const broken = shown.filter((r) => r.code !== 0);
+    expect(broken.length).toBeGreaterThan(0);
+    for (const r of broken) {
+      expect(r.stderr).toContain("is damaged");
+      expect(r.stderr).toContain("`lash doctor --repair` recovers what is readable");
+      expect(r.stderr).not.toContain("internal error");
+    }
+
     const repair = await lash(["doctor", "--repair"], { env: box.env, cwd: box.cwd });
     expect(repair.stdout).toMatch(/✓ repair +recovered 4 sessions/);
     expect(repair.stdout).toMatch(/✓ database +.* opens \(schema v\d+\); 4 sessions/);

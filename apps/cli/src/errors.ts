@@ -42,7 +42,8 @@ export function taggedFailure(e: unknown): { readonly _tag: string; readonly mes
 
 /** What to do about a damaged database, for messages that report one. */
 export function damageHint(failure: { readonly _tag: string; readonly message: string }): string {
-  if (/not an SQLite database|did not create/.test(failure.message)) return ""; // nothing to recover from
+  // nothing to recover from, or the message says it already
+  if (/not an SQLite database|did not create|doctor --repair/.test(failure.message)) return "";
   return failure._tag === "StoreCorrupt" || /is damaged|malformed/.test(failure.message)
     ? "\nRun `lash doctor` to check the file and `lash doctor --repair` to recover its sessions into a new one (the damaged file is kept)."
     : "";

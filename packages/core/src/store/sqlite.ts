@@ -257,7 +257,7 @@ const fromSqlError =
     const detail = cause instanceof Error ? cause.message : e.message;
     if (isCorruption(cause)) {
       return new StoreError({
-        message: `${filename} is damaged (${detail}). Move it aside; lash will create a new one.`,
+        message: `${filename} is damaged (${detail}). \`lash doctor --repair\` recovers what is readable into a new file and keeps the damaged one (moving it aside instead loses its sessions).`,
         cause,
       });
     }
