@@ -1,17 +1,24 @@
 // The whole TUI (App + controller) on a real runtime, driven through stdin like a user.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { LashRuntime, type ToolDefinition } from "@lash/core";
+import { LashRuntime, SessionStore, type ToolDefinition } from "@lash/core";
 import type { Script } from "@lash/providers/testing";
 import type { LlmRequest } from "@lash/sansio";
-import { Effect } from "effect";
+import { Effect, Option } from "effect";
 import { render } from "ink-testing-library";
 import { afterEach, describe, expect, it } from "vitest";
 import { HISTORY_REPLAY_CAP, TuiController } from "../../src/tui/controller.ts";
 import { History } from "../../src/tui/editor.ts";
 import { App } from "../../src/tui/view/app.ts";
 import { h } from "../../src/tui/view/text.ts";
-import { makeContext, plain, type TestContext, type TestContextOptions, waitForFrame } from "./support.ts";
+import {
+  MODEL,
+  makeContext,
+  plain,
+  type TestContext,
+  type TestContextOptions,
+  waitForFrame,
+} from "./support.ts";
 
 const ESC = "\x1b";
 const CTRL_C = "\x03";
@@ -380,6 +387,44 @@ describe("TUI: slash commands", () => {
     expect(texts).toContain("first session");
     expect(texts).toContain("answer one");
     expect(texts).not.toContain("second session");
+  });
+
+  it("a cut-off turn is announced, never resumed unasked: a prompt is refused until /abandon", async () => {
+    const t = await makeContext([{ text: "after the abandon" }]);
+    const run = <A, E>(e: Effect.Effect<A, E, LashRuntime>) => t.ctx.runtime.runPromise(e);
+    const session = await run(Effect.flatMap(LashRuntime, (rt) => rt.createSession({ model: MODEL })));
+    const store = await t.ctx.runtime.runPromise(Effect.serviceOption(SessionStore));
+    if (Option.isNone(store)) throw new Error("no store");
+    await t.ctx.runtime.runPromise(
+      store.value.beginTurn({
+        sessionId: session.id,
+        turnId: "turn_cut",
+        input: {
+          messages: [
+            {
+              id: "turn_cut.in0",
+              role: "user",
+              parts: [{ type: "text", text: "please delete the build dir" }],
+            },
+          ],
+        },
+        expectedRevision: 0,
+        startedAt: 0,
+      }),
+    );
+    const m = await mount([], { context: t, sessionId: session.id });
+    await m.wait((f) => f.includes("cut off before it finished"));
+    expect(m.frame()).toContain('"please delete the build dir"');
+    expect(m.frame()).toContain("/finish finishes it from its journal · /abandon drops it");
+    await send(m, "what time is it");
+    await m.wait((f) => f.includes("the turn failed"));
+    expect(m.frame()).toContain("/abandon");
+    expect((t.provider as { requests?: LlmRequest[] }).requests ?? []).toHaveLength(0);
+    await send(m, "/abandon");
+    await m.wait((f) => f.includes('abandoned the cut-off turn: "please delete the build dir"'));
+    await send(m, "what time is it");
+    await m.wait((f) => f.includes("after the abandon"));
+    expect(userTexts(m.lastRequest())).toEqual(["what time is it"]);
   });
 
   it("/fork copies the session and switches to the copy", async () => {
