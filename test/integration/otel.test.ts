@@ -162,7 +162,9 @@ describe("lash -p with OpenTelemetry", () => {
       expect(attr(c, "server.port")).toBe(port);
       expect(attr(c, "gen_ai.request.model")).toBe("mock");
       expect(attr(c, "gen_ai.system")).toBeUndefined();
+      expect(attr(c, "gen_ai.response.id")).toMatch(/^chatcmpl-mock-\d+$/);
     }
+    expect(new Set(chats.map((c) => attr(c, "gen_ai.response.id"))).size).toBe(4);
     const first = chats.find((c) => attr(c, "gen_ai.usage.input_tokens") === 120)!;
     expect(first).toBeDefined();
     expect(first.parentSpanId).toBe(root!.spanId);

@@ -974,6 +974,12 @@ export const makeRuntime = (options: RuntimeOptions) =>
                   type: "llmResponse",
                   iteration: effect.iteration,
                   stopReason: r.value.response.stopReason,
+                  ...(r.value.response.responseId !== undefined
+                    ? { responseId: r.value.response.responseId }
+                    : {}),
+                  ...(r.value.response.providerReason !== undefined
+                    ? { providerReason: r.value.response.providerReason }
+                    : {}),
                   usage: r.value.response.usage,
                   ...(c !== undefined ? { costUsd: c } : {}),
                   durationMs: t1 - t0,

@@ -17,6 +17,8 @@ export class ResponseAccumulator {
   private usage: Usage = {};
   private stop: StopReason | undefined;
   private message: string | undefined;
+  private responseId: string | undefined;
+  private providerReason: string | undefined;
 
   push(event: LlmEvent): void {
     switch (event.type) {
@@ -70,6 +72,8 @@ export class ResponseAccumulator {
       case "finish":
         this.stop = event.reason;
         this.message = event.message;
+        this.responseId = event.responseId;
+        this.providerReason = event.providerReason;
         return;
       case "attemptReset":
         this.parts = [];
@@ -77,6 +81,8 @@ export class ResponseAccumulator {
         this.usage = {};
         this.stop = undefined;
         this.message = undefined;
+        this.responseId = undefined;
+        this.providerReason = undefined;
         return;
       case "retry":
         return;
@@ -103,6 +109,8 @@ export class ResponseAccumulator {
       parts,
       usage: this.usage,
       stopReason: this.stop ?? "error",
+      ...(this.responseId !== undefined ? { responseId: this.responseId } : {}),
+      ...(this.providerReason !== undefined ? { providerReason: this.providerReason } : {}),
       ...(this.message !== undefined
         ? { errorMessage: this.message }
         : this.stop === undefined

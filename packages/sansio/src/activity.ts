@@ -48,6 +48,10 @@ export type TurnActivityBody =
       readonly type: "llmResponse";
       readonly iteration: number;
       readonly stopReason: string;
+      /** The provider's id of the response, when it sent one. */
+      readonly responseId?: string;
+      /** The stop reason in the provider's own words (`tool_calls`, `end_turn`, …), when it sent one. */
+      readonly providerReason?: string;
       readonly usage: Usage;
       readonly costUsd?: number;
       readonly durationMs: number;

@@ -125,6 +125,10 @@ export const LlmEvent = Schema.Union(
     type: Schema.Literal("finish"),
     reason: StopReason,
     message: Schema.optional(Schema.String),
+    /** The provider's id of this response (`chatcmpl-…`, `msg_…`, `resp_…`), when it sent one. */
+    responseId: Schema.optional(Schema.String),
+    /** The stop reason in the provider's own words (`tool_calls`, `end_turn`, `STOP`, …), when it sent one. */
+    providerReason: Schema.optional(Schema.String),
   }),
   Schema.Struct({
     type: Schema.Literal("retry"),
@@ -147,6 +151,10 @@ export const LlmResponse = Schema.Struct({
   usage: Usage,
   stopReason: StopReason,
   errorMessage: Schema.optional(Schema.String),
+  /** The provider's id of this response, when it sent one. */
+  responseId: Schema.optional(Schema.String),
+  /** The stop reason in the provider's own words, when it sent one. */
+  providerReason: Schema.optional(Schema.String),
 });
 export type LlmResponse = typeof LlmResponse.Type;
 

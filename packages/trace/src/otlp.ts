@@ -8,6 +8,7 @@ import {
   ATTR_GEN_AI_PROVIDER_NAME,
   ATTR_GEN_AI_REQUEST_MODEL,
   ATTR_GEN_AI_RESPONSE_FINISH_REASONS,
+  ATTR_GEN_AI_RESPONSE_ID,
   ATTR_GEN_AI_RESPONSE_MODEL,
   ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
   ATTR_GEN_AI_TOOL_CALL_ID,
@@ -390,15 +391,14 @@ export function otlpSink(options: OtlpSinkOptions): TraceSink {
             { [ATTR_GEN_AI_OPERATION_NAME]: "chat", ...modelAttrs(model) },
             r.ts - r.durationMs,
           );
-        const responseId = (r as { responseId?: unknown }).responseId;
         end(
           r,
           {
             [ATTR_GEN_AI_RESPONSE_MODEL]: splitModel(model).model,
             [ATTR_GEN_AI_RESPONSE_FINISH_REASONS]: [
-              finishReasonFor(splitModel(model).provider, r.stopReason),
+              r.providerReason ?? finishReasonFor(splitModel(model).provider, r.stopReason),
             ],
-            "gen_ai.response.id": typeof responseId === "string" ? responseId : undefined,
+            [ATTR_GEN_AI_RESPONSE_ID]: r.responseId,
             [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: r.usage.input,
             [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: r.usage.output,
             "gen_ai.usage.reasoning_tokens": r.usage.reasoning,

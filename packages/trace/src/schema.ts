@@ -95,6 +95,10 @@ export const LlmResponseRecord = rec("llm_response", {
   iteration: Schema.Number,
   model: Schema.optional(Schema.String),
   stopReason: Schema.String,
+  /** The provider's id of the response, when it sent one. */
+  responseId: Schema.optional(Schema.String),
+  /** The stop reason in the provider's own words (`tool_calls`, `end_turn`, `STOP`, …), when it sent one. */
+  providerReason: Schema.optional(Schema.String),
   usage: Usage,
   costUsd: Schema.optional(Schema.Number),
   durationMs: Schema.Number,

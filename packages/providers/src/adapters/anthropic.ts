@@ -220,6 +220,8 @@ const TOOL = 4;
 const OTHER = 5;
 
 class AnthropicTranslator implements Translator<RawMessageStreamEvent> {
+  /** The provider's id of the response (for traces). */
+  private responseId: string | undefined;
   // Per content-block index: kind, and the tool id / signature / redacted data.
   private kinds: number[] = [];
   private ids: (string | undefined)[] = [];
@@ -338,6 +340,7 @@ class AnthropicTranslator implements Translator<RawMessageStreamEvent> {
       }
       case "message_start":
         this.sawStart = true;
+        if (typeof ev.message.id === "string") this.responseId = ev.message.id;
         this.usage(ev.message.usage);
         return false;
       case "message_delta": {
@@ -369,7 +372,13 @@ class AnthropicTranslator implements Translator<RawMessageStreamEvent> {
     if (hasCounts(usage)) emit({ type: "usage", usage });
     const reason = enum_stop[this.stop] ?? "error";
     const message = this.stopMessage ?? (reason === "error" ? `stop reason ${this.stop}` : undefined);
-    emit(message !== undefined ? { type: "finish", reason, message } : { type: "finish", reason });
+    emit({
+      type: "finish",
+      reason,
+      ...(message !== undefined ? { message } : {}),
+      ...(this.responseId !== undefined ? { responseId: this.responseId } : {}),
+      providerReason: this.stop,
+    });
     return undefined;
   }
 }

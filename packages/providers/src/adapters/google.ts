@@ -188,6 +188,8 @@ interface StreamingCall {
 }
 
 class GoogleTranslator implements Translator<GenerateContentResponse> {
+  /** The provider's id of the response (for traces). */
+  private responseId: string | undefined;
   private reasoningOpen = false;
   private reasoningSig: string | undefined;
   private call: StreamingCall | undefined;
@@ -305,6 +307,7 @@ class GoogleTranslator implements Translator<GenerateContentResponse> {
   }
 
   push(chunk: GenerateContentResponse, emit: Emit): boolean {
+    if (typeof chunk.responseId === "string" && chunk.responseId !== "") this.responseId = chunk.responseId;
     const cand = chunk.candidates?.[0];
     const parts = cand?.content?.parts;
     if (parts) for (const p of parts) this.part(p, emit);
@@ -343,7 +346,13 @@ class GoogleTranslator implements Translator<GenerateContentResponse> {
     // Gemini ends every complete answer with a finishReason: without one the connection closed mid-answer.
     else return incompleteStream(this.ctx, this.emitted ? "no finishReason" : "no chunks");
     if (this.usage) emit({ type: "usage", usage: this.usage });
-    emit(message !== undefined ? { type: "finish", reason, message } : { type: "finish", reason });
+    emit({
+      type: "finish",
+      reason,
+      ...(message !== undefined ? { message } : {}),
+      ...(this.responseId !== undefined ? { responseId: this.responseId } : {}),
+      ...(this.finish !== undefined ? { providerReason: String(this.finish) } : {}),
+    });
     return undefined;
   }
 }

@@ -157,6 +157,8 @@ const finishMap: Record<string, StopReason> = {
 };
 
 class ChatTranslator implements Translator<ChatCompletionChunk> {
+  /** The provider's id of the response (for traces). */
+  private responseId: string | undefined;
   // Tool calls by their stream index.
   private readonly callIds: (string | undefined)[] = [];
   private readonly open: string[] = [];
@@ -193,6 +195,7 @@ class ChatTranslator implements Translator<ChatCompletionChunk> {
   }
 
   push(chunk: ChatCompletionChunk, emit: Emit): boolean {
+    if (typeof chunk.id === "string" && chunk.id !== "") this.responseId = chunk.id;
     if (chunk.usage) this.usage = chatUsage(chunk.usage);
     const choice = chunk.choices[0];
     if (!choice) return false;
@@ -261,7 +264,12 @@ class ChatTranslator implements Translator<ChatCompletionChunk> {
     this.closeReasoning(emit);
     this.closeCalls(emit);
     if (this.usage) emit({ type: "usage", usage: this.usage });
-    emit({ type: "finish", reason });
+    emit({
+      type: "finish",
+      reason,
+      ...(this.responseId !== undefined ? { responseId: this.responseId } : {}),
+      ...(this.finish !== undefined ? { providerReason: this.finish } : {}),
+    });
     return undefined;
   }
 }

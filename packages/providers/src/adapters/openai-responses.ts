@@ -172,6 +172,8 @@ interface Call {
 }
 
 class ResponsesTranslator implements Translator<ResponseStreamEvent> {
+  /** The provider's id of the response (for traces). */
+  private responseId: string | undefined;
   private readonly calls = new Map<string, Call>();
   private textItem: string | undefined;
   private textLen = 0;
@@ -298,10 +300,12 @@ class ResponsesTranslator implements Translator<ResponseStreamEvent> {
         return false;
       }
       case "response.completed":
+        this.responseId = ev.response.id || undefined;
         this.usage = responsesUsage(ev.response.usage);
         this.reason = this.refusal ? "contentFilter" : this.sawCall ? "toolUse" : "stop";
         return true;
       case "response.incomplete": {
+        this.responseId = ev.response.id || undefined;
         this.usage = responsesUsage(ev.response.usage);
         const why = ev.response.incomplete_details?.reason;
         this.reason =
@@ -326,11 +330,13 @@ class ResponsesTranslator implements Translator<ResponseStreamEvent> {
     if (this.failure) return this.failure;
     if (this.reason === undefined) return incompleteStream(this.ctx, "no response.completed");
     if (this.usage) emit({ type: "usage", usage: this.usage });
-    emit(
-      this.message !== undefined
-        ? { type: "finish", reason: this.reason, message: this.message }
-        : { type: "finish", reason: this.reason },
-    );
+    // the Responses API has no finish reason of its own: traces map `reason` to OpenAI's words
+    emit({
+      type: "finish",
+      reason: this.reason,
+      ...(this.message !== undefined ? { message: this.message } : {}),
+      ...(this.responseId !== undefined ? { responseId: this.responseId } : {}),
+    });
     return undefined;
   }
 }
