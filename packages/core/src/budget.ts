@@ -63,11 +63,19 @@ export function outputBudgetPlugin(options: OutputBudgetOptions = {}): Plugin {
   const maxBytes = options.maxBytes ?? 16 * 1024;
   const maxLines = options.maxLines ?? 400;
   const keep = options.keep ?? 200;
+  /** Cut outputs by lash's call id (unique in the session; the provider's id for a call without one). */
   const full = new Map<string, string>();
+  /** The provider's id → the latest call that used it (providers reuse ids across turns). */
+  const alias = new Map<string, string>();
 
-  const remember = (callId: string, text: string) => {
-    full.set(callId, text);
+  const remember = (key: string, providerId: string, text: string) => {
+    full.set(key, text);
+    if (providerId !== key) {
+      alias.delete(providerId);
+      alias.set(providerId, key);
+    }
     while (full.size > keep) full.delete(full.keys().next().value as string);
+    while (alias.size > keep) alias.delete(alias.keys().next().value as string);
   };
 
   const readOutput = defineTool<{ callId: string; offset?: number; limit?: number }>({
@@ -88,7 +96,8 @@ export function outputBudgetPlugin(options: OutputBudgetOptions = {}): Plugin {
     readOnly: true,
     family: "read",
     run: async ({ callId, offset = 1, limit = 200 }) => {
-      const text = full.get(callId);
+      const byAlias = alias.get(callId);
+      const text = full.get(callId) ?? (byAlias !== undefined ? full.get(byAlias) : undefined);
       if (text === undefined) {
         throw new ToolFailure({
           class: "invalidRequest",
@@ -108,6 +117,7 @@ export function outputBudgetPlugin(options: OutputBudgetOptions = {}): Plugin {
 
   const project = (
     callId: string,
+    providerId: string,
     name: string,
     direction: "head" | "tail",
     output: ToolOutput,
@@ -118,7 +128,7 @@ export function outputBudgetPlugin(options: OutputBudgetOptions = {}): Plugin {
       const cut = cutText(part.text, direction, maxBytes, maxLines);
       if (!cut) return part;
       cutAny = true;
-      remember(callId, part.text);
+      remember(callId, providerId, part.text);
       const marker = `[… ${cut.removedLines} of ${cut.totalLines} lines cut from the ${direction === "head" ? "end" : "start"} to fit the context budget …]`;
       const hint = `The full output of ${name} is kept. Read the rest with read_output {"callId": "${callId}", "offset": N, "limit": M}${direction === "tail" ? " (line 1 is the first line of the full output)" : ""}.`;
       return {
@@ -138,7 +148,13 @@ export function outputBudgetPlugin(options: OutputBudgetOptions = {}): Plugin {
         Effect.sync(() =>
           call.name === "read_output"
             ? { content: output.content }
-            : project(call.callId, call.name, call.tool?.truncate ?? "head", output),
+            : project(
+                call.lashCallId ?? call.callId,
+                call.callId,
+                call.name,
+                call.tool?.truncate ?? "head",
+                output,
+              ),
         ),
     },
   };
