@@ -81,7 +81,7 @@ export interface LocalContext extends CliContext {
   /** Wait (bounded) until every configured MCP server is ready or has failed; `-p` runs want their tools. */
   readonly settleMcp: (timeoutMs: number) => Promise<void>;
   /** A resumed session: use the base URL stored with it (unless --base-url is given), check its provider. */
-  readonly adoptSession: (session: { readonly id: string; readonly model: string }) => void;
+  readonly adoptSession: (session: { readonly id: string; readonly model: string }, forkId?: string) => void;
 }
 
 /**
@@ -404,18 +404,23 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
         recordSessionEndpoint(paths.home, session.id, options.baseUrl);
       return session;
     },
-    adoptSession(session) {
+    adoptSession(session, forkId) {
+      const persisted = options.persist !== false;
+      let url: string | undefined;
       if (options.baseUrl !== undefined) {
         // a --base-url given now replaces the stored one
-        if (options.persist !== false && vendorOf(session.model) === flagVendor)
-          recordSessionEndpoint(paths.home, session.id, options.baseUrl);
+        if (vendorOf(session.model) === flagVendor) url = options.baseUrl;
+        if (url !== undefined && persisted) recordSessionEndpoint(paths.home, session.id, url);
       } else {
-        const url = options.persist !== false ? sessionEndpoint(paths.home, session.id) : undefined;
+        url = persisted ? sessionEndpoint(paths.home, session.id) : undefined;
         if (url !== undefined) {
           storedEndpoint = { vendor: vendorOf(session.model), url };
           providerCache.delete(session.model);
         }
       }
+      // a fork continues on its source's server
+      if (forkId !== undefined && url !== undefined && persisted)
+        recordSessionEndpoint(paths.home, forkId, url);
       providerFor(session.model); // no provider for the session's model: the one message, exit 2
     },
     gitBranch: () => gitBranch(ctx.settings.cwd),

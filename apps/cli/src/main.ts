@@ -118,7 +118,10 @@ async function run(flags: RunFlags, io: MainIO): Promise<number> {
     persist: !flags.noSession,
     print: !interactive,
     // a resumed session's provider is checked once the session is known (its stored base URL may be needed)
-    ...((flags.continue || flags.resume !== undefined || flags.session !== undefined) &&
+    ...((flags.continue ||
+      flags.resume !== undefined ||
+      flags.session !== undefined ||
+      flags.fork !== undefined) &&
     flags.baseUrl === undefined
       ? { checkProvider: false }
       : {}),

@@ -57,6 +57,8 @@ export async function chooseSession(
   }
   if (flags.fork !== undefined) {
     const source = await findSession(ctx, flags.fork);
+    keepsModel(source, flags);
+    ctx.adoptSession(source); // its provider must work before a fork is made
     beforeCreate?.();
     const forked = await ctx.rt
       .runPromise(
@@ -67,6 +69,7 @@ export async function chooseSession(
       .catch((e: unknown) => {
         throw usageError(`cannot fork ${source.id}: ${errorMessage(e)}`);
       });
+    ctx.adoptSession(source, forked.id);
     return { id: forked.id, how: "forked", forkedFrom: source.id } as SessionChoice;
   }
   beforeCreate?.();
@@ -78,7 +81,7 @@ function keepsModel(session: { readonly id: string; readonly model: string }, fl
   if (flags.model === undefined || flags.model === session.model) return;
   throw usageError(
     `session ${session.id} runs on ${session.model}; --model ${flags.model} cannot change it (a session keeps the model it was created with). ` +
-      `Drop --model to continue it on ${session.model}, or leave out --continue/--resume to start a new session on ${flags.model}.`,
+      `Drop --model to continue it on ${session.model}, or leave out --continue/--resume/--fork to start a new session on ${flags.model}.`,
   );
 }
 

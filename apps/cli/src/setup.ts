@@ -81,7 +81,8 @@ export async function resolveSetup(flags: RunFlags, env: NodeJS.ProcessEnv = pro
     );
   // `-p --continue` / `--resume` run on the session's own model: no model needs choosing up front
   const resumes =
-    flags.print && (flags.continue || flags.resume !== undefined || flags.session !== undefined);
+    flags.print &&
+    (flags.continue || flags.resume !== undefined || flags.session !== undefined || flags.fork !== undefined);
   const modelChoice =
     chooseModel(flags.model, env, config) ??
     (resumes ? { model: UNCHOSEN_MODEL, source: "default" } : undefined);
