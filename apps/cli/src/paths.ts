@@ -42,6 +42,13 @@ export function sessionEndpoint(home: string, sessionId: string): string | undef
 }
 
 export function recordSessionEndpoint(home: string, sessionId: string, baseUrl: string): void {
+  // a URL with credentials in it (https://user:pass@host) is not written down: pass it again
+  try {
+    const url = new URL(baseUrl);
+    if (url.username !== "" || url.password !== "") return;
+  } catch {
+    return;
+  }
   const all = readEndpoints(home);
   if (all[sessionId]?.baseUrl === baseUrl) return;
   all[sessionId] = { baseUrl };

@@ -1,13 +1,13 @@
 // Hardening of the CLI shell (issue 14): typo'd subcommands, config files with a BOM or the wrong
-// top-level type, LASH_HOME pointing at a file.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+// top-level type, LASH_HOME pointing at a file, the base URL kept with a session.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { editDistance, parseCommand, typoedSubcommand } from "../src/args.ts";
 import { loadConfig } from "../src/config.ts";
 import { CliError } from "../src/errors.ts";
-import { resolvePaths } from "../src/paths.ts";
+import { recordSessionEndpoint, resolvePaths, sessionEndpoint } from "../src/paths.ts";
 
 const usage = (f: () => unknown): string => {
   try {
@@ -134,5 +134,23 @@ describe("LASH_HOME", () => {
     expect(resolvePaths({ LASH_HOME: join(root, "missing", "home") }, root).home).toBe(
       join(root, "missing", "home"),
     );
+  });
+});
+
+describe("the base URL kept with a session", () => {
+  it("is recorded per session, replaced by a new one, and never written when it carries credentials", () => {
+    const home = join(root, "endpoints-home");
+    mkdirSync(home);
+    expect(sessionEndpoint(home, "ses_a")).toBeUndefined();
+    recordSessionEndpoint(home, "ses_a", "http://127.0.0.1:11434/v1");
+    recordSessionEndpoint(home, "ses_b", "http://127.0.0.1:8080/v1");
+    recordSessionEndpoint(home, "ses_a", "http://127.0.0.1:9999/v1");
+    expect(sessionEndpoint(home, "ses_a")).toBe("http://127.0.0.1:9999/v1");
+    expect(sessionEndpoint(home, "ses_b")).toBe("http://127.0.0.1:8080/v1");
+    recordSessionEndpoint(home, "ses_c", "https://user:s3cret@proxy.example/v1");
+    expect(sessionEndpoint(home, "ses_c")).toBeUndefined();
+    expect(readFileSync(join(home, "endpoints.json"), "utf8")).not.toContain("s3cret");
+    writeFileSync(join(home, "endpoints.json"), "not json");
+    expect(sessionEndpoint(home, "ses_a")).toBeUndefined();
   });
 });
