@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { lash, type Sandbox, sandbox } from "./cli-support.ts";
+import { chatMessages, lash, type Sandbox, sandbox, textOf } from "./cli-support.ts";
 
 type Value = {
   stringValue?: string;
@@ -185,6 +185,41 @@ describe("lash -p with OpenTelemetry", () => {
     expect(spawn.status.code ?? 0).not.toBe(2);
   });
 
+  it("--mode rlm: a code cell span with its tool operation, RLM protocol events with their attributes", async () => {
+    rx = await receiver();
+    box = await sandbox([
+      {
+        text: 'Reading.\n<lashlang>\na = await files.read({ path: "a.txt" })?\nprint len(a.content)\n</lashlang>\n',
+      },
+      { text: "Done.\n<lashlang>\nfinish { n: 1 }\n</lashlang>\n" },
+    ]);
+    writeFileSync(join(box.cwd, "a.txt"), "hello");
+    const r = await lash(["-p", "count", "--mode", "rlm"], {
+      env: { ...box.env, OTEL_EXPORTER_OTLP_ENDPOINT: rx.url },
+      cwd: box.cwd,
+    });
+    expect(r.code).toBe(0);
+    const spans = rx.spans();
+    const cell = spans.find(
+      (s) => attr(s, "gen_ai.operation.name") === "execute_code" && attr(s, "lash.code.index") === 1,
+    )!;
+    expect(cell).toBeDefined();
+    expect(attr(cell, "lash.code.language")).toBe("lashlang");
+    const agent = spans.find((s) => s.name === "invoke_agent lash")!;
+    expect(cell.parentSpanId).toBe(agent.spanId);
+    expect(cell.status.code ?? 0).not.toBe(2);
+    const read = spans.find((s) => attr(s, "gen_ai.tool.name") === "read_file");
+    expect(read?.parentSpanId).toBe(cell.spanId);
+    expect(spans.filter((s) => attr(s, "gen_ai.operation.name") === "execute_code")).toHaveLength(2);
+    const events = spans.flatMap((s) => s.events);
+    const diagnostic = events.find((e) => e.name === "rlm.diagnostic");
+    expect(diagnostic).toBeDefined();
+    expect(diagnostic!.attributes.map((a) => a.key)).toEqual(
+      expect.arrayContaining(["lash.rlm.iteration", "lash.rlm.classification"]),
+    );
+    expect(events.some((e) => e.name === "rlm.rlm.diagnostic")).toBe(false);
+  });
+
   it("config trace.otlp exports without the environment variable", async () => {
     rx = await receiver();
     box = await sandbox([{ text: "hello from config" }]);
@@ -205,6 +240,11 @@ describe("lash -p with OpenTelemetry", () => {
     const spans = rx.spans();
     expect(spans.filter((s) => attr(s, "gen_ai.operation.name") === "chat")).toHaveLength(1);
     expect(spans.filter((s) => attr(s, "gen_ai.operation.name") === "invoke_agent")).toHaveLength(1);
+    // `lash config` shows the section, never the header's value
+    const shown = await lash(["config"], { env: box.env, cwd: box.cwd });
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('"otlp"');
+    expect(shown.stdout).not.toContain("cfg-token-5678");
   });
 
   it("OTEL_SDK_DISABLED=true and OTEL_TRACES_EXPORTER=none send nothing", async () => {
@@ -235,15 +275,32 @@ describe("lash -p with OpenTelemetry", () => {
     const dead = probe.url;
     await probe.close();
     box = await sandbox([
-      { toolCalls: [{ id: "g1", name: "glob", arguments: { pattern: "*" } }] },
+      {
+        toolCalls: [
+          {
+            id: "sh1",
+            name: "shell",
+            arguments: { command: 'echo "headers=[$OTEL_EXPORTER_OTLP_HEADERS]"' },
+          },
+        ],
+      },
       { text: "done anyway" },
     ]);
     const r = await lash(["-p", "go"], {
-      env: { ...box.env, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${dead}/v1/traces` },
+      env: {
+        ...box.env,
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${dead}/v1/traces`,
+        OTEL_EXPORTER_OTLP_HEADERS: "x-key=hdr-secret-9876",
+      },
       cwd: box.cwd,
     });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("done anyway");
+    // the collector's headers never reach a tool's environment (nor the model)
+    const toolResult = chatMessages(box.server.requests[1]!.body).find((m) => m.role === "tool");
+    expect(textOf(toolResult?.content)).toContain("headers=[]");
+    expect(JSON.stringify(box.server.requests.map((q) => q.body))).not.toContain("hdr-secret");
+    expect(r.stdout + r.stderr).not.toContain("hdr-secret");
     const warnings = r.stderr.split("\n").filter((l) => l.includes("OpenTelemetry"));
     expect(warnings).toEqual([
       `[lash] warning: connection refused by the OpenTelemetry collector at ${dead}/v1/traces; spans are not exported`,

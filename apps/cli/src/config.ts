@@ -252,8 +252,20 @@ export function loadConfig(userFile: string, projectFile?: string): LoadedConfig
 
 const REDACTED = "<redacted>";
 
-/** The config with values that look like secrets (env and headers of MCP servers) replaced. */
+/** The config with values that look like secrets (env and headers of MCP servers, OTLP headers) replaced. */
 export function redactConfig(config: LashConfig): LashConfig {
+  const otlpHeaders = config.trace?.otlp?.headers;
+  if (otlpHeaders && config.trace?.otlp)
+    config = {
+      ...config,
+      trace: {
+        ...config.trace,
+        otlp: {
+          ...config.trace.otlp,
+          headers: Object.fromEntries(Object.keys(otlpHeaders).map((k) => [k, REDACTED])),
+        },
+      },
+    };
   if (config.redaction?.keys)
     config = {
       ...config,

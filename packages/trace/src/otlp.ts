@@ -503,7 +503,12 @@ export function otlpSink(options: OtlpSinkOptions): TraceSink {
         event(r, "error", { "error.type": r.errorKind, "lash.error.message": r.message });
         return;
       case "plugin_event":
-        event(r, `${r.plugin}.${r.name}`, dataAttrs(r.plugin, r.data));
+        // `rlm` + `rlm.diagnostic` → `rlm.diagnostic`; `subagents` + `x` → `subagents.x`
+        event(
+          r,
+          r.name.startsWith(`${r.plugin}.`) ? r.name : `${r.plugin}.${r.name}`,
+          dataAttrs(r.plugin, r.data),
+        );
         return;
       default:
         return;
