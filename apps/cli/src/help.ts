@@ -61,6 +61,9 @@ Other
 Environment
   ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY / GOOGLE_API_KEY, OPENAI_COMPATIBLE_BASE_URL
   (+ OPENAI_COMPATIBLE_API_KEY), *_BASE_URL per provider, LASH_HOME, LASH_MODEL.
+  OTEL_EXPORTER_OTLP_ENDPOINT / _TRACES_ENDPOINT, _HEADERS, _PROTOCOL (http/json, http/protobuf),
+  OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER=none:
+  OpenTelemetry export of every turn over OTLP/HTTP (they win over config trace.otlp).
 
 Exit codes
   0 finished · 1 stopped or failed · 2 usage or configuration error · 130 interrupted (SIGINT/SIGTERM/SIGHUP)
@@ -100,6 +103,7 @@ Config keys (unknown keys are an error)
   mcpServers { <name>: { command, args, env, cwd } | { url, headers }, type?, timeoutMs?, enabled? }
     (the format Claude Desktop, Cursor and Claude Code share; servers start in the background),
   trace { file?, level? ("standard"|"extended") } (level applies whenever tracing is on, --trace or file),
+  trace.otlp { endpoint?, headers?, serviceName? } (OpenTelemetry export; OTEL_* variables win),
   requestTimeoutMs (idle timeout of a model request, default 120000),
   requestDeadlineMs (total time of one model call with its retries, default 600000),
   redaction { keys? [secret strings, 8+ chars], env? [variable names] } (replaced by
