@@ -34,17 +34,28 @@ const opt = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(s, { exac
 /**
  * One MCP server in the format Claude Desktop, Cursor and Claude Code share:
  * `{ command, args, env, cwd }` (stdio) or `{ url, headers }` (HTTP / SSE),
- * plus an optional `type` and lash's own `timeoutMs` and `enabled`.
+ * plus an optional `type` and lash's own `timeoutMs`, `startupTimeoutMs` and `enabled`.
+ * Other clients' spellings work too: `type` `"streamable-http"` / `"streamableHttp"` (= `"http"`),
+ * `serverUrl` (= `url`); @lash/plugin-mcp maps them.
  */
 export const McpServerConfig = Schema.Struct({
-  type: opt(described(Schema.Literal("stdio", "http", "sse"), '"stdio", "http" or "sse"')),
+  type: opt(
+    described(
+      Schema.Literal("stdio", "http", "streamable-http", "streamableHttp", "sse"),
+      '"stdio", "http" (streamable HTTP; "streamable-http" and "streamableHttp" mean the same) or "sse" (legacy HTTP+SSE)',
+    ),
+  ),
   command: opt(Str),
   args: opt(StrList),
   env: opt(StrMap),
   cwd: opt(Str),
   url: opt(Str),
+  /** Windsurf's name for `url`. */
+  serverUrl: opt(Str),
   headers: opt(StrMap),
   timeoutMs: opt(PosInt),
+  /** Budget for starting the server (spawn/connect, initialize, first tools/list). */
+  startupTimeoutMs: opt(PosInt),
   enabled: opt(Bool),
   // accepted so a block copied from Cline / Claude Desktop / Cursor works unchanged
   disabled: opt(Bool),
@@ -54,8 +65,8 @@ export const McpServerConfig = Schema.Struct({
 }).pipe(
   Schema.filter(
     (s) =>
-      (s.command === undefined) !== (s.url === undefined) ||
-      'needs either "command" (a stdio server) or "url" (an HTTP or SSE server), not both',
+      (s.command === undefined) !== (s.url === undefined && s.serverUrl === undefined) ||
+      'needs either "command" (a stdio server) or "url" (an HTTP or SSE server; "serverUrl" is accepted as its other name), not both',
   ),
 );
 export type McpServerConfig = typeof McpServerConfig.Type;

@@ -100,8 +100,9 @@ const TOPICS: Record<string, string> = {
 Config keys (unknown keys are an error)
   model, mode ("standard"|"rlm"), maxTurns, systemPrompt, appendSystemPrompt, tools [..],
   providers { anthropic|openai|openai-compatible|google: { baseUrl } },
-  mcpServers { <name>: { command, args, env, cwd } | { url, headers }, type?, timeoutMs?, enabled? }
-    (the format Claude Desktop, Cursor and Claude Code share; servers start in the background),
+  mcpServers { <name>: { command, args, env, cwd } | { url, headers }, type?, timeoutMs?,
+    startupTimeoutMs?, enabled? } (the format Claude Desktop, Cursor and Claude Code share; type
+    "streamable-http"/"streamableHttp" = "http", serverUrl = url; servers start in the background),
   trace { file?, level? ("standard"|"extended") } (level applies whenever tracing is on, --trace or file),
   trace.otlp { endpoint?, headers?, serviceName? } (OpenTelemetry export; OTEL_* variables win),
   requestTimeoutMs (idle timeout of a model request, default 120000),

@@ -13,7 +13,10 @@ export interface McpServerSummary {
 export function mcpServers(config: LashConfig): McpServerSummary[] {
   return Object.entries(config.mcpServers ?? {}).map(([name, s]) => ({
     name,
-    transport: s.type ?? (s.command !== undefined ? "stdio" : "http"),
+    transport:
+      s.type === "streamable-http" || s.type === "streamableHttp"
+        ? "http"
+        : (s.type ?? (s.command !== undefined ? "stdio" : "http")),
     enabled: s.enabled !== false && s.disabled !== true,
   }));
 }

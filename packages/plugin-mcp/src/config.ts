@@ -10,7 +10,9 @@ import { Data, Effect, Either, ParseResult, Schema } from "effect";
  *     "docs":   { "type": "http", "url": "https://example.com/mcp", "headers": { "Authorization": "Bearer …" } } } }
  * ```
  *
- * `type` (`stdio` | `http` | `sse`) is inferred from `command` / `url` when absent. lash adds
+ * `type` (`stdio` | `http` | `sse`) is inferred from `command` / `url` when absent. The spellings
+ * other clients write are accepted too: `"streamable-http"` / `"streamableHttp"` mean `"http"`
+ * (streamable HTTP), and `serverUrl` (Windsurf) is the same as `url`. lash adds
  * `timeoutMs` (per-call timeout), `startupTimeoutMs` and `enabled` (default true; Cline's `disabled: true` is honoured
  * too). Keys this format does not know (`autoApprove`, `alwaysAllow`, …) are ignored, so a file
  * copied from another client works unchanged.
@@ -25,7 +27,18 @@ const StringRecord = leaf(
   "expected an object whose values are strings",
 );
 const NonEmptyString = leaf(Schema.String.pipe(Schema.minLength(1)), "expected a non-empty string");
-const Transport = leaf(Schema.Literal("stdio", "http", "sse"), 'expected "stdio", "http" or "sse"');
+/** The transport spellings accepted in `type`, and what each means. */
+export const TRANSPORT_SPELLINGS = {
+  stdio: "stdio",
+  http: "http",
+  "streamable-http": "http",
+  streamableHttp: "http",
+  sse: "sse",
+} as const;
+const Transport = leaf(
+  Schema.Literal("stdio", "http", "streamable-http", "streamableHttp", "sse"),
+  'expected "stdio", "http" (streamable HTTP; "streamable-http" and "streamableHttp" mean the same) or "sse" (legacy HTTP+SSE)',
+);
 const PositiveMs = leaf(
   Schema.Number.pipe(Schema.int(), Schema.positive()),
   "expected a positive whole number of milliseconds",
@@ -42,6 +55,8 @@ export const McpServerEntry = Schema.Struct({
   env: opt(StringRecord),
   cwd: opt(NonEmptyString),
   url: opt(NonEmptyString),
+  /** Windsurf's name for `url`. */
+  serverUrl: opt(NonEmptyString),
   headers: opt(StringRecord),
   timeoutMs: opt(PositiveMs),
   startupTimeoutMs: opt(PositiveMs),
@@ -116,10 +131,24 @@ const pathText = (path: ReadonlyArray<PropertyKey>): string =>
 
 function normalizeEntry(
   name: string,
-  e: McpServerEntry,
+  entry: McpServerEntry,
   issues: McpConfigIssue[],
 ): McpServerConfig | undefined {
   const at = `mcpServers.${name}`;
+  if (entry.url !== undefined && entry.serverUrl !== undefined && entry.url !== entry.serverUrl) {
+    issues.push({
+      path: at,
+      message: 'has both "url" and "serverUrl" (the same setting) with different values; keep one',
+    });
+    return undefined;
+  }
+  const { serverUrl, type: spelled, ...rest } = entry;
+  const url = entry.url ?? serverUrl;
+  const e = {
+    ...rest,
+    ...(url === undefined ? {} : { url }),
+    ...(spelled === undefined ? {} : { type: TRANSPORT_SPELLINGS[spelled] }),
+  };
   const enabled = e.enabled ?? (e.disabled === undefined ? true : !e.disabled);
   const common = {
     name,

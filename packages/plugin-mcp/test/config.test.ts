@@ -91,6 +91,31 @@ describe("parseMcpConfig", () => {
     ]);
   });
 
+  it("maps other clients' spellings: type streamable-http / streamableHttp, serverUrl", () => {
+    const config = parseMcpConfig({
+      mcpServers: {
+        a: { type: "streamable-http", url: "http://127.0.0.1:1/mcp" },
+        b: { type: "streamableHttp", serverUrl: "http://127.0.0.1:2/mcp", startupTimeoutMs: 250 },
+        c: { serverUrl: "http://127.0.0.1:3/mcp" },
+        d: { type: "sse", serverUrl: "http://127.0.0.1:4/sse", url: "http://127.0.0.1:4/sse" },
+      },
+    });
+    expect(config.servers).toEqual([
+      { name: "a", type: "http", enabled: true, url: "http://127.0.0.1:1/mcp" },
+      { name: "b", type: "http", enabled: true, url: "http://127.0.0.1:2/mcp", startupTimeoutMs: 250 },
+      { name: "c", type: "http", enabled: true, url: "http://127.0.0.1:3/mcp" },
+      { name: "d", type: "sse", enabled: true, url: "http://127.0.0.1:4/sse" },
+    ]);
+    expect(
+      problems({ mcpServers: { a: { url: "http://127.0.0.1:1/mcp", serverUrl: "http://127.0.0.1:2/mcp" } } }),
+    ).toEqual([
+      'mcpServers.a: has both "url" and "serverUrl" (the same setting) with different values; keep one',
+    ]);
+    expect(problems({ mcpServers: { a: { command: "x", serverUrl: "http://h" } } })[0]).toMatch(
+      /both "command" and "url"/,
+    );
+  });
+
   const problems = (input: unknown): string[] => {
     try {
       parseMcpConfig(input);
@@ -112,7 +137,7 @@ describe("parseMcpConfig", () => {
       "mcpServers.github.env: expected an object whose values are strings",
     ]);
     expect(problems({ mcpServers: { a: { type: "websocket", url: "ws://x" } } })).toEqual([
-      'mcpServers.a.type: expected "stdio", "http" or "sse"',
+      'mcpServers.a.type: expected "stdio", "http" (streamable HTTP; "streamable-http" and "streamableHttp" mean the same) or "sse" (legacy HTTP+SSE)',
     ]);
     expect(problems({ mcpServers: { a: { command: "x", timeoutMs: -5 } } })).toEqual([
       "mcpServers.a.timeoutMs: expected a positive whole number of milliseconds",
