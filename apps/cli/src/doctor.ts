@@ -55,7 +55,7 @@ export async function runDoctor(
   const damage = existsSync(paths.db) ? checkSqliteFile(paths.db) : { ok: true, problems: [] };
   if (!damage.ok && command.repair) {
     try {
-      repair = recoverSqliteFile(paths.db);
+      repair = recoverSqliteFile(paths.db, new Date());
       const lost = repair.tables.filter((t) => t.damaged > 0).map((t) => t.table);
       add(
         "repair",

@@ -70,9 +70,10 @@ const stamp = (now: Date) =>
 
 /**
  * Salvage `filename` into a new file and swap the two. Refuses while another process has the
- * file open (its locks are visible), and when the file is not a lash database at all.
+ * file open (its locks are visible), and when the file is not a lash database at all. `now` (the
+ * caller's clock) names the kept files.
  */
-export function recoverSqliteFile(filename: string, now: Date = new Date()): SqliteRecovery {
+export function recoverSqliteFile(filename: string, now: Date): SqliteRecovery {
   if (!existsSync(filename)) throw new SqliteRepairError(`${filename} does not exist`);
   const users = sqliteFileUsers(filename);
   if (users.length)

@@ -131,7 +131,9 @@ describe("a damaged database", () => {
     const holder = await holdLock(filename, "BEGIN"); // a reader: a shared lock, no write lock
     try {
       expect(sqliteFileUsers(filename).map((u) => u.pid)).toContain(holder.pid);
-      expect(() => recoverSqliteFile(filename)).toThrow(new RegExp(`in use by process ${holder.pid}`));
+      expect(() => recoverSqliteFile(filename, new Date(0))).toThrow(
+        new RegExp(`in use by process ${holder.pid}`),
+      );
     } finally {
       await holder.release();
     }
