@@ -7,9 +7,46 @@ const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
 /**
+ * Media types whose bytes are text: `text/*`, `application/json`, `application/xml`, any
+ * `+json` / `+xml` suffix type, and a few other textual application types. Parameters
+ * (`; charset=…`) are ignored.
+ */
+export function isTextMediaType(mimeType: string | undefined): boolean {
+  if (mimeType === undefined) return false;
+  const t = mimeType.split(";")[0]?.trim().toLowerCase() ?? "";
+  return (
+    t.startsWith("text/") ||
+    t === "application/json" ||
+    t === "application/xml" ||
+    t.endsWith("+json") ||
+    t.endsWith("+xml") ||
+    t === "application/javascript" ||
+    t === "application/ecmascript" ||
+    t === "application/x-yaml" ||
+    t === "application/yaml" ||
+    t === "application/toml" ||
+    t === "application/x-sh" ||
+    t === "application/sql" ||
+    t === "application/graphql" ||
+    t === "application/x-ndjson" ||
+    t === "application/ndjson"
+  );
+}
+
+/** A base64 blob decoded as UTF-8, or `undefined` when the bytes are not valid UTF-8. */
+function decodeTextBlob(blob: string): string | undefined {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(Buffer.from(blob, "base64"));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * One MCP content block → result parts: `text` → text; `image` / `audio` → an attachment
  * (base64, with its media type); an embedded `resource` → its text (headed by the URI) or, for a
- * blob, an attachment named by the URI; a `resource_link` → a text line naming the resource.
+ * blob, an attachment named by the URI — except a blob with a text media type (`isTextMediaType`)
+ * that is valid UTF-8, which is decoded and shown as text like a `text` resource; a `resource_link` → a text line naming the resource.
  * Unknown block types are shown as JSON text rather than dropped.
  */
 export function mapContentBlock(block: unknown): ResultPart[] {
@@ -29,6 +66,12 @@ export function mapContentBlock(block: unknown): ResultPart[] {
       const text = str(r.text);
       if (text !== undefined) return [{ type: "text", text: uri ? `[resource ${uri}]\n${text}` : text }];
       const blob = str(r.blob);
+      const mimeType = str(r.mimeType);
+      if (blob !== undefined && isTextMediaType(mimeType)) {
+        const decoded = decodeTextBlob(blob);
+        if (decoded !== undefined)
+          return [{ type: "text", text: uri ? `[resource ${uri} (${mimeType})]\n${decoded}` : decoded }];
+      }
       if (blob !== undefined)
         return [
           {

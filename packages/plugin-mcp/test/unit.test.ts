@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { isTextMediaType } from "../src/content.ts";
 import {
   assignToolNames,
   baseToolName,
@@ -119,6 +120,43 @@ describe("mapCallResult", () => {
     ]);
     // no structured content: no `value` copy of the text (Lashlang reads the text content, joined the same way)
     expect(out.value).toBeUndefined();
+  });
+
+  it("decodes blobs with a text media type (utf-8); binary and non-UTF-8 blobs stay attachments", () => {
+    const b64 = (t: string) => Buffer.from(t, "utf8").toString("base64");
+    const out = mapCallResult("s", "t", {
+      content: [
+        { type: "resource", resource: { uri: "demo://a", mimeType: "text/plain", blob: b64("héllo ✓") } },
+        {
+          type: "resource",
+          resource: { uri: "demo://b", mimeType: "application/json", blob: b64('{"a":1}') },
+        },
+        {
+          type: "resource",
+          resource: { uri: "demo://c", mimeType: "application/ld+json; charset=utf-8", blob: b64("{}") },
+        },
+        { type: "resource", resource: { uri: "demo://d", mimeType: "image/svg+xml", blob: b64("<svg/>") } },
+        { type: "resource", resource: { mimeType: "text/csv", blob: b64("a,b") } },
+        // not valid UTF-8: kept as bytes
+        { type: "resource", resource: { uri: "demo://e", mimeType: "text/plain", blob: "//79" } },
+        {
+          type: "resource",
+          resource: { uri: "demo://f", mimeType: "application/octet-stream", blob: b64("x") },
+        },
+      ],
+    });
+    expect(out.content).toEqual([
+      { type: "text", text: "[resource demo://a (text/plain)]\nhéllo ✓" },
+      { type: "text", text: '[resource demo://b (application/json)]\n{"a":1}' },
+      { type: "text", text: "[resource demo://c (application/ld+json; charset=utf-8)]\n{}" },
+      { type: "text", text: "[resource demo://d (image/svg+xml)]\n<svg/>" },
+      { type: "text", text: "a,b" },
+      { type: "attachment", mediaType: "text/plain", data: "//79", name: "demo://e" },
+      { type: "attachment", mediaType: "application/octet-stream", data: b64("x"), name: "demo://f" },
+    ]);
+    expect(isTextMediaType("application/xml")).toBe(true);
+    expect(isTextMediaType("application/pdf")).toBe(false);
+    expect(isTextMediaType(undefined)).toBe(false);
   });
 
   it("keeps isError and prefers structured content as the value", () => {
