@@ -57,6 +57,7 @@ describe("HTML export worth reviewing, in Chromium", () => {
   let store: SessionStoreShape;
   let html: string;
   let rlmHtml: string;
+  let md: string;
 
   beforeAll(async () => {
     const root = mkdtempSync(join(tmpdir(), "lash-export-review-"));
@@ -78,6 +79,7 @@ describe("HTML export worth reviewing, in Chromium", () => {
             const r = yield* rt.createSession({ model: MODEL, mode: "rlm", title: "Count the letters" });
             yield* rt.turn(r.id, { text: "How long is a.txt?" });
             html = yield* Effect.promise(() => exportSession(store, s.id, "html"));
+            md = yield* Effect.promise(() => exportSession(store, s.id, "md"));
             rlmHtml = yield* Effect.promise(() => exportSession(store, r.id, "html"));
           }),
         { plugins: [toolsPlugin({ root }), notePlugin], store: Layer.succeed(SessionStore, store) },
@@ -124,6 +126,12 @@ describe("HTML export worth reviewing, in Chromium", () => {
     for (let k = 5; k < 5 + LONG_TURNS; k++) if (noteFails(k)) failed++;
     expect(await page.locator("header.top").innerText()).toMatch(new RegExp(`failed\\s*${failed}\\b`));
     await page.context().close();
+  });
+
+  it("Markdown marks the same failures", () => {
+    expect(md).toContain("**Tool call** `shell` — ❌ failed (exit 3)");
+    expect(md).toContain("**Tool call** `note` — ❌ failed (error)");
+    expect(md).not.toMatch(/`shell` — ✅/);
   });
 
   it("expands and collapses every card at once", async () => {
@@ -179,7 +187,6 @@ describe("HTML export worth reviewing, in Chromium", () => {
     // the long session, as a reviewer sees it: failures marked, one card open
     await page.evaluate("window.scrollTo(0, 0)");
     await page.screenshot({ path: join(ARTIFACTS, "export-long-session.png"), fullPage: false });
-    await page.screenshot({ path: join(ARTIFACTS, "export-long-session-full.png"), fullPage: true });
     process.stdout.write(`screenshot: ${join(ARTIFACTS, "export-long-session.png")}\n`);
     await page.context().close();
   });
@@ -230,7 +237,6 @@ describe("HTML export worth reviewing, in Chromium", () => {
       { caret, col },
     );
     expect(Math.abs(xs[0] - xs[1])).toBeLessThan(1);
-    await page.screenshot({ path: join(ARTIFACTS, "export-rlm.png"), fullPage: true });
     await page.context().close();
   });
 });

@@ -208,15 +208,11 @@ function renderNode(n: ExportedNode, ctx: Ctx, top: boolean, footer = ""): strin
   return `<section class="node ${cls}${n.inherited ? " inherited" : ""}"${attrs}>${inner}${footer}</section>`;
 }
 
-const INDEX_TEXT_MAX = 4000;
-
-/** The message index entry of a node: what it shows and what a search matches (calls with their results). */
-function indexEntry(
-  n: ExportedNode,
-  m: Message,
-  view: SessionView,
-): [string, string, string, string] | undefined {
-  const words: string[] = [];
+/**
+ * The message index entry of a node: [node id, role, label]. A search matches the label and the
+ * node's text on the page (calls with their arguments and results), read from the page itself.
+ */
+function indexEntry(n: ExportedNode, m: Message, view: SessionView): [string, string, string] | undefined {
   const labels: string[] = [];
   const firstLine = (t: string) =>
     t
@@ -225,49 +221,35 @@ function indexEntry(
       ?.trim() ?? "";
   for (const p of m.parts) {
     switch (p.type) {
-      case "text":
-        if (p.text.trim()) words.push(p.text);
+      case "toolCall":
+        labels.push(
+          `${callStatus(view.resultOf(p)).failed ? "✗ " : ""}${p.name} ${argsSummary(p.argumentsText)}`,
+        );
         break;
-      case "toolCall": {
-        const r = view.resultOf(p);
-        labels.push(`${callStatus(r).failed ? "✗ " : ""}${p.name} ${argsSummary(p.argumentsText)}`);
-        words.push(p.name, p.argumentsText, r ? resultText(r).slice(0, INDEX_TEXT_MAX) : "");
-        break;
-      }
       case "toolResult":
-        if (!view.hasCall(p)) {
-          labels.push(`${callStatus(p).failed ? "✗ " : ""}${p.name}`);
-          words.push(p.name, resultText(p).slice(0, INDEX_TEXT_MAX));
-        }
+        if (!view.hasCall(p)) labels.push(`${callStatus(p).failed ? "✗ " : ""}${p.name}`);
         break;
       case "code":
         labels.push(`code: ${firstLine(p.source)}`);
-        words.push(p.source);
         break;
       case "output":
         labels.push(`output: ${firstLine(p.text)}`);
-        words.push(p.text);
         break;
       case "error":
         labels.push(`✗ ${firstLine(p.message)}`);
-        words.push(p.message);
         break;
       default:
         break;
     }
   }
-  const text = words.length
-    ? m.parts
-        .flatMap((p) => (p.type === "text" ? [p.text] : []))
-        .join(" ")
-        .replace(/\s+/g, " ")
-        .trim()
-    : "";
+  const text = m.parts
+    .flatMap((p) => (p.type === "text" ? [p.text] : []))
+    .join(" ")
+    .replace(/\s+/g, " ")
+    .trim();
   if (!text && labels.length === 0) return undefined;
   const raw = text || labels.join(" · ");
-  const label = raw.length > 90 ? `${raw.slice(0, 90)}…` : raw;
-  const search = words.join("\n").replace(/\s+/g, " ").slice(0, INDEX_TEXT_MAX);
-  return [n.id, m.role, label, search];
+  return [n.id, m.role, raw.length > 90 ? `${raw.slice(0, 90)}…` : raw];
 }
 
 /** A result of a Lashlang cell's tool operation (RLM): no call part of its own, not the finish record. */
@@ -496,11 +478,11 @@ data.index.forEach(function(e){
  var l=document.createElement('span');l.className='ix-label';l.textContent=e[2];
  b.appendChild(r);b.appendChild(l);li.appendChild(b);list.appendChild(li);
  b.addEventListener('click',function(){reveal(e[0])});
- items.push({li:li,id:e[0],text:(e[2]+' '+e[3]).toLowerCase()});
+ items.push({li:li,id:e[0],label:e[2],text:null});
 });
 function filter(){
  var q=search.value.trim().toLowerCase();var n=0;
- for(var k=0;k<items.length;k++){var hit=!q||items[k].text.indexOf(q)>=0;items[k].li.hidden=!hit;if(hit)n++;var el=byNode[items[k].id];if(el)el.classList.toggle('match',!!q&&hit)}
+ for(var k=0;k<items.length;k++){var it=items[k];if(q&&it.text===null){var node=byNode[it.id];it.text=(it.label+' '+(node?node.textContent:'')).toLowerCase()}var hit=!q||it.text.indexOf(q)>=0;items[k].li.hidden=!hit;if(hit)n++;var el=byNode[items[k].id];if(el)el.classList.toggle('match',!!q&&hit)}
  count.textContent=q?(n+' of '+items.length+' messages match'):(items.length+' messages');
 }
 search.addEventListener('input',filter);
@@ -545,7 +527,7 @@ export function renderSessionHtml(exported: ExportedSession, options: HtmlOption
   // tool calls the model made, plus the tool operations of Lashlang cells (RLM)
   let toolCalls = 0;
   let failedCalls = 0;
-  const index: [string, string, string, string][] = [];
+  const index: [string, string, string][] = [];
   for (const n of exported.nodes) {
     const m = messageOf(n);
     if (!m) continue;
@@ -566,7 +548,7 @@ export function renderSessionHtml(exported: ExportedSession, options: HtmlOption
   const data = {
     leaf: s.leafId,
     nodes: exported.nodes.map((n) => [n.id, n.parentId]),
-    /** The message index: [node id, role, label, searchable text]. */
+    /** The message index: [node id, role, label]. */
     index,
   };
   const json = JSON.stringify(data)
