@@ -178,7 +178,11 @@ export function otlpSink(options: OtlpSinkOptions): TraceSink {
       }
       return res;
     } catch (e) {
-      if (init?.signal?.aborted) throw e;
+      if (init?.signal?.aborted) {
+        // lash stopped waiting (the flush's bound): a collector that accepts but never answers
+        report(`the OpenTelemetry collector at ${url} did not answer in time; spans may be lost`);
+        throw e;
+      }
       report(describeFetchError(e, url));
       backoffUntil = Date.now() + 30_000;
       return dropped();

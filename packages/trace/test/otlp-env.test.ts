@@ -176,3 +176,79 @@ describe("otlpSink over http/protobuf", () => {
     expect(got[0]!.bytes).toBeGreaterThan(0);
   });
 });
+
+describe("otlpSink export failures", () => {
+  const turn = (recorder: ReturnType<typeof createTraceRecorder>, sessionId: string) => {
+    recorder.record({
+      type: "turnStarted",
+      sessionId,
+      turnId: "t",
+      seq: 0,
+      at: 1,
+      model: "openai/gpt-5-mini",
+      resumed: false,
+      input: [],
+    } as never);
+    recorder.record({
+      type: "turnFinished",
+      sessionId,
+      turnId: "t",
+      seq: 1,
+      at: 2,
+      outcome: { type: "finished", finish: { kind: "assistantMessage" } },
+      usage: {},
+    } as never);
+  };
+
+  it("an HTTP error from the collector is reported once, naming it", async () => {
+    let posts = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        posts++;
+        res.writeHead(401);
+        res.end("no");
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const errors: string[] = [];
+    const recorder = createTraceRecorder({
+      sinks: [otlpSink({ url, onExportError: (m) => errors.push(m) })],
+      redact: { env: {} },
+    });
+    turn(recorder, "s1");
+    await recorder.flush();
+    turn(recorder, "s2");
+    await recorder.close();
+    await new Promise<void>((r) => server.close(() => r()));
+    expect(posts).toBe(2);
+    expect(errors).toEqual([
+      `the OpenTelemetry collector at ${url}/v1/traces answered HTTP 401; spans are not exported`,
+    ]);
+  });
+
+  it("a collector that never answers: the flush ends at its bound and says so once", async () => {
+    const pending: import("node:http").ServerResponse[] = [];
+    const server = createServer((req, res) => {
+      req.resume();
+      pending.push(res);
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`;
+    const errors: string[] = [];
+    const recorder = createTraceRecorder({
+      sinks: [otlpSink({ url, shutdownTimeoutMs: 200, onExportError: (m) => errors.push(m) })],
+      redact: { env: {} },
+    });
+    turn(recorder, "s1");
+    await recorder.close();
+    for (const res of pending) res.destroy();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+    expect(pending.length).toBeGreaterThan(0);
+    expect(errors).toEqual([
+      `the OpenTelemetry collector at ${url} did not answer in time; spans may be lost`,
+    ]);
+  });
+});
