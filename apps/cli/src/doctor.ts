@@ -145,7 +145,7 @@ export async function runDoctor(
           add(
             `mcp ${s.name}`,
             s.state === "ready" ? "ok" : s.state === "disabled" ? "info" : "fail",
-            `${s.transport} · ${s.state}${s.state === "ready" ? ` · ${s.toolCount} tools` : ""}${s.reason ? ` · ${s.reason}` : ""}`,
+            `${s.transport} · ${s.state}${s.state === "ready" ? ` · ${s.toolCount} tools` : ""}${s.reason ? ` · ${s.reason}` : ""}${(s.skippedTools ?? []).map((t) => ` · tool "${t.name}" skipped: ${t.reason}`).join("")}`,
           );
       } finally {
         await mcp.close();

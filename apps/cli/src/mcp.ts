@@ -32,6 +32,8 @@ export interface McpRuntime {
     readonly state: string;
     readonly reason?: string;
     readonly toolCount: number;
+    /** Listed tools left out (bad definition), with why. */
+    readonly skippedTools?: readonly { readonly name: string; readonly reason: string }[];
   }[];
   /** Wait until every server is ready or failed (bounded). */
   readonly settle: (timeoutMs: number) => Promise<void>;

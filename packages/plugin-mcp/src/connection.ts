@@ -3,8 +3,9 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ToolListChangedNotificationSchema, ToolSchema } from "@modelcontextprotocol/sdk/types.js";
 import { Deferred, Effect, Exit } from "effect";
+import * as z from "zod";
 import type { McpServerConfig } from "./config.ts";
 
 /** A tool as the server listed it. */
@@ -86,26 +87,92 @@ function makeTransport(config: McpServerConfig, options: ConnectOptions): Transp
     : new StreamableHTTPClientTransport(url, requestInit ? { requestInit } : undefined);
 }
 
-/** Every page of `tools/list` (follows `nextCursor`). */
+/** A listed tool lash cannot use (its definition breaks the MCP schema), and why. */
+export interface McpSkippedTool {
+  readonly name: string;
+  readonly reason: string;
+}
+
+/** A `tools/list` page read leniently: each tool is checked on its own, so one bad tool cannot sink the listing. */
+const LenientToolsPage = z.looseObject({
+  tools: z.array(z.unknown()),
+  nextCursor: z.string().optional(),
+});
+
+/** Why a listed tool does not conform, in words (not a Zod dump). */
+function toolProblem(tool: unknown, issues: readonly z.core.$ZodIssue[]): string {
+  return issues
+    .slice(0, 3)
+    .map((issue) => {
+      const path = issue.path.map(String).join(".");
+      if (issue.code === "invalid_value" && issue.path.at(-1) === "type" && issue.values.length === 1) {
+        let actual: unknown = tool;
+        for (const k of issue.path) actual = (actual as Record<PropertyKey, unknown> | undefined)?.[k];
+        const parent = issue.path.slice(0, -1).map(String).join(".") || "the tool";
+        return `${parent} must have type ${JSON.stringify(issue.values[0])}${
+          actual === undefined ? " (it has none)" : ` (it has ${JSON.stringify(actual)})`
+        }`;
+      }
+      return `${path || "the tool"}: ${issue.message.replace(/^Invalid input: /, "")}`;
+    })
+    .join("; ");
+}
+
+/**
+ * Every page of `tools/list` (follows `nextCursor`). Each tool is validated on its own: one that
+ * breaks the MCP schema (e.g. an `inputSchema` without `type: "object"`) is left out and passed to
+ * `onSkipped` with a readable reason; the others stay usable.
+ */
 export async function listAllTools(
   client: Client,
-  options: { readonly signal?: AbortSignal; readonly timeoutMs: number },
+  options: {
+    readonly signal?: AbortSignal;
+    readonly timeoutMs: number;
+    readonly onSkipped?: (skipped: McpSkippedTool) => void;
+  },
 ): Promise<McpToolInfo[]> {
   const tools: McpToolInfo[] = [];
   const seenCursors = new Set<string>();
   let cursor: string | undefined;
+  let position = 0;
   do {
-    const page = await client.listTools(cursor === undefined ? undefined : { cursor }, {
-      timeout: options.timeoutMs,
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    tools.push(...(page.tools as McpToolInfo[]));
+    const page = await client.request(
+      { method: "tools/list", ...(cursor === undefined ? {} : { params: { cursor } }) },
+      LenientToolsPage,
+      { timeout: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) },
+    );
+    for (const raw of page.tools) {
+      position++;
+      const checked = ToolSchema.safeParse(raw);
+      if (checked.success) {
+        tools.push(checked.data as McpToolInfo);
+        continue;
+      }
+      const name = (raw as { name?: unknown } | null)?.name;
+      options.onSkipped?.({
+        name: typeof name === "string" ? name : `(tool #${position}, no name)`,
+        reason: toolProblem(raw, checked.error.issues),
+      });
+    }
     cursor = page.nextCursor;
     if (cursor !== undefined) {
       if (seenCursors.has(cursor)) throw new Error(`tools/list returned the cursor ${cursor} twice`);
       seenCursors.add(cursor);
     }
   } while (cursor !== undefined);
+  // what `client.listTools` would do: remember output schemas (to check structured results) and
+  // task support — for the whole listing, every page
+  const cache = (client as unknown as { cacheToolMetadata?: (tools: readonly unknown[]) => void })
+    .cacheToolMetadata;
+  try {
+    cache?.call(client, tools);
+  } catch {
+    // an output schema the validator cannot compile: results are not checked against it
+    cache?.call(
+      client,
+      tools.map(({ outputSchema: _, ...t }: McpToolInfo & { outputSchema?: unknown }) => t),
+    );
+  }
   return tools;
 }
 
@@ -116,7 +183,14 @@ export async function listAllTools(
 export const connect = (
   config: McpServerConfig,
   options: ConnectOptions,
-): Effect.Effect<{ readonly connection: Connection; readonly tools: McpToolInfo[] }, ConnectError> =>
+): Effect.Effect<
+  {
+    readonly connection: Connection;
+    readonly tools: McpToolInfo[];
+    readonly skipped: McpSkippedTool[];
+  },
+  ConnectError
+> =>
   Effect.gen(function* () {
     const closed = yield* Deferred.make<string>();
     let stderrText = "";
@@ -150,7 +224,12 @@ export const connect = (
     return yield* Effect.tryPromise({
       try: async (signal) => {
         await client.connect(transport, { signal, timeout: options.requestTimeoutMs });
-        const tools = await listAllTools(client, { signal, timeoutMs: options.requestTimeoutMs });
+        const skipped: McpSkippedTool[] = [];
+        const tools = await listAllTools(client, {
+          signal,
+          timeoutMs: options.requestTimeoutMs,
+          onSkipped: (t) => skipped.push(t),
+        });
         const version = client.getServerVersion();
         const pid = transport instanceof StdioClientTransport ? (transport.pid ?? undefined) : undefined;
         const connection: Connection = {
@@ -161,7 +240,7 @@ export const connect = (
           ...(pid === undefined ? {} : { pid }),
           ...(version ? { serverInfo: { name: version.name, version: version.version } } : {}),
         };
-        return { connection, tools };
+        return { connection, tools, skipped };
       },
       catch: (error) => {
         const tail = stderrTail();

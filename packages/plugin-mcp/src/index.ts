@@ -11,7 +11,7 @@ export {
   type McpStdioServer,
   parseMcpConfig,
 } from "./config.ts";
-export { listAllTools, type McpToolInfo } from "./connection.ts";
+export { listAllTools, type McpSkippedTool, type McpToolInfo } from "./connection.ts";
 export { mapCallResult, mapContentBlock } from "./content.ts";
 export {
   createMcpManager,

@@ -16,7 +16,13 @@ import {
   Stream,
 } from "effect";
 import { decodeMcpConfig, expandServerEnv, type McpConfig, type McpServerConfig } from "./config.ts";
-import { type Connection, connect, listAllTools, type McpToolInfo } from "./connection.ts";
+import {
+  type Connection,
+  connect,
+  listAllTools,
+  type McpSkippedTool,
+  type McpToolInfo,
+} from "./connection.ts";
 import { mapCallResult } from "./content.ts";
 import { assignToolNames, lashlangIdent, nameKey } from "./names.ts";
 import { normalizeInputSchema } from "./schema.ts";
@@ -34,6 +40,9 @@ export interface McpServerStatus {
   readonly lastError?: string;
   /** Tools the server offers now (last listing). */
   readonly toolCount: number;
+  /** Listed tools left out because their definition breaks the MCP schema, each with why
+   * (e.g. `inputSchema must have type "object"`); the server's other tools are usable. */
+  readonly skippedTools?: readonly McpSkippedTool[];
   /** Process id of a running stdio server. */
   readonly pid?: number;
   /** `serverInfo` from `initialize`. */
@@ -270,8 +279,11 @@ const makeManager = (config: McpConfig, options: McpManagerOptions) =>
           if (!conn || slot.listedGen === slot.listGen) return;
           const gen = slot.listGen;
           const timeoutMs = slot.config.timeoutMs ?? callTimeoutMs;
+          const skipped: McpSkippedTool[] = [];
           const listed = yield* Effect.either(
-            Effect.tryPromise((signal) => listAllTools(conn.client, { signal, timeoutMs })),
+            Effect.tryPromise((signal) =>
+              listAllTools(conn.client, { signal, timeoutMs, onSkipped: (t) => skipped.push(t) }),
+            ),
           );
           if (Either.isLeft(listed)) {
             yield* update(slot, {
@@ -282,7 +294,11 @@ const makeManager = (config: McpConfig, options: McpManagerOptions) =>
           if (slot.conn !== conn) return;
           slot.tools = listed.right;
           slot.listedGen = gen;
-          yield* update(slot, { toolCount: listed.right.length });
+          yield* update(
+            slot,
+            { toolCount: listed.right.length, ...(skipped.length > 0 ? { skippedTools: skipped } : {}) },
+            skipped.length > 0 ? [] : ["skippedTools"],
+          );
         }),
       );
 
@@ -348,7 +364,7 @@ const makeManager = (config: McpConfig, options: McpManagerOptions) =>
             if (giveUp) failures = 0;
             continue;
           }
-          const { connection, tools } = result.right;
+          const { connection, tools, skipped } = result.right;
           failures = 0;
           if (everReady) yield* update(slot, { restarts: slot.status.restarts + 1 });
           everReady = true;
@@ -360,10 +376,11 @@ const makeManager = (config: McpConfig, options: McpManagerOptions) =>
             {
               state: "ready",
               toolCount: tools.length,
+              ...(skipped.length > 0 ? { skippedTools: skipped } : {}),
               ...(connection.pid === undefined ? {} : { pid: connection.pid }),
               ...(connection.serverInfo ? { serverInfo: connection.serverInfo } : {}),
             },
-            ["reason", "nextAttemptAt"],
+            skipped.length > 0 ? ["reason", "nextAttemptAt"] : ["reason", "nextAttemptAt", "skippedTools"],
           );
           const why = yield* Deferred.await(connection.closed).pipe(
             Effect.ensuring(

@@ -2,7 +2,7 @@
 // session the server forgot (404), the session DELETE on exit, and a legacy-SSE server restart.
 import { afterEach, describe, expect, it } from "vitest";
 import { createMcpManager, type McpManagerHandle, type McpServerStatus } from "../src/index.ts";
-import { everythingServer } from "./helpers.ts";
+import { everythingServer, fixtureServer } from "./helpers.ts";
 
 const open: McpManagerHandle[] = [];
 afterEach(async () => {
@@ -37,5 +37,22 @@ describe("MCP at the edges (real servers)", () => {
     expect(text).toContain("[resource demo://resource/dynamic/blob/2 (text/plain)]");
     expect(text).toContain("Resource 2: This is a base64 blob");
     expect(out.content.some((p) => p.type === "attachment")).toBe(false);
+  });
+
+  it("one tool with a non-conforming schema is skipped with a readable reason; the others stay usable", async () => {
+    const m = await manager({ bad: fixtureServer("bad-schema-server.ts") });
+    await m.awaitSettled();
+    const status = statusOf(m, "bad");
+    expect(status.state).toBe("ready");
+    expect(status.toolCount).toBe(2);
+    expect(status.skippedTools).toEqual([
+      { name: "broken", reason: 'inputSchema must have type "object" (it has none)' },
+      { name: "listy", reason: 'outputSchema must have type "object" (it has "array")' },
+    ]);
+    expect(JSON.stringify(status)).not.toMatch(/invalid_value|"code"/);
+    expect((await m.tools()).map((t) => t.name).sort()).toEqual(["mcp__bad__echo", "mcp__bad__stats"]);
+    expect(textOf(await m.callTool("bad", "echo", { text: "still here" }))).toBe("echo: still here");
+    // the output schema of a listed tool is still enforced (the SDK's check, kept with the lenient listing)
+    await expect(m.callTool("bad", "stats", {})).rejects.toThrow(/output schema/i);
   });
 });
