@@ -1,6 +1,8 @@
 // `--trace-level standard|extended` and config `trace.level` without `trace.file`: the real
 // `lash -p` process against the mock wire server, the trace read back from its JSONL file.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { jsonLines, lash, type Sandbox, sandbox } from "./cli-support.ts";
@@ -57,6 +59,23 @@ describe("lash -p --trace-level", () => {
     const r = await lash(["-p", "say the word"], { env: box.env, cwd: box.cwd });
     expect(r.code).toBe(0);
     expect(responses(join(box.cwd, "user-trace.jsonl"))[0]?.text).toBe(ANSWER);
+  });
+
+  it("--trace-level applies to an OTLP-only trace (no file) without a usage error", async () => {
+    box = await sandbox([{ text: ANSWER }]);
+    const closed = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const r = await lash(["-p", "say the word", "--trace-level", "extended"], {
+      env: { ...box.env, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${closed}` },
+      cwd: box.cwd,
+    });
+    expect(r.stderr).not.toContain("--trace-level needs a trace");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(ANSWER);
   });
 
   it("--trace-level with nothing to trace, or an unknown level, is a usage error", async () => {

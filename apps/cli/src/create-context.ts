@@ -235,11 +235,6 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
   }
   let trace: TraceHandle | undefined;
   const traceFile = options.traceFile ?? config.trace?.file;
-  if (options.traceLevel !== undefined && traceFile === undefined)
-    throw new CliError(
-      "lash: --trace-level needs a trace to apply to: add --trace <file.jsonl> (or set trace.file in the config)",
-      ExitCode.usage,
-    );
   // warnings while running: at once in -p (stderr), after the TUI has left the screen otherwise
   const deferredWarnings: string[] = [];
   const warn =
@@ -256,6 +251,11 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
       env.OTEL_EXPORTER_OTLP_ENDPOINT,
       config.trace?.otlp?.endpoint,
     ].some((v) => v !== undefined && v.trim() !== "");
+  if (options.traceLevel !== undefined && traceFile === undefined && !otlpWanted)
+    throw new CliError(
+      "lash: --trace-level needs a trace to apply to: add --trace <file.jsonl> (or set trace.file in the config, or an OTLP endpoint)",
+      ExitCode.usage,
+    );
   if (live && (traceFile !== undefined || otlpWanted)) {
     const t = await import("@lash/trace");
     const sinks: import("@lash/trace").TraceSink[] = [];
