@@ -220,6 +220,27 @@ describe("lash -p with OpenTelemetry", () => {
     expect(events.some((e) => e.name === "rlm.rlm.diagnostic")).toBe(false);
   });
 
+  it("a failed model call: its chat span has status ERROR, error.type and the provider's message", async () => {
+    rx = await receiver();
+    box = await sandbox([{ error: { code: "badRequest", message: "the mock refuses this request" } }]);
+    const r = await lash(["-p", "hi"], {
+      env: { ...box.env, OTEL_EXPORTER_OTLP_ENDPOINT: rx.url },
+      cwd: box.cwd,
+    });
+    expect(r.code).toBe(1);
+    const spans = rx.spans();
+    const chats = spans.filter((s) => attr(s, "gen_ai.operation.name") === "chat");
+    expect(chats).toHaveLength(1);
+    expect(chats[0]!.status.code).toBe(2);
+    expect(attr(chats[0]!, "error.type")).toBe("badRequest");
+    expect(chats[0]!.status.message).toContain("the mock refuses this request");
+    expect(attr(chats[0]!, "lash.unfinished")).toBeUndefined();
+    const agent = spans.find((s) => s.name === "invoke_agent lash")!;
+    expect(agent.status.code).toBe(2);
+    expect(attr(agent, "error.type")).toBe("providerError");
+    expect(agent.status.message).not.toContain("Interrupted");
+  });
+
   it("config trace.otlp exports without the environment variable", async () => {
     rx = await receiver();
     box = await sandbox([{ text: "hello from config" }]);

@@ -149,6 +149,8 @@ export function otlpSink(options: OtlpSinkOptions): TraceSink {
   const models = new Map<string, string>();
   /** A subagent's turn span id → the subagent's `invoke_agent` span id. */
   const aliases = new Map<string, string>();
+  /** The model call in flight per turn span: a provider failure (an `error` record) ends it as failed. */
+  const openChat = new Map<string, string>();
   const agents = new Map<string, Agent>();
   let exporter: Exporter | undefined;
 
@@ -336,6 +338,14 @@ export function otlpSink(options: OtlpSinkOptions): TraceSink {
         return;
       }
       case "turn_finished": {
+        const leftover = openChat.get(r.spanId);
+        openChat.delete(r.spanId);
+        if (leftover !== undefined && spans.has(leftover)) {
+          const error = turnError(r);
+          if (error) spans.get(leftover)?.attribute("error.type", error.name);
+          else spans.get(leftover)?.attribute("lash.unfinished", true);
+          endSpan(leftover, r.ts, error);
+        }
         const agentId = aliases.get(r.spanId);
         const agent = agentId !== undefined ? agents.get(agentId) : undefined;
         if (agentId !== undefined) {
@@ -375,6 +385,7 @@ export function otlpSink(options: OtlpSinkOptions): TraceSink {
       }
       case "llm_request": {
         const model = r.model ?? models.get(r.sessionId);
+        if (r.parentSpanId !== undefined) openChat.set(r.parentSpanId, r.spanId);
         start(r, `chat ${splitModel(model).model ?? "model"}`, "client", {
           [ATTR_GEN_AI_OPERATION_NAME]: "chat",
           [ATTR_GEN_AI_CONVERSATION_ID]: r.sessionId,
@@ -387,6 +398,8 @@ export function otlpSink(options: OtlpSinkOptions): TraceSink {
       }
       case "llm_response": {
         const model = r.model ?? models.get(r.sessionId);
+        if (r.parentSpanId !== undefined && openChat.get(r.parentSpanId) === r.spanId)
+          openChat.delete(r.parentSpanId);
         if (!spans.has(r.spanId))
           start(
             r,
@@ -503,9 +516,17 @@ export function otlpSink(options: OtlpSinkOptions): TraceSink {
       case "frame_switch":
         event(r, "frame_switch", { "lash.frame.id": r.frameId, "lash.frame.task": r.task });
         return;
-      case "error":
+      case "error": {
         event(r, "error", { "error.type": r.errorKind, "lash.error.message": r.message });
+        // the model call that failed: status ERROR with the provider's error kind and message
+        const chat = openChat.get(r.spanId);
+        if (chat !== undefined && spans.has(chat)) {
+          openChat.delete(r.spanId);
+          spans.get(chat)?.attribute("error.type", r.errorKind);
+          endSpan(chat, r.ts, { name: r.errorKind, message: r.message });
+        }
         return;
+      }
       case "plugin_event":
         // `rlm` + `rlm.diagnostic` → `rlm.diagnostic`; `subagents` + `x` → `subagents.x`
         event(
@@ -530,6 +551,7 @@ export function otlpSink(options: OtlpSinkOptions): TraceSink {
       }
       spans.clear();
       aliases.clear();
+      openChat.clear();
       agents.clear();
     } else if (spans.size > 0) return; // spans still open: the periodic export sends what ended
     exporter = undefined;
