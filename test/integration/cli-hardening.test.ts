@@ -5,13 +5,10 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, writeFileSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import Sqlite from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { jsonLines, lash, type Sandbox, sandbox } from "./cli-support.ts";
 
-// better-sqlite3 is @lash/core's dependency: resolve it from there
-const Sqlite = createRequire(join(import.meta.dirname, "..", "..", "packages", "core", "package.json"))(
-  "better-sqlite3",
-) as typeof import("better-sqlite3");
 const FIXTURES = join(import.meta.dirname, "..", "..", "packages", "plugin-mcp", "test", "fixtures");
 const MB = 1024 * 1024;
 
