@@ -1,4 +1,8 @@
 import { scrubEnv, type ToolDefinition, ToolFailure, type ToolOutput } from "@lash/core";
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import {
   Clock,
@@ -162,6 +166,8 @@ interface ServerSlot {
   readonly refreshLock: Effect.Semaphore;
   /** `tools()` stopped waiting for this server's first start. */
   gaveUpWaiting: boolean;
+  /** A call asked for the server while the supervisor was not yet pausing: skip the next pause. */
+  wakeRequested: boolean;
 }
 
 const MIB = 1024 * 1024;
@@ -169,6 +175,14 @@ const DEFAULT_MAX_RESULT_BYTES = 8 * MIB;
 const megabytes = (bytes: number): string => `${(bytes / MIB).toFixed(bytes < 10 * MIB ? 1 : 0)} MB`;
 
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+/** A streamable-HTTP request answered 404 while it carried a session id: the session is gone and
+ * the request was not processed (MCP spec, session management). */
+const sessionGone = (error: unknown, conn: Connection): boolean =>
+  error instanceof StreamableHTTPError &&
+  error.code === 404 &&
+  conn.transport instanceof StreamableHTTPClientTransport &&
+  conn.transport.sessionId !== undefined;
 
 const makeManager = (config: McpConfig, options: McpManagerOptions) =>
   Effect.gen(function* () {
@@ -211,6 +225,7 @@ const makeManager = (config: McpConfig, options: McpManagerOptions) =>
         wake: Deferred.unsafeMake<void>(FiberId.none),
         refreshLock: Effect.unsafeMakeSemaphore(1),
         gaveUpWaiting: false,
+        wakeRequested: false,
       });
     }
 
@@ -308,6 +323,10 @@ const makeManager = (config: McpConfig, options: McpManagerOptions) =>
     const pause = (slot: ServerSlot, ms: number | undefined) =>
       Effect.gen(function* () {
         slot.wake = yield* Deferred.make<void>();
+        if (slot.wakeRequested) {
+          slot.wakeRequested = false;
+          return;
+        }
         const wait = Deferred.await(slot.wake);
         yield* ms === undefined ? wait : Effect.race(Effect.sleep(Duration.millis(ms)), wait);
       });
@@ -425,7 +444,9 @@ const makeManager = (config: McpConfig, options: McpManagerOptions) =>
         if (slot.status.state === "disabled")
           return yield* unavailable(`MCP server "${name}" is disabled in the config ("enabled": false).`);
         const concluded = slot.concluded;
-        yield* Deferred.succeed(slot.wake, undefined);
+        // the supervisor's current wait is cut short; when it is not waiting yet (its last wake was
+        // used), its next pause is skipped instead
+        if (!(yield* Deferred.succeed(slot.wake, undefined))) slot.wakeRequested = true;
         yield* waitUntil(
           () =>
             slot.conn !== undefined ||
@@ -450,27 +471,45 @@ const makeManager = (config: McpConfig, options: McpManagerOptions) =>
           );
         const timeoutMs = o.timeoutMs ?? slot.config.timeoutMs ?? callTimeoutMs;
         const start = yield* Clock.currentTimeMillis;
-        const conn = yield* readyConnection(slot, timeoutMs);
-        const left = Math.max(1, timeoutMs - ((yield* Clock.currentTimeMillis) - start));
         const argsObj =
           typeof args === "object" && args !== null && !Array.isArray(args)
             ? (args as Record<string, unknown>)
             : {};
-        const outcome = yield* Effect.either(
-          Effect.tryPromise({
-            try: (signal) =>
-              conn.client.callTool({ name: tool, arguments: argsObj }, undefined, {
-                signal: o.signal ? AbortSignal.any([signal, o.signal]) : signal,
-                timeout: left,
-              }),
-            catch: (e) => e,
-          }).pipe(
-            Effect.timeoutFail({
-              duration: Duration.millis(left),
-              onTimeout: () => new McpError(-32001, "timed out"),
-            }),
-          ),
-        );
+        const attempt = (conn: Connection) =>
+          Effect.gen(function* () {
+            const left = Math.max(1, timeoutMs - ((yield* Clock.currentTimeMillis) - start));
+            return yield* Effect.either(
+              Effect.tryPromise({
+                try: (signal) =>
+                  conn.client.callTool({ name: tool, arguments: argsObj }, undefined, {
+                    signal: o.signal ? AbortSignal.any([signal, o.signal]) : signal,
+                    timeout: left,
+                  }),
+                catch: (e) => e,
+              }).pipe(
+                Effect.timeoutFail({
+                  duration: Duration.millis(left),
+                  onTimeout: () => new McpError(-32001, "timed out"),
+                }),
+              ),
+            );
+          });
+        let conn = yield* readyConnection(slot, timeoutMs);
+        let outcome = yield* attempt(conn);
+        if (Either.isLeft(outcome) && sessionGone(outcome.left, conn) && !o.signal?.aborted) {
+          // Streamable HTTP: 404 to a request carrying our session id means the server does not know
+          // the session (it restarted) and never processed the request (spec). Start a new session
+          // and send the call again, once.
+          const why = `the server no longer knows the session (HTTP 404; it may have restarted)`;
+          yield* Deferred.succeed(conn.closed, why);
+          if (slot.conn === conn) {
+            slot.conn = undefined;
+            yield* update(slot, { state: "restarting", reason: why, lastError: why }, ["pid"]);
+          }
+          const left = Math.max(1, timeoutMs - ((yield* Clock.currentTimeMillis) - start));
+          conn = yield* readyConnection(slot, left);
+          outcome = yield* attempt(conn);
+        }
         if (Either.isRight(outcome)) {
           const size = Buffer.byteLength(JSON.stringify(outcome.right) ?? "");
           if (size > maxResultBytes)

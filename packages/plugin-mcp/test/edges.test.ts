@@ -2,7 +2,7 @@
 // session the server forgot (404), the session DELETE on exit, and a legacy-SSE server restart.
 import { afterEach, describe, expect, it } from "vitest";
 import { createMcpManager, type McpManagerHandle, type McpServerStatus } from "../src/index.ts";
-import { everythingServer, fixtureServer } from "./helpers.ts";
+import { everythingServer, fixtureServer, startSessionHttpServer } from "./helpers.ts";
 
 const open: McpManagerHandle[] = [];
 afterEach(async () => {
@@ -54,5 +54,32 @@ describe("MCP at the edges (real servers)", () => {
     expect(textOf(await m.callTool("bad", "echo", { text: "still here" }))).toBe("echo: still here");
     // the output schema of a listed tool is still enforced (the SDK's check, kept with the lenient listing)
     await expect(m.callTool("bad", "stats", {})).rejects.toThrow(/output schema/i);
+  });
+
+  it("streamable HTTP: a call answered 404 (session forgotten) is re-sent on a new session and runs once", async () => {
+    const http = await startSessionHttpServer();
+    try {
+      const m = await manager({ s: { type: "http", url: http.url, timeoutMs: 5000 } });
+      await m.awaitSettled();
+      expect(statusOf(m, "s").state).toBe("ready");
+      expect(textOf(await m.callTool("s", "count", {}))).toBe("execution 1");
+      const firstSession = http.requests.find((r) => r.rpc === "tools/call")?.sessionId;
+      expect(firstSession).toBeDefined();
+
+      await http.forgetSessions(); // as a restarted server: the old session id now gets 404
+      const out = await m.callTool("s", "count", {});
+      expect(out.isError).toBeUndefined();
+      expect(textOf(out)).toBe("execution 2");
+      expect(http.executions()).toBe(2); // the 404'd request never ran; the re-sent one ran once
+      const calls = http.requests.filter((r) => r.rpc === "tools/call");
+      expect(calls.map((r) => r.sessionId === firstSession)).toEqual([true, true, false]);
+      expect(http.requests.filter((r) => r.rpc === "initialize")).toHaveLength(2);
+      const status = statusOf(m, "s");
+      expect(status.state).toBe("ready");
+      expect(status.restarts).toBe(1);
+      expect(status.lastError).toMatch(/no longer knows the session \(HTTP 404/);
+    } finally {
+      await http.close();
+    }
   });
 });

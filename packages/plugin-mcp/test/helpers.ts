@@ -104,3 +104,114 @@ export function alive(pid: number): boolean {
     return false;
   }
 }
+
+/**
+ * A stateful streamable-HTTP server (sessions with `Mcp-Session-Id`) whose `count` tool counts its
+ * executions. `forgetSessions()` drops every session, as a restarted server would: a request with
+ * an old session id is then answered `404 Session not found`. Every request is recorded.
+ */
+export async function startSessionHttpServer(): Promise<{
+  url: string;
+  /** Executions of the `count` tool. */
+  executions: () => number;
+  /** Every request (method, session id, JSON-RPC method when a POST). */
+  requests: { method: string; sessionId?: string; rpc?: string }[];
+  /** Sessions the server knows now. */
+  sessions: () => number;
+  forgetSessions(): Promise<void>;
+  close(): Promise<void>;
+}> {
+  const { McpServer } = await import("@modelcontextprotocol/sdk/server/mcp.js");
+  const { randomUUID } = await import("node:crypto");
+  let executions = 0;
+  const requests: { method: string; sessionId?: string; rpc?: string }[] = [];
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const build = () => {
+    const server = new McpServer({ name: "lash-test-sessions", version: "1.0.0" });
+    server.registerTool("count", { description: "Counts its executions." }, async () => {
+      executions++;
+      return { content: [{ type: "text", text: `execution ${executions}` }] };
+    });
+    return server;
+  };
+  const readBody = (req: import("node:http").IncomingMessage) =>
+    new Promise<unknown>((resolve, reject) => {
+      let text = "";
+      req.on("data", (c: Buffer) => {
+        text += c.toString();
+      });
+      req.on("end", () => {
+        try {
+          resolve(text ? JSON.parse(text) : undefined);
+        } catch (e) {
+          reject(e);
+        }
+      });
+      req.on("error", reject);
+    });
+  const http: Server = createServer((req, res) => {
+    void (async () => {
+      const sessionId = req.headers["mcp-session-id"] as string | undefined;
+      const body = req.method === "POST" ? await readBody(req) : undefined;
+      const rpc = (body as { method?: string } | undefined)?.method;
+      requests.push({
+        method: req.method ?? "",
+        ...(sessionId ? { sessionId } : {}),
+        ...(rpc ? { rpc } : {}),
+      });
+      if (sessionId !== undefined) {
+        const transport = sessions.get(sessionId);
+        if (!transport) {
+          res
+            .writeHead(404, { "content-type": "application/json" })
+            .end(
+              JSON.stringify({
+                jsonrpc: "2.0",
+                error: { code: -32001, message: "Session not found" },
+                id: null,
+              }),
+            );
+          return;
+        }
+        await transport.handleRequest(req, res, body);
+        return;
+      }
+      if (req.method !== "POST" || rpc !== "initialize") {
+        res.writeHead(400).end("Bad Request: no session");
+        return;
+      }
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          sessions.set(id, transport);
+        },
+      });
+      transport.onclose = () => {
+        if (transport.sessionId) sessions.delete(transport.sessionId);
+      };
+      await build().connect(transport);
+      await transport.handleRequest(req, res, body);
+    })().catch((error: unknown) => {
+      if (!res.headersSent) res.writeHead(500).end(String(error));
+    });
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  const { port } = http.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    executions: () => executions,
+    requests,
+    sessions: () => sessions.size,
+    forgetSessions: async () => {
+      const all = [...sessions.values()];
+      sessions.clear();
+      // a restarted server has no open streams either
+      await Promise.all(all.map((t) => t.close().catch(() => undefined)));
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        http.closeAllConnections();
+        http.close(() => resolve());
+      }),
+  };
+}
