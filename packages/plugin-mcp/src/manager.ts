@@ -176,6 +176,18 @@ const megabytes = (bytes: number): string => `${(bytes / MIB).toFixed(bytes < 10
 
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
+const RESTART_REQUESTED = "restart requested";
+
+/** `DELETE` the streamable-HTTP session (spec: a client that no longer needs it SHOULD); at most
+ * 2 s, failures ignored (a server that does not allow it answers 405). */
+const terminateSession = (conn: Connection): Effect.Effect<void> =>
+  conn.transport instanceof StreamableHTTPClientTransport && conn.transport.sessionId !== undefined
+    ? Effect.tryPromise(() => (conn.transport as StreamableHTTPClientTransport).terminateSession()).pipe(
+        Effect.timeout(Duration.seconds(2)),
+        Effect.ignore,
+      )
+    : Effect.void;
+
 /** A streamable-HTTP request answered 404 while it carried a session id: the session is gone and
  * the request was not processed (MCP spec, session management). */
 const sessionGone = (error: unknown, conn: Connection): boolean =>
@@ -403,9 +415,16 @@ const makeManager = (config: McpConfig, options: McpManagerOptions) =>
           );
           const why = yield* Deferred.await(connection.closed).pipe(
             Effect.ensuring(
-              Effect.suspend(() => {
+              Effect.gen(function* () {
                 if (slot.conn === connection) slot.conn = undefined;
-                return Effect.promise(() => connection.client.close().catch(() => undefined));
+                // closed by us (the manager's scope ends: not completed; or a restart was asked):
+                // end the streamable-HTTP session on the server too (DELETE), bounded
+                const reason = yield* Deferred.poll(connection.closed);
+                const ours =
+                  reason._tag === "None" ||
+                  (yield* reason.value.pipe(Effect.map((r) => r === RESTART_REQUESTED)));
+                if (ours) yield* terminateSession(connection);
+                yield* Effect.promise(() => connection.client.close().catch(() => undefined));
               }),
             ),
           );
@@ -629,7 +648,7 @@ const makeManager = (config: McpConfig, options: McpManagerOptions) =>
         const slot = slots.get(server);
         if (!slot?.config.enabled) return;
         const conn = slot.conn;
-        if (conn) yield* Deferred.succeed(conn.closed, "restart requested");
+        if (conn) yield* Deferred.succeed(conn.closed, RESTART_REQUESTED);
         else yield* Deferred.succeed(slot.wake, undefined);
       });
 

@@ -21,6 +21,19 @@ const statusOf = (m: McpManagerHandle, name: string): McpServerStatus => {
   if (!s) throw new Error(`no status for ${name}`);
   return s;
 };
+/** Resolves once the server's status satisfies `pred` (on status changes, no polling). */
+const until = (m: McpManagerHandle, name: string, pred: (s: McpServerStatus) => boolean) =>
+  new Promise<McpServerStatus>((resolve) => {
+    const check = () => {
+      const s = statusOf(m, name);
+      if (pred(s)) {
+        stop();
+        resolve(s);
+      }
+    };
+    const stop = m.subscribe(check);
+    check();
+  });
 const textOf = (o: { content: readonly { type: string; text?: string }[] }) =>
   o.content.map((p) => (p.type === "text" ? p.text : `[${p.type}]`)).join("\n");
 
@@ -78,6 +91,32 @@ describe("MCP at the edges (real servers)", () => {
       expect(status.state).toBe("ready");
       expect(status.restarts).toBe(1);
       expect(status.lastError).toMatch(/no longer knows the session \(HTTP 404/);
+    } finally {
+      await http.close();
+    }
+  });
+
+  it("streamable HTTP: the session is ended with DELETE when the manager closes (and on restart)", async () => {
+    const http = await startSessionHttpServer();
+    try {
+      const m = await manager({ s: { type: "http", url: http.url } });
+      await m.awaitSettled();
+      expect(textOf(await m.callTool("s", "count", {}))).toBe("execution 1");
+      const first = http.requests.find((r) => r.rpc === "initialize" && r.sessionId === undefined);
+      const session1 = http.requests.find((r) => r.rpc === "tools/call")?.sessionId;
+      expect(first).toBeDefined();
+      expect(http.sessions()).toBe(1);
+
+      await m.restart("s");
+      await until(m, "s", (s) => s.restarts === 1 && s.state === "ready");
+      expect(textOf(await m.callTool("s", "count", {}))).toBe("execution 2");
+      const session2 = http.requests.filter((r) => r.rpc === "tools/call").at(-1)?.sessionId;
+      expect(session2).not.toBe(session1);
+
+      await m.close();
+      const deletes = http.requests.filter((r) => r.method === "DELETE").map((r) => r.sessionId);
+      expect(deletes).toEqual([session1, session2]);
+      expect(http.sessions()).toBe(0); // the server closed both sessions
     } finally {
       await http.close();
     }
