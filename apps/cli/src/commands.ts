@@ -3,7 +3,7 @@ import type { SessionsArgs } from "./args.ts";
 import { loadConfig, redactConfig } from "./config.ts";
 import { createCliContext, type LocalContext } from "./create-context.ts";
 import { ExitCode } from "./errors.ts";
-import type { MainIO } from "./main.ts";
+import type { MainIO } from "./io.ts";
 import { mcpServers } from "./mcp.ts";
 import { resolvePaths } from "./paths.ts";
 import { chooseModel, configuredVendors, VENDOR_ENV, type Vendor } from "./providers.ts";

@@ -10,7 +10,7 @@ import type { DemoFlags } from "./args.ts";
 import { loadConfig } from "./config.ts";
 import { createCliContext, type LocalContext } from "./create-context.ts";
 import { CliError, ExitCode } from "./errors.ts";
-import type { MainIO } from "./main.ts";
+import type { MainIO } from "./io.ts";
 import { resolvePaths } from "./paths.ts";
 import { renderTranscript } from "./sessions.ts";
 

@@ -6,7 +6,7 @@ import { storeContext } from "./commands.ts";
 import { loadConfig } from "./config.ts";
 import { CliError, ExitCode, errorMessage } from "./errors.ts";
 import { loadTui } from "./interactive.ts";
-import type { MainIO } from "./main.ts";
+import type { MainIO } from "./io.ts";
 import { mcpServers, startMcp } from "./mcp.ts";
 import { resolvePaths } from "./paths.ts";
 import { chooseModel, VENDOR_ENV, type Vendor, vendorOf } from "./providers.ts";

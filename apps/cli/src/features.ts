@@ -1,6 +1,6 @@
 // Commands backed by other packages: `lash export` / `lash import` (@lash/export), `lash trace` (@lash/trace).
 import { SessionStore } from "@lash/core";
-import type { MainIO } from "./main.ts";
+import type { MainIO } from "./io.ts";
 
 export async function runExportCommand(
   verb: "export" | "import",

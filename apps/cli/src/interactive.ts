@@ -6,7 +6,7 @@ import type { RunFlags } from "./args.ts";
 import type { RunTui } from "./context.ts";
 import type { LocalContext } from "./create-context.ts";
 import { CliError, ExitCode, errorMessage } from "./errors.ts";
-import type { MainIO } from "./main.ts";
+import type { MainIO } from "./io.ts";
 import { chooseSession } from "./print.ts";
 import { pendingText, pendingTurnOf, turnErrorMessage } from "./sessions.ts";
 

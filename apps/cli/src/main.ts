@@ -4,13 +4,9 @@ import { enableCompileCache } from "node:module";
 import { type Command, parseCommand, type RunFlags } from "./args.ts";
 import { CliError, damageHint, ExitCode, errorMessage, taggedFailure } from "./errors.ts";
 import { helpText, VERSION } from "./help.ts";
+import type { MainIO } from "./io.ts";
 
-export interface MainIO {
-  readonly stdin: NodeJS.ReadStream;
-  readonly stdout: NodeJS.WriteStream;
-  readonly stderr: NodeJS.WriteStream;
-  readonly env: NodeJS.ProcessEnv;
-}
+export type { MainIO } from "./io.ts";
 
 // V8 code cache on disk (os.tmpdir()/node-compile-cache): later runs skip most of the compile time of the
 // few hundred modules a turn loads (Effect, the SDKs, our TypeScript). NODE_DISABLE_COMPILE_CACHE=1 turns it off.
