@@ -1,5 +1,5 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -208,17 +208,30 @@ export const connect = (
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => options.onToolsChanged());
     // the SDK closes a stdio connection whose message outgrows its read buffer: say so, not "exited"
     let overflow: string | undefined;
+    let connected = false;
+    const markClosed = (why: string) => {
+      const tail = stderrTail();
+      Deferred.unsafeDone(closed, Exit.succeed(tail ? `${why} (stderr: ${tail})` : why));
+    };
     client.onerror = (error) => {
+      // legacy HTTP+SSE: every response arrives on the event stream, so once it breaks (the server
+      // restarted or went away) no call can be answered — the EventSource's own reconnect would reach
+      // a server that never saw our initialize. The connection is over: the supervisor reconnects.
+      if (connected && error instanceof SseError && transport instanceof SSEClientTransport) {
+        markClosed(
+          `the SSE event stream closed (${error.message.replace(/^SSE error: /, "") || "disconnected"})`,
+        );
+        return;
+      }
       const m = /ReadBuffer exceeded maximum size of (\d+) bytes/.exec(error.message);
       if (m)
         overflow = `a message from the server exceeded the ${Math.round(Number(m[1]) / (1024 * 1024))} MB read limit, so lash closed the connection`;
     };
     client.onclose = () => {
-      const tail = stderrTail();
-      const why =
+      markClosed(
         overflow ??
-        (config.type === "stdio" ? "the server process exited" : "the connection to the server was closed");
-      Deferred.unsafeDone(closed, Exit.succeed(tail ? `${why} (stderr: ${tail})` : why));
+          (config.type === "stdio" ? "the server process exited" : "the connection to the server was closed"),
+      );
     };
     const closeQuietly = Effect.promise(() => client.close().catch(() => undefined));
     return yield* Effect.tryPromise({
@@ -230,6 +243,7 @@ export const connect = (
           timeoutMs: options.requestTimeoutMs,
           onSkipped: (t) => skipped.push(t),
         });
+        connected = true;
         const version = client.getServerVersion();
         const pid = transport instanceof StdioClientTransport ? (transport.pid ?? undefined) : undefined;
         const connection: Connection = {

@@ -166,7 +166,7 @@ interface ServerSlot {
   readonly refreshLock: Effect.Semaphore;
   /** `tools()` stopped waiting for this server's first start. */
   gaveUpWaiting: boolean;
-  /** A call asked for the server while the supervisor was not yet pausing: skip the next pause. */
+  /** A call asked for the server; a pause that starts before the request is served is skipped. */
   wakeRequested: boolean;
 }
 
@@ -341,6 +341,7 @@ const makeManager = (config: McpConfig, options: McpManagerOptions) =>
         }
         const wait = Deferred.await(slot.wake);
         yield* ms === undefined ? wait : Effect.race(Effect.sleep(Duration.millis(ms)), wait);
+        slot.wakeRequested = false; // a request made during this wait was served by it
       });
 
     const supervise = (slot: ServerSlot) =>
@@ -463,9 +464,10 @@ const makeManager = (config: McpConfig, options: McpManagerOptions) =>
         if (slot.status.state === "disabled")
           return yield* unavailable(`MCP server "${name}" is disabled in the config ("enabled": false).`);
         const concluded = slot.concluded;
-        // the supervisor's current wait is cut short; when it is not waiting yet (its last wake was
-        // used), its next pause is skipped instead
-        if (!(yield* Deferred.succeed(slot.wake, undefined))) slot.wakeRequested = true;
+        // cut the supervisor's current wait short; when it is not waiting yet (it is still noticing the
+        // closed connection, or connecting), its next pause is skipped instead
+        slot.wakeRequested = true;
+        yield* Deferred.succeed(slot.wake, undefined);
         yield* waitUntil(
           () =>
             slot.conn !== undefined ||

@@ -2,7 +2,7 @@
 // session the server forgot (404), the session DELETE on exit, and a legacy-SSE server restart.
 import { afterEach, describe, expect, it } from "vitest";
 import { createMcpManager, type McpManagerHandle, type McpServerStatus } from "../src/index.ts";
-import { everythingServer, fixtureServer, startSessionHttpServer } from "./helpers.ts";
+import { everythingServer, fixtureServer, startEverythingSse, startSessionHttpServer } from "./helpers.ts";
 
 const open: McpManagerHandle[] = [];
 afterEach(async () => {
@@ -119,6 +119,33 @@ describe("MCP at the edges (real servers)", () => {
       expect(http.sessions()).toBe(0); // the server closed both sessions
     } finally {
       await http.close();
+    }
+  });
+
+  it("legacy SSE: after server-everything restarts on the same port, the next call reconnects and succeeds", async () => {
+    const sse = await startEverythingSse();
+    try {
+      // a short call timeout: a call stuck on the dead stream would fail here instead of passing late
+      const m = await manager({ legacy: { type: "sse", url: sse.url, timeoutMs: 5000 } });
+      await m.awaitSettled();
+      expect(statusOf(m, "legacy").state).toBe("ready");
+      expect(textOf(await m.callTool("legacy", "echo", { message: "before" }))).toBe("Echo: before");
+
+      await sse.stop();
+      // the closed event stream is noticed: the server is no longer shown ready
+      const down = await until(m, "legacy", (s) => s.state !== "ready");
+      expect(down.reason ?? "").toMatch(/SSE event stream closed/);
+
+      await sse.start();
+      const out = await m.callTool("legacy", "echo", { message: "after restart" });
+      expect(out.isError).toBeUndefined();
+      expect(textOf(out)).toBe("Echo: after restart");
+      const status = statusOf(m, "legacy");
+      expect(status.state).toBe("ready");
+      expect(status.restarts).toBe(1);
+      expect(status.lastError ?? "").not.toMatch(/did not answer|timed out/);
+    } finally {
+      await sse.stop();
     }
   });
 });

@@ -162,15 +162,13 @@ export async function startSessionHttpServer(): Promise<{
       if (sessionId !== undefined) {
         const transport = sessions.get(sessionId);
         if (!transport) {
-          res
-            .writeHead(404, { "content-type": "application/json" })
-            .end(
-              JSON.stringify({
-                jsonrpc: "2.0",
-                error: { code: -32001, message: "Session not found" },
-                id: null,
-              }),
-            );
+          res.writeHead(404, { "content-type": "application/json" }).end(
+            JSON.stringify({
+              jsonrpc: "2.0",
+              error: { code: -32001, message: "Session not found" },
+              id: null,
+            }),
+          );
           return;
         }
         await transport.handleRequest(req, res, body);
@@ -214,4 +212,54 @@ export async function startSessionHttpServer(): Promise<{
         http.close(() => resolve());
       }),
   };
+}
+
+/**
+ * The published server-everything in `sse` mode on a loopback port, as a child process that can be
+ * killed and started again on the same port (a server restart).
+ */
+export async function startEverythingSse(): Promise<{
+  url: string;
+  /** Kill the server and wait for its exit. */
+  stop(): Promise<void>;
+  /** Start it again on the same port; resolves once it listens. */
+  start(): Promise<void>;
+}> {
+  const { spawn } = await import("node:child_process");
+  const { createServer: netServer } = await import("node:net");
+  const port = await new Promise<number>((resolve, reject) => {
+    const probe = netServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const p = (probe.address() as AddressInfo).port;
+      probe.close(() => resolve(p));
+    });
+  });
+  const { command, args } = everythingServer();
+  let child: import("node:child_process").ChildProcess | undefined;
+  const start = () =>
+    new Promise<void>((resolve, reject) => {
+      const c = spawn(command, [...args.slice(0, -1), "sse"], {
+        env: { PATH: process.env.PATH ?? "", PORT: String(port) },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      child = c;
+      let out = "";
+      const onData = (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes(`running on port ${port}`)) resolve();
+      };
+      c.stderr?.on("data", onData);
+      c.stdout?.on("data", onData);
+      c.once("exit", (code) => reject(new Error(`server-everything sse exited (${code}): ${out}`)));
+    });
+  const stop = async () => {
+    const c = child;
+    if (!c || c.exitCode !== null || c.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => c.once("exit", () => resolve()));
+    c.kill("SIGKILL");
+    await exited;
+  };
+  await start();
+  return { url: `http://127.0.0.1:${port}/sse`, stop, start };
 }
