@@ -3,7 +3,8 @@ import type { JsonSchema } from "./tool.ts";
 
 /**
  * Validates tool arguments (and structured outputs) against a JSON Schema with
- * `@cfworker/json-schema` — drafts 4/7/2019-09/2020-12: `$ref`/`$defs`,
+ * `@cfworker/json-schema` — drafts 4/7/2019-09/2020-12 (from `$schema`; 2020-12 when
+ * absent): `$ref`/`$defs`,
  * `patternProperties`, `dependentRequired`, `if`/`then`, `unevaluated*` … — and
  * turns its errors into one readable line per problem for the model:
  * `/path: what is wrong` (JSON-pointer path, `/` for the value itself).
@@ -56,7 +57,7 @@ function compile(schema: JsonSchema): Compiled | undefined {
   let compiled: Compiled | null = null;
   try {
     const root = structuredClone(schema) as Record<string, unknown>;
-    const validator = new Validator(root as never, "2020-12", false);
+    const validator = new Validator(root as never, draftOf(root.$schema), false);
     compiled = {
       validator,
       root,
@@ -67,6 +68,15 @@ function compile(schema: JsonSchema): Compiled | undefined {
   }
   cache.set(schema, compiled);
   return compiled ?? undefined;
+}
+
+/** The draft named by `$schema` (zod-to-json-schema emits draft-07, zod 4 2020-12); 2020-12 when none. */
+function draftOf($schema: unknown): "4" | "7" | "2019-09" | "2020-12" {
+  if (typeof $schema !== "string") return "2020-12";
+  if ($schema.includes("draft-04")) return "4";
+  if ($schema.includes("draft-06") || $schema.includes("draft-07")) return "7";
+  if ($schema.includes("2019-09")) return "2019-09";
+  return "2020-12";
 }
 
 interface CfError {

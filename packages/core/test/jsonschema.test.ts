@@ -203,6 +203,19 @@ describe("validateJson", () => {
     ]);
   });
 
+  it("reads draft-07 `definitions` through $ref", () => {
+    const schema = {
+      $schema: "http://json-schema.org/draft-07/schema#",
+      definitions: { level: { type: "string", enum: ["debug", "info"] } },
+      type: "object",
+      properties: { level: { $ref: "#/definitions/level" } },
+    };
+    expect(validateJson(schema, { level: "info" })).toEqual([]);
+    expect(validateJson(schema, { level: "loud" })).toEqual([
+      '/level: must be one of "debug", "info", got "loud"',
+    ]);
+  });
+
   it("never touches the caller's (frozen) schema object, however often it validates", () => {
     const schema = Object.freeze({
       type: "object",
