@@ -377,6 +377,20 @@ describe("dependency direction (DESIGN.md §2)", () => {
     expect(cycles).toEqual([]);
   });
 
+  it("core's and sansio's public entry points export by name (no `export *`)", () => {
+    // a name added to a module must not become public API by accident
+    const starred: string[] = [];
+    for (const pkg of ["packages/core", "packages/sansio"]) {
+      const manifest = JSON.parse(readFileSync(join(root, pkg, "package.json"), "utf8"));
+      for (const [sub, target] of Object.entries(manifest.exports as Record<string, string>)) {
+        if (sub === "./internal") continue;
+        const source = readFileSync(join(root, pkg, target), "utf8");
+        if (/^\s*export\s*\*/m.test(source)) starred.push(`${pkg}/${target}`);
+      }
+    }
+    expect(starred).toEqual([]);
+  });
+
   it("a cycle is caught, with its path", () => {
     const g = new Map<string, string[]>([
       ["a", ["b"]],
