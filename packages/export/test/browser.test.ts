@@ -22,7 +22,7 @@ describe("test browser", () => {
     try {
       const page = await browser.newPage();
       await page.setContent(
-        `<p id="t" style="font: 24px 'Open Sans', sans-serif">Hello, lash</p><canvas width=400 height=60></canvas>`,
+        `<p id="t" style="font: 24px 'Open Sans', sans-serif">Hello, lash</p><pre id="m">x = 1</pre><canvas width=400 height=60></canvas>`,
       );
       // the platform font Chromium actually drew the paragraph with: the bundled Open Sans
       const cdp = await page.context().newCDPSession(page);
@@ -33,6 +33,10 @@ describe("test browser", () => {
       const { fonts } = await cdp.send("CSS.getPlatformFontsForNode", { nodeId });
       expect(fonts.map((f) => f.familyName)).toEqual(["Open Sans"]);
       expect(fonts[0]?.glyphCount).toBe("Hello, lash".length);
+      // the generic monospace (code blocks) is DejaVu Sans Mono from the npm fonts, as on Debian
+      const mono = await cdp.send("DOM.querySelector", { nodeId: root.nodeId, selector: "#m" });
+      const monoFonts = await cdp.send("CSS.getPlatformFontsForNode", { nodeId: mono.nodeId });
+      expect(monoFonts.fonts.map((f) => f.familyName)).toEqual(["DejaVu Sans Mono"]);
       // and glyphs reach the pixels
       const inked = await page.evaluate(`(() => {
         const g = document.querySelector("canvas").getContext("2d");

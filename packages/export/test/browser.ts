@@ -8,7 +8,8 @@
 //   2. the headless Chromium shipped inside the npm package `@sparticuz/chromium` (a root
 //      devDependency, so the README's `pnpm install` brings it; Linux x64 only): its
 //      brotli-compressed binary, NSS libraries and fonts are unpacked once, on first use,
-//      into node_modules/.cache/lash-chromium/<version>/ (about 4 s);
+//      into node_modules/.cache/lash-chromium/ (about 4 s), and the DejaVu fonts of the npm
+//      package `dejavu-fonts-ttf` serve the generic families, so no system font is needed;
 //   3. a system /usr/bin/chromium (Debian's `chromium`), if there is one.
 // No browser at all is an error that says how to get one: browser tests never skip.
 import {
@@ -44,6 +45,10 @@ export const CHROMIUM_ARGS = [
 ];
 
 const NPM_PACKAGE = "@sparticuz/chromium";
+/** DejaVu Sans, Serif and Sans Mono as TTF (what Debian's fonts-dejavu ships), for machines with no fonts. */
+const FONTS_PACKAGE = "dejavu-fonts-ttf";
+/** Bumped when what is unpacked (or its fonts.conf) changes, so an older unpacked copy is not used. */
+const LAYOUT = 2;
 const SYSTEM_CHROMIUM = "/usr/bin/chromium";
 const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 
@@ -70,6 +75,14 @@ function executable(path: string): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+function installedFonts(): string | null {
+  try {
+    return join(dirname(createRequire(import.meta.url).resolve(`${FONTS_PACKAGE}/package.json`)), "ttf");
+  } catch {
+    return null;
   }
 }
 
@@ -118,14 +131,15 @@ export async function findChromium(options: FindChromiumOptions = {}): Promise<C
 
 /**
  * Unpack the package's chromium.br (the binary), al2023.tar.br (the NSS libraries it links,
- * so the host needs no libnss3) and fonts.tar.br into `<cacheDir>/<version>/`. Each process
+ * so the host needs no libnss3) and fonts.tar.br into `<cacheDir>/<version>-<layout>/`, with a
+ * fonts.conf that adds the DejaVu fonts of the npm package `dejavu-fonts-ttf`. Each process
  * unpacks into a directory of its own and renames it into place, so test files starting at
  * once never see half a browser.
  */
 async function unpackNpmChromium(packageDir: string, cacheDir: string): Promise<ChromiumBrowser> {
   const version = (JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8")) as { version: string })
     .version;
-  const dest = join(cacheDir, version);
+  const dest = join(cacheDir, `${version}-${LAYOUT}`);
   const result: ChromiumBrowser = {
     executablePath: join(dest, "chromium"),
     source: `npm ${NPM_PACKAGE} ${version}`,
@@ -151,12 +165,24 @@ async function unpackNpmChromium(packageDir: string, cacheDir: string): Promise<
     );
     untar(brotliDecompressSync(readFileSync(join(bin, "al2023.tar.br"))), work);
     untar(brotliDecompressSync(readFileSync(join(bin, "fonts.tar.br"))), work);
-    // the system's font configuration when there is one, plus the bundled fonts always
+    // the system's font configuration when there is one, plus the bundled fonts always: Open Sans
+    // (from the browser package) and DejaVu (the generic families, as on Debian), so a machine
+    // with no fonts renders pages as one with fonts-dejavu does
+    const dejavu = installedFonts();
+    const alias = (generic: string, family: string) =>
+      `  <alias><family>${generic}</family><prefer><family>${family}</family></prefer></alias>\n`;
     writeFileSync(
       join(work, "fonts.conf"),
       `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n` +
         `  <include ignore_missing="yes">/etc/fonts/fonts.conf</include>\n` +
-        `  <dir>${join(dest, "fonts")}</dir>\n  <cachedir>${join(dest, "fontconfig-cache")}</cachedir>\n</fontconfig>\n`,
+        `  <dir>${join(dest, "fonts")}</dir>\n` +
+        (dejavu === null
+          ? ""
+          : `  <dir>${dejavu}</dir>\n` +
+            alias("sans-serif", "DejaVu Sans") +
+            alias("serif", "DejaVu Serif") +
+            alias("monospace", "DejaVu Sans Mono")) +
+        `  <cachedir>${join(dest, "fontconfig-cache")}</cachedir>\n</fontconfig>\n`,
     );
     renameSync(work, dest);
   } catch (e) {
