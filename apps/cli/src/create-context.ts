@@ -105,7 +105,10 @@ export function secretsOf(
   const values: SecretValue[] = [...envSecrets(env, { secretNames: names })];
   for (const value of config.redaction?.keys ?? []) values.push({ name: "redaction.keys", value });
   const expand = (s: string) =>
-    s.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_, n: string, d?: string) => env[n] || d || "");
+    s.replace(
+      /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
+      (_, n: string, d?: string) => env[n] || d || "",
+    );
   const secretHeader = /authorization|api[-_]?key|token|secret|password|cookie/i;
   // OpenTelemetry collector headers (usually a key): every value is secret
   const otlpHeaders: [string, string][] = Object.entries(config.trace?.otlp?.headers ?? {}).map(([k, v]) => [
