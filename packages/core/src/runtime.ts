@@ -434,7 +434,8 @@ export const makeRuntime = (options: RuntimeOptions) =>
     const maxResumeAttempts = options.maxResumeAttempts ?? 3;
     const held = new Map<string, { count: number; readonly heartbeat: Fiber.RuntimeFiber<void> }>();
 
-    const leaseStoreError =
+    /** A store failure as the turn's typed error (a missing session stays `SessionNotFound`). */
+    const storeFailure =
       (sessionId: string) =>
       (e: {
         readonly _tag: string;
@@ -452,7 +453,7 @@ export const makeRuntime = (options: RuntimeOptions) =>
         const first = yield* store.acquireLease(request);
         if (first.acquired || first.lease.host !== me.host || isAlive(first.lease.pid)) return first;
         return yield* store.acquireLease({ ...request, replacing: first.lease.holder });
-      }).pipe(Effect.catchAll(leaseStoreError(sessionId)));
+      }).pipe(Effect.catchAll(storeFailure(sessionId)));
 
     const heartbeat = (sessionId: string): Effect.Effect<void> =>
       Effect.forever(
@@ -701,16 +702,6 @@ export const makeRuntime = (options: RuntimeOptions) =>
       readonly pending?: PendingTurn;
       readonly cancel: Deferred.Deferred<void>;
     }
-
-    const storeFailure =
-      (sessionId: string) =>
-      (e: {
-        readonly _tag: string;
-        readonly message: string;
-      }): Effect.Effect<never, TurnError | SessionNotFound> =>
-        e._tag === "SessionNotFound"
-          ? Effect.fail(e as SessionNotFound)
-          : Effect.fail(new TurnError({ sessionId, reason: "store", message: e.message }));
 
     const runOneTurn = (args: RunArgs): Effect.Effect<TurnResult, TurnError | SessionNotFound> =>
       Effect.gen(function* () {
