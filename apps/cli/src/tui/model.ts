@@ -205,7 +205,6 @@ function parseArgs(text: string): unknown {
 }
 
 function describeRetry(e: Extract<TurnActivity, { type: "retry" }>): string {
-  const secs = Math.max(0, Math.round(e.delayMs / 100) / 10);
   const kind =
     e.error.kind === "rateLimited"
       ? "rate limited"
@@ -218,8 +217,11 @@ function describeRetry(e: Extract<TurnActivity, { type: "retry" }>): string {
             : e.error.kind === "timeout"
               ? "timed out"
               : e.error.kind;
-  const why = e.error.status !== undefined ? `${e.error.status} ${kind}` : kind;
-  return `retrying in ${secs}s (${why}), attempt ${e.attempt}`;
+  const why = e.reason ?? (e.error.status !== undefined ? `${e.error.status} ${kind}` : kind);
+  // the same facts, in the same order, as `lash -p`'s `[retry]` line
+  const of = e.maxAttempts !== undefined ? ` of ${e.maxAttempts}` : "";
+  const message = e.error.message.split("\n")[0]?.trim();
+  return `retry: attempt ${e.attempt}${of} in ${(e.delayMs / 1000).toFixed(1)}s · ${why}${message ? ` · ${message}` : ""}`;
 }
 
 export interface TranscriptOptions {

@@ -258,7 +258,7 @@ describe("TUI: queue and cancel", () => {
       expect(Date.now() - t0).toBeLessThan(10_000);
       const f = m.frame();
       expect(f).toContain("● Starting.");
-      expect(f).toMatch(/⊘ Shell \$ echo partial-output; sleep 30 {2}cancelled/);
+      expect(f).toMatch(/✗ Shell \$ echo partial-output; sleep 30 {2}cancelled/);
       expect(f).toMatch(/⊘ cancelled — the work finished before the cancel is kept/);
       expect(m.prompt()).toBe("› next thing");
       expect(f).toContain("queued messages were put back in the prompt");

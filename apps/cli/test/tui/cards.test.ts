@@ -78,8 +78,8 @@ describe("tool cards from real turns", () => {
     expect(out).toMatch(/● Edit notes\.txt {2}\+1 −1/);
     expect(out).toMatch(/-two/);
     expect(out).toMatch(/\+TWO/);
-    // shell: command, output lines, non-zero exit code
-    expect(out).toMatch(/● Shell \$ echo out-1; echo out-2; exit 3 {2}exit 3/);
+    // shell: command, output lines, non-zero exit code (a failure: ✗, not the success bullet)
+    expect(out).toMatch(/✗ Shell \$ echo out-1; echo out-2; exit 3 {2}exit 3/);
     expect(out).toMatch(/⎿ out-1\n\s+out-2/);
     expect(out).not.toContain("[exit code: 3]");
     // the answer as markdown (heading text without #, bold/code markers gone)
@@ -217,7 +217,8 @@ describe("tool cards from real turns", () => {
     const events = await turnEvents(t, "q");
     expect(events.map((e) => e.type)).toContain("attemptReset");
     const out = show(transcriptOf(events).committed);
-    expect(out).toMatch(/⚠ retrying in [\d.]+s \(429 rate limited\), attempt 2/);
+    // a 429 is not counted against maxAttempts, so there is no "of n" (as in `lash -p`)
+    expect(out).toMatch(/⚠ retry: attempt 2 in [\d.]+s · 429 rate limited · slow down/);
     expect(out).toContain("final answer");
     expect(out).not.toContain("partial answer");
   });

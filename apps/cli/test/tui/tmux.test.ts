@@ -150,7 +150,7 @@ describe("lash in a real terminal (tmux)", () => {
     expect(running).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] Shell \$ echo slow-started; sleep 60/);
     tm("send-keys", "-t", name, "Escape");
     const cancelled = await waitScreen((s) => s.includes("⊘ cancelled"), "the cancel mark", 15_000);
-    expect(cancelled).toMatch(/⊘ Shell \$ echo slow-started; sleep 60 {2}cancelled/);
+    expect(cancelled).toMatch(/✗ Shell \$ echo slow-started; sleep 60 {2}cancelled/);
     expect(cancelled).toContain("● Starting the slow job.");
     expect(cancelled).toMatch(/⊘ cancelled — the work finished before the cancel is kept/);
     expect(cancelled).toMatch(/ask anything/);

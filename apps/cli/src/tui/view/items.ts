@@ -194,6 +194,27 @@ const STATUS_ICON: Record<string, { icon: string; color: string }> = {
   pending: { icon: "○", color: "gray" },
 };
 
+/**
+ * Did the call fail, and how to say so in a few words. The same rules as the
+ * export's `callStatus` (packages/export/src/view.ts): a non-zero exit code, a
+ * signal or a timeout fails a call even when the tool did not flag an error.
+ */
+function toolOutcome(t: ToolItem): { readonly failed: boolean; readonly label: string } {
+  if (t.status === "running" || t.status === "pending") return { failed: false, label: t.status };
+  if (t.status === "cancelled") return { failed: true, label: "cancelled" };
+  const d = detailsOf(t);
+  if (d.timedOut === true) return { failed: true, label: "timed out" };
+  if (typeof d.exitCode === "number" && d.exitCode !== 0)
+    return { failed: true, label: `exit ${d.exitCode}` };
+  if (typeof d.signal === "string" && d.signal !== "") return { failed: true, label: `killed (${d.signal})` };
+  if (t.status === "error") {
+    const first = (t.resultText ?? "").trim();
+    if (/\binterrupted\b/i.test(first)) return { failed: true, label: "interrupted" };
+    return { failed: true, label: "error" };
+  }
+  return { failed: false, label: typeof d.exitCode === "number" ? "exit 0" : "ok" };
+}
+
 function stripShellTrailer(s: string): string {
   return s.replace(/\n?\[(exit code: -?\d+|killed by signal \w+)\]\s*$/, "");
 }
@@ -469,12 +490,19 @@ export function ToolCard(props: ItemProps & { readonly item: ToolItem }): React.
     : t.endedAt !== undefined && t.startedAt > 0
       ? t.endedAt - t.startedAt
       : undefined;
+  // A failed call (error, non-zero exit, signal, timeout, cancel, interrupt) is a
+  // red ✗ whatever the tool reported, and its reason is in the header's part that
+  // is never cut (the title and arguments are truncated instead).
+  const outcome = toolOutcome(t);
   const icon =
     t.status === "running"
       ? { icon: SPINNER[(props.frame ?? 0) % SPINNER.length]!, color: "cyan" }
-      : STATUS_ICON[t.status]!;
+      : outcome.failed
+        ? STATUS_ICON.error!
+        : STATUS_ICON[t.status]!;
   const meta: Seg[] = [...parts.meta];
-  if (t.status === "cancelled") meta.push({ text: "cancelled", color: "yellow" });
+  if (outcome.failed && !meta.some((m) => m.text === outcome.label))
+    meta.unshift({ text: outcome.label, color: "red" });
   if (t.status === "pending") meta.push({ text: "preparing…", dim: true });
   if (elapsed !== undefined && t.status !== "pending") meta.push({ text: fmtDuration(elapsed), dim: true });
   const metaEls: React.ReactNode[] = [];
@@ -497,18 +525,14 @@ export function ToolCard(props: ItemProps & { readonly item: ToolItem }): React.
     h(
       Box,
       { flexDirection: "row" },
-      h(Text, { color: icon.color }, `${icon.icon} `),
+      h(Box, { flexShrink: 0 }, h(Text, { color: icon.color }, `${icon.icon} `)),
       h(
-        Box,
-        { flexShrink: 1 },
-        h(
-          Text,
-          { wrap: "truncate-end" },
-          h(Text, { bold: true }, parts.title),
-          parts.subject ? h(Text, null, ` ${parts.subject}`) : null,
-          ...metaEls,
-        ),
+        Text,
+        { wrap: "truncate-end" },
+        h(Text, { bold: true }, parts.title),
+        parts.subject ? h(Text, null, ` ${parts.subject}`) : null,
       ),
+      metaEls.length > 0 ? h(Box, { flexShrink: 0 }, h(Text, null, ...metaEls)) : null,
     ),
     parts.body.length > 0
       ? h(
