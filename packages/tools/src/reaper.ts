@@ -130,6 +130,16 @@ function linger(s: Supervisor, pgid: number): void {
 }
 
 /**
+ * Start the supervisor now (if it is not running). Call it before spawning a command: then
+ * only a synchronous pipe write separates the command's start from its registration — were
+ * the supervisor spawned after the command (a fork of this whole process, milliseconds under
+ * load), a SIGKILL in that window would leave the command running unwatched.
+ */
+export function prepareSupervisor(): void {
+  start();
+}
+
+/**
  * Put a process group under the supervisor: it is SIGKILLed if this process ends
  * while the group lives. Returns the release function, to call when the command has
  * finished: the group is forgotten at once when nothing in it runs any more, else

@@ -9,7 +9,7 @@ import {
   type ToolOutput,
 } from "@lash/core";
 import { Effect } from "effect";
-import { groupAlive, watchGroup } from "./reaper.ts";
+import { groupAlive, prepareSupervisor, watchGroup } from "./reaper.ts";
 import {
   asArgs,
   cancelled,
@@ -212,7 +212,9 @@ export function shellTool(
         markClosed = resolve;
       });
 
-      // its own process group (killed as a whole), watched so that it dies with this process
+      // its own process group (killed as a whole), watched so that it dies with this process:
+      // the supervisor runs before the command starts, so registering it is one pipe write
+      prepareSupervisor();
       const child = spawn(shell, ["-c", command], {
         cwd,
         env,
