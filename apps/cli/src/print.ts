@@ -220,6 +220,15 @@ export async function runPrint(ctx: LocalContext, flags: RunFlags, io: PrintIO):
   // killed), a second one exits at once. SIGHUP (the terminal closed) is handled the same way.
   let interrupted = false;
   let cancel: (() => void) | undefined;
+  /** Run `effect` as a fiber that a signal cancels (at once when one already came); its exit. */
+  const runCancellable = async <A, E>(effect: Effect.Effect<A, E, LashRuntime>) => {
+    const fiber = ctx.rt.runFork(effect);
+    cancel = () => ctx.rt.runFork(Fiber.interrupt(fiber));
+    if (interrupted) cancel();
+    const exit = await ctx.rt.runPromise(Fiber.await(fiber));
+    cancel = undefined;
+    return exit;
+  };
   const onSignal = (signal: NodeJS.Signals) => {
     if (interrupted) process.exit(ExitCode.interrupted);
     interrupted = true;
@@ -245,7 +254,7 @@ export async function runPrint(ctx: LocalContext, flags: RunFlags, io: PrintIO):
     const session = await ctx.rt.runPromise(Effect.flatMap(LashRuntime, (rt) => rt.getSession(choice.id)));
     // one writer per session: hold its lease for the whole run (fail, or --wait, while another process writes)
     if (ctx.persisted) {
-      const fiber = ctx.rt.runFork(
+      const exit = await runCancellable(
         Effect.flatMap(LashRuntime, (rt) =>
           rt.acquireLease(choice.id, {
             wait: flags.wait === true,
@@ -256,10 +265,6 @@ export async function runPrint(ctx: LocalContext, flags: RunFlags, io: PrintIO):
           }),
         ),
       );
-      cancel = () => ctx.rt.runFork(Fiber.interrupt(fiber));
-      if (interrupted) cancel();
-      const exit = await ctx.rt.runPromise(Fiber.await(fiber));
-      cancel = undefined;
       if (Exit.isFailure(exit)) {
         if (interrupted) return ExitCode.interrupted;
         throw new CliError(
@@ -332,13 +337,9 @@ export async function runPrint(ctx: LocalContext, flags: RunFlags, io: PrintIO):
       notice(
         `finishing the turn of ${choice.id} that was cut off${text ? ` ("${text.replace(/\s+/g, " ").slice(0, 100)}")` : ""} (--resume-pending; completed steps come from the journal)`,
       );
-      const fiber = ctx.rt.runFork(
+      const exit = await runCancellable(
         Effect.flatMap(LashRuntime, (rt) => rt.resumePending(choice.id, turnOptions)),
       );
-      cancel = () => ctx.rt.runFork(Fiber.interrupt(fiber));
-      if (interrupted) cancel();
-      const exit = await ctx.rt.runPromise(Fiber.await(fiber));
-      cancel = undefined;
       if (Exit.isFailure(exit)) {
         if (interrupted) return ExitCode.interrupted;
         throw new CliError(
