@@ -58,7 +58,7 @@ export interface RunCellsOptions {
 }
 
 /** The fixture's operations as a checker surface (every operation typed `any`). */
-function surfaceOf(fx: FixtureHost | null | undefined): HostSurface {
+export function surfaceOf(fx: FixtureHost | null | undefined): HostSurface {
   const modules: HostSurface["modules"] = {};
   for (const key of Object.keys(fx?.ops ?? {})) {
     const i = key.lastIndexOf(".");
@@ -71,7 +71,7 @@ function surfaceOf(fx: FixtureHost | null | undefined): HostSurface {
 }
 
 /** Whether the program's main block contains a `start` expression. */
-function hasStart(p: Program): boolean {
+export function hasStart(p: Program): boolean {
   let found = false;
   const visit = (n: unknown): void => {
     if (found || n === null || typeof n !== "object") return;

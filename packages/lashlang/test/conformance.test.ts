@@ -3,12 +3,12 @@ import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { hasStart, surfaceOf } from "../src/corpus.ts";
 import { type FixtureHost, type HostLog, makeFixtureHost } from "../src/fixture-host.ts";
-import type { Expr, Json, Program, Stmt } from "../src/index.ts";
+import type { Json } from "../src/index.ts";
 import {
   type CellResult,
   check,
-  type HostSurface,
   LashlangState,
   makeDiagnostic,
   type ProjectedBinding,
@@ -55,45 +55,6 @@ const cases: Case[] = readFileSync(join(corpusDir, "cases.jsonl"), "utf8")
   .split("\n")
   .filter((l) => l.trim() !== "")
   .map((l) => JSON.parse(l) as Case);
-
-function surfaceOf(fx: FixtureHost | null): HostSurface {
-  const modules: HostSurface["modules"] = {};
-  for (const key of Object.keys(fx?.ops ?? {})) {
-    const i = key.lastIndexOf(".");
-    const mod = key.slice(0, i);
-    const spec = modules[mod] ?? { operations: {} };
-    spec.operations[key.slice(i + 1)] = {};
-    modules[mod] = spec;
-  }
-  return { modules };
-}
-
-function hasStart(p: Program): boolean {
-  let found = false;
-  const ve = (e: Expr): void => {
-    if (found) return;
-    if (e.k === "start") {
-      found = true;
-      return;
-    }
-    for (const v of Object.values(e)) {
-      if (v && typeof v === "object") {
-        if (Array.isArray(v))
-          for (const x of v)
-            if (x && typeof x === "object") visit(x);
-            else visit(v);
-      }
-    }
-  };
-  const visit = (n: object): void => {
-    if ("k" in n && typeof (n as { k: unknown }).k === "string") ve(n as Expr);
-    else for (const v of Object.values(n)) if (v && typeof v === "object") visit(v);
-  };
-  p.main.forEach((s: Stmt) => {
-    visit(s);
-  });
-  return found;
-}
 
 async function runOne(
   c: Case,
