@@ -104,7 +104,92 @@ export const sqliteMigrations: readonly (readonly string[])[] = [
     ) WITHOUT ROWID`,
     "ALTER TABLE pending_turns ADD COLUMN resume_attempts INTEGER NOT NULL DEFAULT 0",
   ],
+  // 4: the active path in one indexed read, and the full outputs `read_output` serves.
+  //   A *line* is a chain of nodes of one session in which each node's parent is the one
+  //   before it; `depth` counts nodes from the root of the whole path (across forks). A node
+  //   joins its parent's line when it is the parent's first child in that session; otherwise
+  //   (a branch, a fork, a root) it starts a line, whose row records where it hangs
+  //   (`parent_line`, `parent_depth`). The path to a leaf is then a few ranges
+  //   `line = ? AND depth <= ?` read in index order. Existing rows get their line and depth
+  //   from `backfillLines` in the same transaction.
+  [
+    `CREATE TABLE node_lines (
+      line INTEGER PRIMARY KEY,
+      session_id TEXT NOT NULL,
+      parent_line INTEGER,
+      parent_depth INTEGER
+    )`,
+    "CREATE INDEX node_lines_session ON node_lines(session_id)",
+    "ALTER TABLE nodes ADD COLUMN line INTEGER",
+    "ALTER TABLE nodes ADD COLUMN depth INTEGER",
+    "CREATE UNIQUE INDEX nodes_line ON nodes(line, depth)",
+    `CREATE TABLE tool_outputs (
+      session_id TEXT NOT NULL,
+      call_id TEXT NOT NULL,
+      provider_call_id TEXT,
+      text TEXT NOT NULL,
+      created_at INTEGER NOT NULL,
+      PRIMARY KEY (session_id, call_id)
+    ) WITHOUT ROWID`,
+    "CREATE INDEX tool_outputs_provider ON tool_outputs(session_id, provider_call_id)",
+  ],
 ];
+
+/** Where a node sits: its line and depth (see migration 4). */
+export interface LinePlace {
+  readonly line: number;
+  readonly depth: number;
+}
+
+/** A new line: where it hangs (null for a root). */
+export interface NewLine {
+  readonly line: number;
+  readonly sessionId: string;
+  readonly parent: LinePlace | null;
+}
+
+/**
+ * Assign lines and depths to nodes given in insertion order (parents first).
+ * `place` finds an earlier node's place and session, `hasChildAt` tells whether
+ * a line already continues past a depth; `nextLine` numbers new lines. Pure
+ * bookkeeping shared by the migration's backfill and by commit.
+ */
+export function assignLines<
+  N extends { readonly id: string; readonly sessionId: string; readonly parentId: string | null },
+>(
+  nodes: readonly N[],
+  lookup: (id: string) => (LinePlace & { readonly sessionId: string }) | undefined,
+  tipOf: (line: number) => number | undefined,
+  nextLine: () => number,
+): { readonly places: LinePlace[]; readonly lines: NewLine[] } {
+  const fresh = new Map<string, LinePlace & { readonly sessionId: string }>();
+  const tips = new Map<number, number>();
+  const places: LinePlace[] = [];
+  const lines: NewLine[] = [];
+  for (const n of nodes) {
+    const parent = n.parentId === null ? undefined : (fresh.get(n.parentId) ?? lookup(n.parentId));
+    let place: LinePlace;
+    if (parent === undefined) {
+      // a root (or a parent that is missing: the path check falls back to the parent chain)
+      const line = nextLine();
+      lines.push({ line, sessionId: n.sessionId, parent: null });
+      place = { line, depth: 0 };
+    } else {
+      const tip = tips.get(parent.line) ?? tipOf(parent.line) ?? parent.depth;
+      if (parent.sessionId === n.sessionId && tip === parent.depth) {
+        place = { line: parent.line, depth: parent.depth + 1 };
+      } else {
+        const line = nextLine();
+        lines.push({ line, sessionId: n.sessionId, parent: { line: parent.line, depth: parent.depth } });
+        place = { line, depth: parent.depth + 1 };
+      }
+    }
+    tips.set(place.line, place.depth);
+    fresh.set(n.id, { ...place, sessionId: n.sessionId });
+    places.push(place);
+  }
+  return { places, lines };
+}
 
 /** The schema version this code writes and reads. */
 export const SQLITE_SCHEMA_VERSION = sqliteMigrations.length;

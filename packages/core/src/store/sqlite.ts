@@ -7,7 +7,7 @@ import * as Reactivity from "@effect/experimental/Reactivity";
 import * as SqlClient from "@effect/sql/SqlClient";
 import type { Connection } from "@effect/sql/SqlConnection";
 import type { SqlError } from "@effect/sql/SqlError";
-import { Effect, Layer, Scope } from "effect";
+import { Effect, Layer, Schema, Scope } from "effect";
 import {
   type CommitResult,
   type GraphNode,
@@ -40,10 +40,25 @@ import {
   turnHashConflict,
 } from "./errors.ts";
 import { describeLockHolders } from "./lock-holders.ts";
+import {
+  CommitStampSchema,
+  corruptRow,
+  decodePayload,
+  decoderFor,
+  JournalEntrySchema,
+  jsonDecoderFor,
+  PendingTurnSchema,
+  SessionModeSchema,
+  SessionStateSchema,
+  UsageRowSchema,
+} from "./schema.ts";
 import * as SqliteClient from "./sqlite-client.ts";
 import {
+  assignLines,
   corrupt,
   isCorruption,
+  type LinePlace,
+  type NewLine,
   preflight,
   SQLITE_SCHEMA_VERSION,
   sqliteMigrations,
@@ -97,6 +112,9 @@ interface NodeRow {
   readonly created_at: number;
 }
 
+/** The columns a node read selects (not `line`/`depth`: bookkeeping of the store). */
+const NODE_COLUMNS = "seq, id, session_id, parent_id, frame_id, kind, turn_id, payload_json, created_at";
+
 interface UsageDbRow {
   readonly turn_id: string;
   readonly source: string;
@@ -139,15 +157,26 @@ interface LeaseRow {
 }
 
 const toJson = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
-const fromJson = (s: string | null): unknown => (s === null ? undefined : JSON.parse(s));
+
+// Decoders compiled once (store/schema.ts). Each throws a StoreError naming the
+// row; the store's guard turns the throw into a typed failure.
+const decodeJson = jsonDecoderFor(Schema.Unknown);
+const decodeState = jsonDecoderFor(SessionStateSchema);
+const decodeStamp = jsonDecoderFor(CommitStampSchema);
+const decodeMode = decoderFor(SessionModeSchema);
+const decodeUsage = decoderFor(UsageRowSchema);
+const decodeJournal = decoderFor(JournalEntrySchema);
+const decodePending = decoderFor(PendingTurnSchema);
+const KINDS: ReadonlySet<string> = new Set<NodeKind>(["message", "protocol", "plugin", "frame"]);
 
 function toRecord(r: SessionRow): SessionRecord {
+  const where = `session ${r.id}`;
   return {
     id: r.id,
     ...(r.title !== null ? { title: r.title } : {}),
     ...(r.cwd !== null ? { cwd: r.cwd } : {}),
     model: r.model,
-    mode: r.mode as SessionMode,
+    mode: decodeMode(r.mode, where) as SessionMode,
     ...(r.system_prompt !== null ? { systemPrompt: r.system_prompt } : {}),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
@@ -159,21 +188,74 @@ function toRecord(r: SessionRow): SessionRecord {
     ...(r.parent_session !== null
       ? { parentLink: { sessionId: r.parent_session, callId: r.parent_call ?? "", depth: r.depth ?? 0 } }
       : {}),
-    state: JSON.parse(r.state_json) as SessionRecord["state"],
+    state: decodeState(r.state_json, where) ?? {},
   };
 }
 
-const toNode = (r: NodeRow): GraphNode => ({
-  id: r.id,
-  sessionId: r.session_id,
-  parentId: r.parent_id,
-  frameId: r.frame_id,
-  kind: r.kind as NodeKind,
-  turnId: r.turn_id,
-  payload: fromJson(r.payload_json),
-  createdAt: r.created_at,
-  seq: r.seq,
-});
+/**
+ * A node read from its row. The envelope is checked now; the payload is kept
+ * as text and decoded (JSON + the kind's schema, store/schema.ts) on first
+ * access, so opening a long session costs reading its rows, not parsing every
+ * message. A payload that does not decode throws a StoreError naming the
+ * session and node. `payload` is a getter on the prototype (an own accessor
+ * per node costs more than the read itself): read it, or `toJSON()` for a
+ * plain copy — a spread (`{ ...node }`) does not copy it.
+ */
+class StoredNode implements GraphNode {
+  readonly id: string;
+  readonly sessionId: string;
+  readonly parentId: string | null;
+  readonly frameId: string;
+  readonly kind: NodeKind;
+  readonly turnId: string | null;
+  readonly createdAt: number;
+  readonly seq: number;
+  #text: string | null;
+  #value: unknown;
+  #decoded = false;
+
+  constructor(r: NodeRow) {
+    if (!KINDS.has(r.kind))
+      throw corruptRow(
+        `session ${r.session_id}, node ${r.id}`,
+        `unknown node kind ${JSON.stringify(r.kind)}`,
+      );
+    this.id = r.id;
+    this.sessionId = r.session_id;
+    this.parentId = r.parent_id;
+    this.frameId = r.frame_id;
+    this.kind = r.kind as NodeKind;
+    this.turnId = r.turn_id;
+    this.createdAt = r.created_at;
+    this.seq = r.seq;
+    this.#text = r.payload_json;
+  }
+
+  get payload(): unknown {
+    if (!this.#decoded) {
+      this.#value = decodePayload(this.kind, this.#text, this.sessionId, this.id);
+      this.#decoded = true;
+      this.#text = null;
+    }
+    return this.#value;
+  }
+
+  toJSON(): GraphNode {
+    return {
+      id: this.id,
+      sessionId: this.sessionId,
+      parentId: this.parentId,
+      frameId: this.frameId,
+      kind: this.kind,
+      turnId: this.turnId,
+      payload: this.payload,
+      createdAt: this.createdAt,
+      seq: this.seq,
+    };
+  }
+}
+
+const toNode = (r: NodeRow): GraphNode => new StoredNode(r);
 
 function toUsage(r: UsageDbRow): UsageRow {
   const usage: {
@@ -188,33 +270,49 @@ function toUsage(r: UsageDbRow): UsageRow {
   if (r.reasoning !== null) usage.reasoning = r.reasoning;
   if (r.cache_read !== null) usage.cacheRead = r.cache_read;
   if (r.cache_write !== null) usage.cacheWrite = r.cache_write;
-  return {
-    turnId: r.turn_id,
-    source: r.source,
-    model: r.model,
-    usage,
-    ...(r.cost_usd !== null ? { costUsd: r.cost_usd } : {}),
-  };
+  return decodeUsage(
+    {
+      turnId: r.turn_id,
+      source: r.source,
+      model: r.model,
+      usage,
+      ...(r.cost_usd !== null ? { costUsd: r.cost_usd } : {}),
+    },
+    `usage row of turn ${r.turn_id}`,
+  );
 }
 
-const toJournal = (r: JournalRow): JournalEntry => ({
-  key: r.key,
-  sessionId: r.session_id,
-  turnId: r.turn_id,
-  hash: r.hash,
-  status: r.status as JournalEntry["status"],
-  ...(r.outcome_json !== null ? { outcome: JSON.parse(r.outcome_json) as unknown } : {}),
-  updatedAt: r.updated_at,
-});
+function toJournal(r: JournalRow): JournalEntry {
+  const where = `journal entry ${r.key}`;
+  const outcome = decodeJson(r.outcome_json, where);
+  return decodeJournal(
+    {
+      key: r.key,
+      sessionId: r.session_id,
+      turnId: r.turn_id,
+      hash: r.hash,
+      status: r.status,
+      ...(r.outcome_json !== null ? { outcome } : {}),
+      updatedAt: r.updated_at,
+    },
+    where,
+  );
+}
 
-const toPending = (r: PendingRow): PendingTurn => ({
-  sessionId: r.session_id,
-  turnId: r.turn_id,
-  input: fromJson(r.input_json),
-  expectedRevision: r.expected_revision,
-  startedAt: r.started_at,
-  resumeAttempts: r.resume_attempts,
-});
+function toPending(r: PendingRow): PendingTurn {
+  const where = `pending turn ${r.turn_id} of session ${r.session_id}`;
+  return decodePending(
+    {
+      sessionId: r.session_id,
+      turnId: r.turn_id,
+      input: decodeJson(r.input_json, where),
+      expectedRevision: r.expected_revision,
+      startedAt: r.started_at,
+      resumeAttempts: r.resume_attempts,
+    },
+    where,
+  );
+}
 
 const toLease = (r: LeaseRow): SessionLease => ({
   sessionId: r.session_id,
@@ -231,6 +329,13 @@ const toLease = (r: LeaseRow): SessionLease => ({
  * spares an ORDER BY over the whole path; reverse it, and sort only if the
  * engine ever produced another order.
  */
+/** Root first, each node's parent the one before it, ending at the leaf. */
+function linked(rows: readonly NodeRow[], leafId: string): boolean {
+  if (rows.length === 0 || rows[0]!.parent_id !== null || rows[rows.length - 1]!.id !== leafId) return false;
+  for (let i = 1; i < rows.length; i++) if (rows[i]!.parent_id !== rows[i - 1]!.id) return false;
+  return true;
+}
+
 function rootFirst<R extends { readonly depth: number }>(rows: readonly R[]): R[] {
   const out = [...rows].reverse();
   for (let i = 1; i < out.length; i++) {
@@ -275,7 +380,11 @@ const fromSqlError =
   };
 
 const fromDefect = (filename: string) => (defect: unknown) =>
-  Effect.fail(new StoreError({ message: `${filename}: ${String(defect)}`, cause: defect }));
+  Effect.fail(
+    defect instanceof StoreError
+      ? new StoreError({ message: `${filename}: ${defect.message}`, cause: defect })
+      : new StoreError({ message: `${filename}: ${String(defect)}`, cause: defect }),
+  );
 
 // ---- open ----
 
@@ -327,6 +436,7 @@ export const makeSqliteStore = (
           if (version === 0 && (yield* schemaObjects(sql)) > 0) return yield* Effect.fail(notOurs(filename));
           for (let v = version; v < SQLITE_SCHEMA_VERSION; v++) {
             for (const statement of sqliteMigrations[v]!) yield* sql.unsafe(statement);
+            if (v + 1 === LINES_VERSION) yield* backfillLines(sql);
           }
           if (version < SQLITE_SCHEMA_VERSION)
             yield* sql.unsafe(`PRAGMA user_version = ${SQLITE_SCHEMA_VERSION}`);
@@ -336,6 +446,51 @@ export const makeSqliteStore = (
 
     return makeShape(sql, immediate, filename);
   }).pipe(Effect.withSpan("SqliteStore.open"));
+
+/** The schema version that introduced lines (migration 4). */
+const LINES_VERSION = 4;
+
+/**
+ * Migration 4's data step: give every existing node its line and depth, in
+ * insertion order (parents come first), in the migration's transaction.
+ */
+function backfillLines(sql: SqlClient.SqlClient): Effect.Effect<void, SqlError> {
+  return Effect.gen(function* () {
+    const rows = yield* sql<{ seq: number; id: string; session_id: string; parent_id: string | null }>`
+      SELECT seq, id, session_id, parent_id FROM nodes ORDER BY seq`;
+    if (rows.length === 0) return;
+    let next = 0;
+    const { places, lines } = assignLines(
+      rows.map((r) => ({ id: r.id, sessionId: r.session_id, parentId: r.parent_id })),
+      () => undefined,
+      () => undefined,
+      () => ++next,
+    );
+    yield* insertLines(sql, lines);
+    yield* sql.unsafe("CREATE TEMP TABLE lash_places (seq INTEGER PRIMARY KEY, line INTEGER, depth INTEGER)");
+    const all = rows.map((r, i) => ({ seq: r.seq, line: places[i]!.line, depth: places[i]!.depth }));
+    for (const part of chunks(all, NODE_CHUNK)) yield* sql`INSERT INTO lash_places ${sql.insert(part)}`;
+    yield* sql.unsafe(
+      "UPDATE nodes SET line = p.line, depth = p.depth FROM lash_places p WHERE p.seq = nodes.seq",
+    );
+    yield* sql.unsafe("DROP TABLE lash_places");
+  });
+}
+
+function insertLines(sql: SqlClient.SqlClient, lines: readonly NewLine[]): Effect.Effect<void, SqlError> {
+  return Effect.gen(function* () {
+    for (const part of chunks(lines, NODE_CHUNK)) {
+      yield* sql`INSERT INTO node_lines ${sql.insert(
+        part.map((l) => ({
+          line: l.line,
+          session_id: l.sessionId,
+          parent_line: l.parent?.line ?? null,
+          parent_depth: l.parent?.depth ?? null,
+        })),
+      )}`;
+    }
+  });
+}
 
 function describe(e: SqlError): string {
   return e.cause instanceof Error ? e.cause.message : e.message;
@@ -459,6 +614,50 @@ function makeShape(
       return found;
     });
 
+  /**
+   * Lines and depths for a commit's nodes (parents first): the places of the
+   * parents already stored, and how far their lines already run, come from two
+   * indexed reads; new lines are numbered after the highest one.
+   */
+  const placeNodes = (nodes: TurnCommit["nodes"]) =>
+    Effect.gen(function* () {
+      if (nodes.length === 0) return [];
+      const own = new Set(nodes.map((n) => n.id));
+      const outside = [
+        ...new Set(nodes.flatMap((n) => (n.parentId !== null && !own.has(n.parentId) ? [n.parentId] : []))),
+      ];
+      const known = new Map<string, LinePlace & { readonly sessionId: string }>();
+      const tips = new Map<number, number>();
+      for (const part of chunks(outside, ID_CHUNK)) {
+        const rows = yield* sql<{
+          id: string;
+          session_id: string;
+          line: number | null;
+          depth: number | null;
+        }>`
+          SELECT id, session_id, line, depth FROM nodes WHERE ${sql.in("id", part)}`;
+        for (const r of rows) {
+          if (r.line === null || r.depth === null) continue;
+          known.set(r.id, { line: r.line, depth: r.depth, sessionId: r.session_id });
+          if (!tips.has(r.line)) {
+            const tip = (yield* sql<{
+              d: number | null;
+            }>`SELECT max(depth) AS d FROM nodes WHERE line = ${r.line}`)[0];
+            if (tip?.d != null) tips.set(r.line, tip.d);
+          }
+        }
+      }
+      let next = (yield* sql<{ m: number | null }>`SELECT max(line) AS m FROM node_lines`)[0]?.m ?? 0;
+      const { places, lines } = assignLines(
+        nodes,
+        (id) => known.get(id),
+        (line) => tips.get(line),
+        () => ++next,
+      );
+      yield* insertLines(sql, lines);
+      return places;
+    });
+
   const hasDependents = (id: string) =>
     Effect.map(
       sql<{ one: number }>`SELECT 1 AS one FROM sessions
@@ -472,6 +671,8 @@ function makeShape(
       const row = (yield* sql<SessionRow>`SELECT * FROM sessions WHERE id = ${id}`)[0];
       if (!row) return;
       yield* sql`DELETE FROM nodes WHERE session_id = ${id}`;
+      yield* sql`DELETE FROM node_lines WHERE session_id = ${id}`;
+      yield* sql`DELETE FROM tool_outputs WHERE session_id = ${id}`;
       yield* sql`DELETE FROM sessions WHERE id = ${id}`;
       for (const up of [row.origin_session, row.parent_session]) {
         if (up === null) continue;
@@ -491,6 +692,40 @@ function makeShape(
       )
       SELECT * FROM path`;
 
+  /**
+   * The path root → leaf from lines (migration 4): the leaf's line and depth,
+   * the chain of lines it hangs from (one small recursive query over
+   * `node_lines`, one row per branch point or fork on the path), then one
+   * index range per line. The result is checked link by link against the
+   * parent ids; a path that does not check out (a row without its line, e.g.
+   * salvaged from a damaged file) is read again through the parent chain.
+   */
+  const activePathRows = (leafId: string) =>
+    Effect.gen(function* () {
+      const head = (yield* sql<{ line: number | null; depth: number | null }>`
+        SELECT line, depth FROM nodes WHERE id = ${leafId}`)[0];
+      if (!head) return [];
+      if (head.line !== null && head.depth !== null) {
+        const segments = yield* sql<{ line: number; upto: number }>`
+          WITH RECURSIVE seg(line, upto) AS (
+            SELECT ${head.line}, ${head.depth}
+            UNION ALL
+            SELECT l.parent_line, l.parent_depth FROM seg JOIN node_lines l ON l.line = seg.line
+              WHERE l.parent_line IS NOT NULL
+          )
+          SELECT line, upto FROM seg`;
+        let rows: readonly NodeRow[] = [];
+        for (let i = segments.length - 1; i >= 0; i--) {
+          const { line, upto } = segments[i]!;
+          const part = yield* sql<NodeRow>`
+            SELECT ${sql.literal(NODE_COLUMNS)} FROM nodes WHERE line = ${line} AND depth <= ${upto} ORDER BY depth`;
+          rows = rows.length === 0 ? part : rows.concat(part);
+        }
+        if (linked(rows, leafId)) return rows;
+      }
+      return rootFirst(yield* activePathFrom(leafId));
+    });
+
   const store: SessionStoreShape = {
     createSession: Effect.fn("SqliteStore.createSession")(function* (record: SessionRecord) {
       return yield* write(
@@ -504,7 +739,7 @@ function makeShape(
     }),
 
     getSession: Effect.fn("SqliteStore.getSession")(function* (id: string) {
-      return toRecord(yield* guard(requireLive(id)));
+      return yield* guard(Effect.map(requireLive(id), toRecord));
     }),
 
     listSessions: Effect.fn("SqliteStore.listSessions")(function* (options: ListOptions = {}) {
@@ -513,10 +748,12 @@ function makeShape(
       if (options.cwd !== undefined) where.push(sql`cwd = ${options.cwd}`);
       const limit =
         options.limit !== undefined ? sql`LIMIT ${Math.max(0, Math.floor(options.limit))}` : sql``;
-      const rows = yield* guard(
-        sql<SessionRow>`SELECT * FROM sessions WHERE ${sql.and(where)} ORDER BY updated_at DESC, rowid DESC ${limit}`,
+      return yield* guard(
+        Effect.map(
+          sql<SessionRow>`SELECT * FROM sessions WHERE ${sql.and(where)} ORDER BY updated_at DESC, rowid DESC ${limit}`,
+          (rows) => rows.map(toRecord),
+        ),
       );
-      return rows.map(toRecord);
     }),
 
     updateSession: Effect.fn("SqliteStore.updateSession")(function* (
@@ -553,9 +790,9 @@ function makeShape(
           const row = yield* requireLive(sessionId);
           const leaf = leafId === undefined ? row.leaf_id : leafId;
           if (leaf === null) return [];
-          const rows = yield* activePathFrom(leaf);
+          const rows = yield* activePathRows(leaf);
           if (rows.length === 0) return yield* Effect.fail(nodeNotFound(leaf));
-          return rootFirst(rows).map(toNode);
+          return rows.map(toNode);
         }),
       );
     }),
@@ -571,8 +808,11 @@ function makeShape(
     }),
 
     getNode: Effect.fn("SqliteStore.getNode")(function* (nodeId: string) {
-      const rows = yield* guard(sql<NodeRow>`SELECT * FROM nodes WHERE id = ${nodeId}`);
-      return rows[0] ? toNode(rows[0]) : undefined;
+      return yield* guard(
+        Effect.map(sql<NodeRow>`SELECT * FROM nodes WHERE id = ${nodeId}`, (rows) =>
+          rows[0] ? toNode(rows[0]) : undefined,
+        ),
+      );
     }),
 
     commit: Effect.fn("SqliteStore.commit")(function* (c: TurnCommit) {
@@ -584,7 +824,10 @@ function makeShape(
             SELECT hash, result_json FROM turn_commits WHERE session_id = ${c.sessionId} AND turn_id = ${c.turnId}`)[0];
           if (stamp) {
             if (stamp.hash !== c.hash) return yield* Effect.fail(turnHashConflict(c.sessionId, c.turnId));
-            const stored = JSON.parse(stamp.result_json) as { headRevision: number; leafId: string | null };
+            const stored = decodeStamp(
+              stamp.result_json,
+              `commit stamp of turn ${c.turnId} of session ${c.sessionId}`,
+            )!;
             return {
               headRevision: stored.headRevision,
               leafId: stored.leafId,
@@ -609,10 +852,14 @@ function makeShape(
           const found = yield* existingNodes([...fresh, ...outside]);
           for (const id of fresh) if (found.has(id)) return yield* Effect.fail(duplicateNode(id));
           for (const id of outside) if (!found.has(id)) return yield* Effect.fail(nodeNotFound(id));
-          // 4. Append, move the leaf, bump.
+          // 4. Place the nodes on lines, append them, move the leaf, bump.
+          const places = yield* placeNodes(c.nodes);
+          let at = 0;
           for (const part of chunks(c.nodes, NODE_CHUNK)) {
             yield* sql`INSERT INTO nodes ${sql.insert(
               part.map((n) => ({
+                line: places[at]!.line,
+                depth: places[at++]!.depth,
                 id: n.id,
                 session_id: n.sessionId,
                 parent_id: n.parentId,
@@ -721,16 +968,21 @@ function makeShape(
     }),
 
     children: Effect.fn("SqliteStore.children")(function* (sessionId: string) {
-      const rows = yield* guard(
-        sql<SessionRow>`SELECT * FROM sessions WHERE parent_session = ${sessionId} AND deleted = 0
+      return yield* guard(
+        Effect.map(
+          sql<SessionRow>`SELECT * FROM sessions WHERE parent_session = ${sessionId} AND deleted = 0
           ORDER BY created_at, rowid`,
+          (rows) => rows.map(toRecord),
+        ),
       );
-      return rows.map(toRecord);
     }),
 
     journalGet: Effect.fn("SqliteStore.journalGet")(function* (key: string) {
-      const rows = yield* guard(sql<JournalRow>`SELECT * FROM journal WHERE key = ${key}`);
-      return rows[0] ? toJournal(rows[0]) : undefined;
+      return yield* guard(
+        Effect.map(sql<JournalRow>`SELECT * FROM journal WHERE key = ${key}`, (rows) =>
+          rows[0] ? toJournal(rows[0]) : undefined,
+        ),
+      );
     }),
 
     journalPut: Effect.fn("SqliteStore.journalPut")(function* (e: JournalEntry) {
@@ -745,10 +997,12 @@ function makeShape(
     }),
 
     journalForTurn: Effect.fn("SqliteStore.journalForTurn")(function* (sessionId: string, turnId: string) {
-      const rows = yield* guard(
-        sql<JournalRow>`SELECT * FROM journal WHERE session_id = ${sessionId} AND turn_id = ${turnId} ORDER BY rowid`,
+      return yield* guard(
+        Effect.map(
+          sql<JournalRow>`SELECT * FROM journal WHERE session_id = ${sessionId} AND turn_id = ${turnId} ORDER BY rowid`,
+          (rows) => rows.map(toJournal),
+        ),
       );
-      return rows.map(toJournal);
     }),
 
     beginTurn: Effect.fn("SqliteStore.beginTurn")(function* (t: PendingTurn) {
@@ -772,8 +1026,11 @@ function makeShape(
     }),
 
     pendingTurn: Effect.fn("SqliteStore.pendingTurn")(function* (sessionId: string) {
-      const rows = yield* guard(sql<PendingRow>`SELECT * FROM pending_turns WHERE session_id = ${sessionId}`);
-      return rows[0] ? toPending(rows[0]) : undefined;
+      return yield* guard(
+        Effect.map(sql<PendingRow>`SELECT * FROM pending_turns WHERE session_id = ${sessionId}`, (rows) =>
+          rows[0] ? toPending(rows[0]) : undefined,
+        ),
+      );
     }),
 
     abandonTurn: Effect.fn("SqliteStore.abandonTurn")(function* (sessionId: string, turnId: string) {
