@@ -1,14 +1,69 @@
-import type { ToolResultContent } from "@lash/sansio";
-import { Effect } from "effect";
+import type { Message, ToolResultContent } from "@lash/sansio";
+import { Clock, Context, Effect, Layer, Option } from "effect";
 import type { Plugin, ProjectedResult } from "./plugin.ts";
-import { defineTool, ToolFailure, type ToolOutput, textOutput } from "./tool.ts";
+import {
+  type GraphNode,
+  SessionStore,
+  type SessionStoreShape,
+  type StoreError,
+  type StoreFailure,
+  type ToolOutputRecord,
+} from "./store.ts";
+import { type ToolContext, type ToolDefinition, ToolFailure, type ToolOutput, textOutput } from "./tool.ts";
+
+/**
+ * Where the output budget keeps the full text of cut tool outputs so that
+ * `read_output` serves them after a restart: the session store
+ * (`SessionStore.putToolOutput`/`getToolOutput`). The runtime provides it to
+ * hooks and tools; without it the plugin keeps outputs in memory and, after a
+ * restart, finds them in the graph (the cut result's `full` content).
+ */
+export interface ToolOutputsShape {
+  readonly put: (output: ToolOutputRecord) => Effect.Effect<void, StoreFailure>;
+  readonly get: (
+    sessionId: string,
+    callId: string,
+  ) => Effect.Effect<ToolOutputRecord | undefined, StoreError>;
+}
+
+export class ToolOutputs extends Context.Tag("@lash/core/ToolOutputs")<ToolOutputs, ToolOutputsShape>() {
+  static fromStore(store: SessionStoreShape): ToolOutputsShape {
+    return { put: store.putToolOutput, get: store.getToolOutput };
+  }
+  /** Over the `SessionStore` in context. */
+  static readonly layer: Layer.Layer<ToolOutputs, never, SessionStore> = Layer.effect(
+    ToolOutputs,
+    Effect.map(SessionStore, ToolOutputs.fromStore),
+  );
+}
+
+/** The slice of the runtime `read_output` uses to find a cut output in the graph (`ToolHost.runtime`). */
+interface GraphReader {
+  readonly chronological: (sessionId: string) => Effect.Effect<readonly GraphNode[], unknown>;
+}
+
+/** The full text of the latest cut result of `callId` (lash's or the provider's id) on the session's path. */
+function fromGraph(nodes: readonly GraphNode[], callId: string): string | undefined {
+  let byProvider: string | undefined;
+  for (let i = nodes.length - 1; i >= 0; i--) {
+    const n = nodes[i]!;
+    if (n.kind !== "message") continue;
+    for (const part of (n.payload as Message).parts) {
+      if (part.type !== "toolResult" || part.full === undefined) continue;
+      const text = part.full.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("\n");
+      if (part.lashCallId === callId) return text;
+      if (part.callId === callId && byProvider === undefined) byProvider = text;
+    }
+  }
+  return byProvider;
+}
 
 export interface OutputBudgetOptions {
   /** Bytes of text the model sees per tool result (default 16 KiB). */
   readonly maxBytes?: number;
   /** Lines the model sees per tool result (default 400). */
   readonly maxLines?: number;
-  /** Full outputs kept in memory for `read_output` (default 200). */
+  /** Full outputs kept in memory for `read_output` (default 200); the store keeps every one when the runtime provides `ToolOutputs`. */
   readonly keep?: number;
 }
 
@@ -78,7 +133,27 @@ export function outputBudgetPlugin(options: OutputBudgetOptions = {}): Plugin {
     while (alias.size > keep) alias.delete(alias.keys().next().value as string);
   };
 
-  const readOutput = defineTool<{ callId: string; offset?: number; limit?: number }>({
+  /** This process's copy, else the store, else the graph (a restart without the store). */
+  const lookup = (callId: string, context: ToolContext): Effect.Effect<string | undefined> =>
+    Effect.gen(function* () {
+      const byAlias = alias.get(callId);
+      const held = full.get(callId) ?? (byAlias !== undefined ? full.get(byAlias) : undefined);
+      if (held !== undefined) return held;
+      const outputs = yield* Effect.serviceOption(ToolOutputs);
+      if (Option.isSome(outputs)) {
+        const stored = yield* Effect.orElseSucceed(
+          outputs.value.get(context.sessionId, callId),
+          () => undefined,
+        );
+        if (stored !== undefined) return stored.text;
+      }
+      const runtime = context.host?.runtime as Partial<GraphReader> | undefined;
+      if (typeof runtime?.chronological !== "function") return undefined;
+      const nodes = yield* Effect.orElseSucceed(runtime.chronological(context.sessionId), () => []);
+      return fromGraph(nodes, callId);
+    });
+
+  const readOutput: ToolDefinition<{ callId: string; offset?: number; limit?: number }> = {
     name: "read_output",
     description:
       "Read more of a tool result that was cut to fit the context budget. Give the callId from the truncation note, " +
@@ -95,25 +170,26 @@ export function outputBudgetPlugin(options: OutputBudgetOptions = {}): Plugin {
     },
     readOnly: true,
     family: "read",
-    run: async ({ callId, offset = 1, limit = 200 }) => {
-      const byAlias = alias.get(callId);
-      const text = full.get(callId) ?? (byAlias !== undefined ? full.get(byAlias) : undefined);
-      if (text === undefined) {
-        throw new ToolFailure({
-          class: "invalidRequest",
-          message: `No stored output for call ${callId} (only the ${keep} most recent cut outputs of this process are kept). Re-run the original tool with a narrower query instead.`,
-        });
-      }
-      const lines = text.split("\n");
-      const slice = lines.slice(offset - 1, offset - 1 + limit);
-      const body = slice.map((l, i) => `${String(offset + i).padStart(6)}\t${l}`).join("\n");
-      const more =
-        offset - 1 + limit < lines.length
-          ? `\n\n(${lines.length - (offset - 1 + limit)} more lines; continue with offset ${offset + limit})`
-          : "";
-      return textOutput(`${body}${more}`);
-    },
-  });
+    execute: ({ callId, offset = 1, limit = 200 }, context) =>
+      Effect.flatMap(lookup(callId, context), (text) => {
+        if (text === undefined) {
+          return Effect.fail(
+            new ToolFailure({
+              class: "invalidRequest",
+              message: `No stored output for call ${callId} in this session. Re-run the original tool with a narrower query instead.`,
+            }),
+          );
+        }
+        const lines = text.split("\n");
+        const slice = lines.slice(offset - 1, offset - 1 + limit);
+        const body = slice.map((l, i) => `${String(offset + i).padStart(6)}\t${l}`).join("\n");
+        const more =
+          offset - 1 + limit < lines.length
+            ? `\n\n(${lines.length - (offset - 1 + limit)} more lines; continue with offset ${offset + limit})`
+            : "";
+        return Effect.succeed(textOutput(`${body}${more}`));
+      }),
+  };
 
   const project = (
     callId: string,
@@ -121,6 +197,7 @@ export function outputBudgetPlugin(options: OutputBudgetOptions = {}): Plugin {
     name: string,
     direction: "head" | "tail",
     output: ToolOutput,
+    keepDurably: (text: string) => void,
   ): ProjectedResult => {
     let cutAny = false;
     const content: ToolResultContent[] = output.content.map((part) => {
@@ -129,6 +206,7 @@ export function outputBudgetPlugin(options: OutputBudgetOptions = {}): Plugin {
       if (!cut) return part;
       cutAny = true;
       remember(callId, providerId, part.text);
+      keepDurably(part.text);
       const marker = `[… ${cut.removedLines} of ${cut.totalLines} lines cut from the ${direction === "head" ? "end" : "start"} to fit the context budget …]`;
       const hint = `The full output of ${name} is kept. Read the rest with read_output {"callId": "${callId}", "offset": N, "limit": M}${direction === "tail" ? " (line 1 is the first line of the full output)" : ""}.`;
       return {
@@ -144,18 +222,35 @@ export function outputBudgetPlugin(options: OutputBudgetOptions = {}): Plugin {
     name: "output-budget",
     tools: [readOutput],
     hooks: {
-      projectToolResult: (_ctx, call, output) =>
-        Effect.sync(() =>
-          call.name === "read_output"
-            ? { content: output.content }
-            : project(
-                call.lashCallId ?? call.callId,
-                call.callId,
-                call.name,
-                call.tool?.truncate ?? "head",
-                output,
-              ),
-        ),
+      projectToolResult: (ctx, call, output) =>
+        Effect.gen(function* () {
+          if (call.name === "read_output") return { content: output.content };
+          const callId = call.lashCallId ?? call.callId;
+          const cut: string[] = [];
+          const projected = project(
+            callId,
+            call.callId,
+            call.name,
+            call.tool?.truncate ?? "head",
+            output,
+            (t) => cut.push(t),
+          );
+          const outputs = yield* Effect.serviceOption(ToolOutputs);
+          if (cut.length > 0 && Option.isSome(outputs)) {
+            const now = yield* Clock.currentTimeMillis;
+            // best effort: this process's copy and the graph's `full` content still serve it
+            yield* Effect.ignore(
+              outputs.value.put({
+                sessionId: ctx.session.id,
+                callId,
+                ...(call.callId !== callId ? { providerCallId: call.callId } : {}),
+                text: cut[cut.length - 1]!,
+                createdAt: now,
+              }),
+            );
+          }
+          return projected;
+        }),
     },
   };
 }

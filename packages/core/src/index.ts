@@ -12,6 +12,8 @@ export type {
 export {
   type OutputBudgetOptions,
   outputBudgetPlugin,
+  ToolOutputs,
+  type ToolOutputsShape,
 } from "./budget.ts";
 export type { DispatchOptions } from "./dispatch.ts";
 export {
@@ -101,6 +103,23 @@ export {
   type PromiseStore,
 } from "./store/promise.ts";
 export {
+  CommitStampSchema,
+  compileGuard,
+  FrameNodeSchema,
+  FramePayloadSchema,
+  GraphNodeSchema,
+  JournalEntrySchema,
+  MessageNodeSchema,
+  NewNodeSchema,
+  NodeKindSchema,
+  PendingTurnSchema,
+  PluginNodeSchema,
+  ProtocolNodeSchema,
+  ToolOutputRecordSchema,
+  TurnCommitSchema,
+  UsageRowSchema,
+} from "./store/schema.ts";
+export {
   makeSqliteStore,
   SQLITE_SCHEMA_VERSION,
   SqliteStore,
@@ -136,6 +155,7 @@ export {
   StoreCorrupt,
   StoreError,
   type StoreFailure,
+  type ToolOutputRecord,
   type TurnCommit,
   type UsageRow,
 } from "./store.ts";

@@ -119,6 +119,21 @@ export interface PendingTurn {
   readonly resumeAttempts?: number;
 }
 
+/**
+ * The full text of a tool output the model saw cut to the context budget: what
+ * `read_output` serves, kept by the store so it outlives the process.
+ */
+export interface ToolOutputRecord {
+  readonly sessionId: string;
+  /** lash's id for the call (unique in the session); the provider's id for a call without one. */
+  readonly callId: string;
+  /** The provider's id for the call, when it differs (providers reuse ids across turns). */
+  readonly providerCallId?: string;
+  readonly text: string;
+  /** epoch ms */
+  readonly createdAt: number;
+}
+
 /** Who writes a session now: one writer per session, across processes. */
 export interface SessionLease {
   readonly sessionId: string;
@@ -274,6 +289,19 @@ export interface SessionStoreShape {
     now: number,
     ttlMs: number,
   ): Effect.Effect<SessionLease | undefined, StoreError>;
+  /**
+   * Keep the full text of a cut tool output (replacing one under the same
+   * session and call id). Removed with the session by `deleteSession`, kept
+   * while a fork's path still runs through the session.
+   */
+  putToolOutput(output: ToolOutputRecord): Effect.Effect<void, StoreFailure>;
+  /**
+   * A kept output by lash call id, else by provider call id (the latest), of
+   * this session or of the sessions its fork origins run through (nearest
+   * first). `undefined` when there is none or the session is gone.
+   */
+  getToolOutput(sessionId: string, callId: string): Effect.Effect<ToolOutputRecord | undefined, StoreError>;
+
   /** Give the lease up (a no-op when another holder has it). */
   releaseLease(sessionId: string, holder: string): Effect.Effect<void, StoreError>;
   /** The session's lease row, expired or not. */

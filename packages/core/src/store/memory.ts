@@ -16,6 +16,7 @@ import {
   type StoreConflict,
   StoreError,
   type StoreFailure,
+  type ToolOutputRecord,
   type TurnCommit,
   type UsageRow,
 } from "../store.ts";
@@ -55,6 +56,8 @@ export const makeMemoryStore = (): Effect.Effect<SessionStoreShape> =>
     const journal = new Map<string, JournalEntry>();
     const pending = new Map<string, PendingTurn>();
     const leases = new Map<string, SessionLease>();
+    /** Per session: kept tool outputs by call id, in insertion order (a replaced one moves last). */
+    const outputs = new Map<string, Map<string, ToolOutputRecord>>();
     let nodeSeq = 0;
     let sessionOrder = 0;
 
@@ -89,6 +92,7 @@ export const makeMemoryStore = (): Effect.Effect<SessionStoreShape> =>
       if (!e) return;
       for (const nid of e.nodeIds) nodes.delete(nid);
       sessions.delete(id);
+      outputs.delete(id);
       for (const up of [e.record.origin?.sessionId, e.record.parentLink?.sessionId]) {
         if (up === undefined) continue;
         const u = sessions.get(up);
@@ -327,6 +331,35 @@ export const makeMemoryStore = (): Effect.Effect<SessionStoreShape> =>
           const lease = { ...current, heartbeatAt: now, expiresAt: now + ttlMs };
           leases.set(sessionId, lease);
           return lease;
+        }),
+
+      putToolOutput: (o) =>
+        Effect.suspend(() => {
+          if (!live(o.sessionId)) return Effect.fail(sessionNotFound(o.sessionId));
+          const own = outputs.get(o.sessionId) ?? new Map<string, ToolOutputRecord>();
+          outputs.set(o.sessionId, own);
+          own.delete(o.callId);
+          own.set(o.callId, o);
+          return Effect.void;
+        }),
+
+      getToolOutput: (sessionId, callId) =>
+        Effect.sync(() => {
+          if (!live(sessionId)) return undefined;
+          const lineage: string[] = [];
+          for (let s: string | undefined = sessionId; s !== undefined && !lineage.includes(s); ) {
+            lineage.push(s);
+            s = sessions.get(s)?.record.origin?.sessionId;
+          }
+          for (const s of lineage) {
+            const hit = outputs.get(s)?.get(callId);
+            if (hit) return hit;
+          }
+          for (const s of lineage) {
+            const own = [...(outputs.get(s)?.values() ?? [])];
+            for (let i = own.length - 1; i >= 0; i--) if (own[i]!.providerCallId === callId) return own[i];
+          }
+          return undefined;
         }),
 
       releaseLease: (sessionId, holder) =>

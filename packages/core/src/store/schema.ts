@@ -100,6 +100,14 @@ export const TurnCommitSchema = Schema.Struct({
   state: Schema.optional(StateSchema),
 });
 
+export const ToolOutputRecordSchema = Schema.Struct({
+  sessionId: Schema.String,
+  callId: Schema.String,
+  providerCallId: Schema.optional(Schema.String),
+  text: Schema.String,
+  createdAt: Schema.Number,
+});
+
 /** What the store keeps of a committed turn (the stamp's result), returned again to a retry. */
 export const CommitStampSchema = Schema.Struct({
   headRevision: Schema.Number,

@@ -130,7 +130,7 @@ export const sqliteMigrations: readonly (readonly string[])[] = [
       text TEXT NOT NULL,
       created_at INTEGER NOT NULL,
       PRIMARY KEY (session_id, call_id)
-    ) WITHOUT ROWID`,
+    )`,
     "CREATE INDEX tool_outputs_provider ON tool_outputs(session_id, provider_call_id)",
   ],
 ];

@@ -26,6 +26,7 @@ import {
   type SessionStoreShape,
   type StoreCorrupt,
   StoreError,
+  type ToolOutputRecord,
   type TurnCommit,
   type UsageRow,
 } from "../store.ts";
@@ -50,6 +51,7 @@ import {
   PendingTurnSchema,
   SessionModeSchema,
   SessionStateSchema,
+  ToolOutputRecordSchema,
   UsageRowSchema,
 } from "./schema.ts";
 import * as SqliteClient from "./sqlite-client.ts";
@@ -146,6 +148,14 @@ interface PendingRow {
   readonly resume_attempts: number;
 }
 
+interface ToolOutputRow {
+  readonly session_id: string;
+  readonly call_id: string;
+  readonly provider_call_id: string | null;
+  readonly text: string;
+  readonly created_at: number;
+}
+
 interface LeaseRow {
   readonly session_id: string;
   readonly holder: string;
@@ -167,6 +177,7 @@ const decodeMode = decoderFor(SessionModeSchema);
 const decodeUsage = decoderFor(UsageRowSchema);
 const decodeJournal = decoderFor(JournalEntrySchema);
 const decodePending = decoderFor(PendingTurnSchema);
+const decodeToolOutput = decoderFor(ToolOutputRecordSchema);
 const KINDS: ReadonlySet<string> = new Set<NodeKind>(["message", "protocol", "plugin", "frame"]);
 
 function toRecord(r: SessionRow): SessionRecord {
@@ -1096,6 +1107,53 @@ function makeShape(
           WHERE session_id = ${sessionId} AND holder = ${holder} RETURNING *`,
       );
       return rows[0] ? toLease(rows[0]) : undefined;
+    }),
+
+    putToolOutput: Effect.fn("SqliteStore.putToolOutput")(function* (o: ToolOutputRecord) {
+      yield* write(
+        Effect.gen(function* () {
+          yield* requireLive(o.sessionId);
+          yield* sql`INSERT OR REPLACE INTO tool_outputs ${sql.insert({
+            session_id: o.sessionId,
+            call_id: o.callId,
+            provider_call_id: o.providerCallId ?? null,
+            text: o.text,
+            created_at: o.createdAt,
+          })}`;
+        }),
+      );
+    }),
+
+    getToolOutput: Effect.fn("SqliteStore.getToolOutput")(function* (sessionId: string, callId: string) {
+      return yield* guard(
+        Effect.map(
+          // the session, then the origins its fork path runs through, nearest first
+          sql<ToolOutputRow>`
+            WITH RECURSIVE lineage(id, k) AS (
+              SELECT id, 0 FROM sessions WHERE id = ${sessionId} AND deleted = 0
+              UNION ALL
+              SELECT s.origin_session, lineage.k + 1 FROM lineage JOIN sessions s ON s.id = lineage.id
+                WHERE s.origin_session IS NOT NULL
+            )
+            SELECT o.* FROM lineage JOIN tool_outputs o ON o.session_id = lineage.id
+              WHERE o.call_id = ${callId} OR o.provider_call_id = ${callId}
+              ORDER BY o.call_id = ${callId} DESC, lineage.k, o.rowid DESC LIMIT 1`,
+          (rows) => {
+            const r = rows[0];
+            if (!r) return undefined;
+            return decodeToolOutput(
+              {
+                sessionId: r.session_id,
+                callId: r.call_id,
+                ...(r.provider_call_id !== null ? { providerCallId: r.provider_call_id } : {}),
+                text: r.text,
+                createdAt: r.created_at,
+              },
+              `tool output ${r.call_id} of session ${r.session_id}`,
+            );
+          },
+        ),
+      );
     }),
 
     releaseLease: Effect.fn("SqliteStore.releaseLease")(function* (sessionId: string, holder: string) {

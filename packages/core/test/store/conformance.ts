@@ -728,6 +728,72 @@ export function storeConformance(name: string, makeStore: MakeStore): void {
         }),
       );
     });
+
+    describe("tool outputs (read_output)", () => {
+      const out = (sessionId: string, callId: string, text: string, providerCallId?: string) => ({
+        sessionId,
+        callId,
+        ...(providerCallId !== undefined ? { providerCallId } : {}),
+        text,
+        createdAt: 5,
+      });
+
+      it.scoped("kept by lash call id, found by provider id (the latest), replaced under the same id", () =>
+        Effect.gen(function* () {
+          const store = yield* makeStore();
+          expect(failureOf(yield* Effect.exit(store.putToolOutput(out("nope", "c", "x"))))._tag).toBe(
+            "SessionNotFound",
+          );
+          yield* store.createSession(session("s1"));
+          yield* store.createSession(session("s2"));
+          expect(yield* store.getToolOutput("s1", "m1.c0")).toBeUndefined();
+          yield* store.putToolOutput(out("s1", "m1.c0", "first\nfull", "call_1"));
+          yield* store.putToolOutput(out("s1", "m2.c0", "second", "call_1"));
+          yield* store.putToolOutput(out("s1", "plain", "no provider id"));
+          expect(yield* store.getToolOutput("s1", "m1.c0")).toEqual(
+            out("s1", "m1.c0", "first\nfull", "call_1"),
+          );
+          expect((yield* store.getToolOutput("s1", "call_1"))?.text).toBe("second");
+          expect(yield* store.getToolOutput("s1", "plain")).toEqual(out("s1", "plain", "no provider id"));
+          yield* store.putToolOutput(out("s1", "m1.c0", "replaced", "call_1"));
+          expect((yield* store.getToolOutput("s1", "m1.c0"))?.text).toBe("replaced");
+          expect((yield* store.getToolOutput("s1", "call_1"))?.text).toBe("replaced");
+          // other sessions do not see them
+          expect(yield* store.getToolOutput("s2", "m1.c0")).toBeUndefined();
+          expect(yield* store.getToolOutput("gone", "m1.c0")).toBeUndefined();
+        }),
+      );
+
+      it.scoped(
+        "a fork reads its origins' outputs; deleting the session removes them unless a fork needs them",
+        () =>
+          Effect.gen(function* () {
+            const store = yield* makeStore();
+            yield* store.createSession(session("orig"));
+            yield* store.commit(turn("orig", "t1", 0, chain("o", "orig", null, 2)));
+            yield* store.putToolOutput(out("orig", "o1.c0", "origin output"));
+            yield* store.fork(session("f1", { origin: { sessionId: "orig", nodeId: "o1" } }));
+            yield* store.fork(session("f2", { origin: { sessionId: "f1", nodeId: "o1" } }));
+            expect((yield* store.getToolOutput("f2", "o1.c0"))?.text).toBe("origin output");
+            // the nearest session wins
+            yield* store.putToolOutput(out("f1", "o1.c0", "fork output"));
+            expect((yield* store.getToolOutput("f2", "o1.c0"))?.text).toBe("fork output");
+            expect((yield* store.getToolOutput("orig", "o1.c0"))?.text).toBe("origin output");
+            // the origin is deleted but kept for its forks: they still read its outputs
+            yield* store.deleteSession("orig");
+            expect(yield* store.getToolOutput("orig", "o1.c0")).toBeUndefined();
+            yield* store.putToolOutput(out("f2", "x", "mine"));
+            yield* store.deleteSession("f1");
+            expect((yield* store.getToolOutput("f2", "o1.c0"))?.text).toBe("fork output");
+            // the last fork goes: everything goes
+            yield* store.deleteSession("f2");
+            yield* store.createSession(session("f2"));
+            expect(yield* store.getToolOutput("f2", "x")).toBeUndefined();
+            yield* store.createSession(session("orig"));
+            expect(yield* store.getToolOutput("orig", "o1.c0")).toBeUndefined();
+          }),
+      );
+    });
   });
 }
 
