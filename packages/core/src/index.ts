@@ -103,18 +103,10 @@ export {
   type PromiseStore,
 } from "./store/promise.ts";
 export {
-  CommitStampSchema,
-  compileGuard,
-  FrameNodeSchema,
-  FramePayloadSchema,
   GraphNodeSchema,
   JournalEntrySchema,
-  MessageNodeSchema,
   NewNodeSchema,
-  NodeKindSchema,
   PendingTurnSchema,
-  PluginNodeSchema,
-  ProtocolNodeSchema,
   ToolOutputRecordSchema,
   TurnCommitSchema,
   UsageRowSchema,

@@ -1,6 +1,36 @@
 import { hashValue } from "@lash/sansio";
-import { Clock, Context, Data, Effect, Layer } from "effect";
-import { type JournalEntry, SessionStore, type SessionStoreShape, type StoreError } from "./store.ts";
+import { Clock, Context, Data, Effect, Either, Layer, ParseResult, Schema } from "effect";
+import { type JournalEntry, SessionStore, type SessionStoreShape, StoreError } from "./store.ts";
+
+/** How a recorded value is written to and read back from the journal. */
+interface Codec<A> {
+  readonly encode: (a: A) => Effect.Effect<unknown, StoreError>;
+  readonly decode: (u: unknown) => Effect.Effect<A, StoreError>;
+}
+
+const unfit = (key: string, what: string, error: ParseResult.ParseError) =>
+  new StoreError({
+    message:
+      `journal entry ${key}: the ${what} does not fit its schema (${ParseResult.TreeFormatter.formatErrorSync(error)}). ` +
+      "The journal was written by another version of the code; abandon the interrupted turn to continue.",
+  });
+
+const codecOf = <A, I>(schema: Schema.Schema<A, I>, key: string): Codec<A> => {
+  const encode = Schema.encodeEither(schema);
+  const decode = Schema.decodeUnknownEither(schema);
+  return {
+    encode: (a) =>
+      Either.match(encode(a), {
+        onLeft: (e) => Effect.fail(unfit(key, "value to record", e)),
+        onRight: Effect.succeed,
+      }),
+    decode: (u) =>
+      Either.match(decode(u), {
+        onLeft: (e) => Effect.fail(unfit(key, "recorded outcome", e)),
+        onRight: Effect.succeed,
+      }),
+  };
+};
 
 /** A recorded effect was asked again with different content: replay cannot continue. */
 export class JournalMismatch extends Data.TaggedError("JournalMismatch")<{
@@ -74,23 +104,51 @@ export class Journal {
     );
   }
 
-  /** Run `effect` once per key: a completed record with the same hash is returned instead. */
+  /**
+   * Run `effect` once per key: a completed record with the same hash is returned instead.
+   * Give the `schema` of what it records: the value is encoded with it before it is
+   * written and a recorded outcome is decoded with it on replay (one that does not fit
+   * is a `StoreError` naming the key). The older shape — `encode`/`decode` functions,
+   * or none for JSON values — still works.
+   */
+  once<A, I, E, R>(
+    ids: { readonly sessionId: string; readonly turnId: string },
+    key: string,
+    envelope: unknown,
+    effect: Effect.Effect<A, E, R>,
+    schema: Schema.Schema<A, I>,
+  ): Effect.Effect<Recorded<A>, E | JournalMismatch | StoreError, R>;
   once<A, E, R>(
     ids: { readonly sessionId: string; readonly turnId: string },
     key: string,
     envelope: unknown,
     effect: Effect.Effect<A, E, R>,
-    encode: (a: A) => unknown = (a) => a,
+    encode?: (a: A) => unknown,
+    decode?: (u: unknown) => A,
+  ): Effect.Effect<Recorded<A>, E | JournalMismatch | StoreError, R>;
+  once<A, E, R>(
+    ids: { readonly sessionId: string; readonly turnId: string },
+    key: string,
+    envelope: unknown,
+    effect: Effect.Effect<A, E, R>,
+    // biome-ignore lint/suspicious/noExplicitAny: the overloads fix the encoded type
+    encodeOrSchema?: ((a: A) => unknown) | Schema.Schema<A, any>,
     decode: (u: unknown) => A = (u) => u as A,
   ): Effect.Effect<Recorded<A>, E | JournalMismatch | StoreError, R> {
     if (!this.store) return Effect.map(effect, (value) => ({ value, replayed: false }));
+    let codec: Codec<A>;
+    if (Schema.isSchema(encodeOrSchema)) codec = codecOf(encodeOrSchema as Schema.Schema<A, unknown>, key);
+    else {
+      const encode = (encodeOrSchema as ((a: A) => unknown) | undefined) ?? ((a: A) => a);
+      codec = { encode: (a) => Effect.sync(() => encode(a)), decode: (u) => Effect.sync(() => decode(u)) };
+    }
     const hash = Journal.hash(envelope);
     return Effect.gen(this, function* () {
       const entry = yield* this.lookup(key);
       yield* this.check(entry, key, hash);
-      if (entry?.status === "completed") return { value: decode(entry.outcome), replayed: true };
+      if (entry?.status === "completed") return { value: yield* codec.decode(entry.outcome), replayed: true };
       const value = yield* effect;
-      yield* this.record(ids, key, hash, "completed", encode(value));
+      yield* this.record(ids, key, hash, "completed", yield* codec.encode(value));
       return { value, replayed: false };
     });
   }
