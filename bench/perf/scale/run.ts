@@ -1,8 +1,9 @@
 // Scale through the runtime (createLash over SqliteStore, not the bare store):
 //   - open/resume time against session size (100 … 100,000 nodes): a fresh
-//     runtime opens the database, reads the session and its transcript; then
-//     the first turn of the resumed session (history loaded, model called,
-//     committed);
+//     runtime opens the database, reads the session and its transcript (in this
+//     process, and in a fresh process: open-worker.ts); then the first turn of
+//     the resumed session (history loaded, model called, committed). Goal
+//     (issue 16): the 100,000-node open ≤ 100 ms; CPU is the primary figure;
 //   - fork time against session size;
 //   - commit latency (p50/p99) under 1, 10 and 100 concurrent sessions running
 //     real turns (a tool round + an answer, journal on) against the mock wire
@@ -30,7 +31,7 @@ import { startMockServer } from "@lash/providers/testing";
 import type { LlmEvent, LlmProvider } from "@lash/sansio";
 import { Effect, Layer, Stream } from "effect";
 import { openSqliteStore } from "../../../packages/core/src/store/promise.ts";
-import { markdownTable, median, percentile, report } from "../util.ts";
+import { argValue, markdownTable, median, percentile, report } from "../util.ts";
 
 const quick = process.argv.includes("--quick");
 const SIZES = quick ? [100, 1_000] : [100, 1_000, 10_000, 100_000];
@@ -41,6 +42,14 @@ const COMMITS_PER_LEVEL = quick ? 30 : 300;
 const IDLE_SESSIONS = quick ? 100 : 1_000;
 const CHUNK = 1_000;
 const MODEL = "openai-compatible/mock-model";
+const GOAL_NODES = 100_000;
+const GOAL_MS = 100;
+/** --core <entry>: the fresh-process open through another build's @lash/core (a before/after comparison). */
+const coreEntry = argValue("--core");
+const cpuNow = () => {
+  const c = process.cpuUsage();
+  return (c.user + c.system) / 1000;
+};
 
 const ms = (t0: number) => performance.now() - t0;
 const fmt = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
@@ -293,17 +302,21 @@ async function main(): Promise<void> {
 
   // Cold open + resume: a fresh runtime per run.
   const openRead: Record<number, number[]> = {};
+  const openReadCpu: Record<number, number[]> = {};
   const resumeTurn: Record<number, number[]> = {};
   for (const size of SIZES) {
     openRead[size] = [];
+    openReadCpu[size] = [];
     resumeTurn[size] = [];
     for (let r = 0; r < OPEN_RUNS; r++) {
       const t1 = performance.now();
+      const c1 = cpuNow();
       const lash = createLash({ store: SqliteStore.layer({ filename }), provider: textModel });
       const session = lash.session(ids[size]!);
       await session.info();
       const view = await session.readView();
       openRead[size].push(ms(t1));
+      openReadCpu[size].push(cpuNow() - c1);
       if (view.length < size) throw new Error(`session of ${size} nodes reads back ${view.length} messages`);
       const t2 = performance.now();
       const result = await session.turn("continue").result;
@@ -311,6 +324,35 @@ async function main(): Promise<void> {
       if (result.text !== "ok") throw new Error(`resumed turn answered ${JSON.stringify(result.text)}`);
       await lash.close();
     }
+  }
+
+  // Fresh process: import @lash/core, open, info + readView (open-worker.ts).
+  interface Fresh {
+    readonly importMs: number;
+    readonly importCpuMs: number;
+    readonly openReadMs: number;
+    readonly openReadCpuMs: number;
+  }
+  const fresh: Record<number, Fresh> = {};
+  const worker = new URL("./open-worker.ts", import.meta.url).pathname;
+  for (const size of SIZES) {
+    const runs: Fresh[] = [];
+    for (let r = 0; r < OPEN_RUNS; r++) {
+      const out = spawnSync(
+        process.execPath,
+        [worker, filename, ids[size]!, String(size), ...(coreEntry ? [coreEntry] : [])],
+        { encoding: "utf8", maxBuffer: 1 << 20 },
+      );
+      if (out.status !== 0) throw new Error(`open worker failed: ${out.stderr}`);
+      runs.push(JSON.parse(out.stdout) as Fresh);
+    }
+    const m = (k: keyof Fresh) => median(runs.map((x) => x[k]));
+    fresh[size] = {
+      importMs: m("importMs"),
+      importCpuMs: m("importCpuMs"),
+      openReadMs: m("openReadMs"),
+      openReadCpuMs: m("openReadCpuMs"),
+    };
   }
 
   // Fork at the leaf, through the runtime.
@@ -336,15 +378,52 @@ async function main(): Promise<void> {
   const idle = [idleSessions("sqlite"), idleSessions("memory")];
   const totalSeconds = ms(started) / 1000;
 
+  const goalOpen = {
+    inProcess: {
+      cpuMs: median(openReadCpu[GOAL_NODES] ?? [Number.NaN]),
+      wallMs: median(openRead[GOAL_NODES] ?? [Number.NaN]),
+    },
+    freshProcess: {
+      cpuMs: fresh[GOAL_NODES]?.openReadCpuMs ?? Number.NaN,
+      wallMs: fresh[GOAL_NODES]?.openReadMs ?? Number.NaN,
+    },
+  };
+  const verdict = (cpu: number) =>
+    Number.isNaN(cpu) ? "not measured (--quick)" : cpu <= GOAL_MS ? "met" : "not met";
   const table = [
     markdownTable(
-      ["session nodes", "open + read transcript, cold (ms)", "first turn after resume (ms)", "fork (ms)"],
+      [
+        "session nodes",
+        "open + read transcript, new runtime: CPU (wall) ms",
+        "fresh process: import @lash/core",
+        "fresh process: open + read transcript",
+        "first turn after resume (wall ms)",
+        "fork (wall ms)",
+      ],
       SIZES.map((n) => [
         n.toLocaleString("en-US"),
-        fmt(median(openRead[n]!)),
+        `${fmt(median(openReadCpu[n]!))} (${fmt(median(openRead[n]!))})`,
+        `${fmt(fresh[n]!.importCpuMs)} (${fmt(fresh[n]!.importMs)})`,
+        `${fmt(fresh[n]!.openReadCpuMs)} (${fmt(fresh[n]!.openReadMs)})`,
         fmt(median(resumeTurn[n]!)),
         fmt(median(fork[n]!)),
       ]),
+    ),
+    "",
+    markdownTable(
+      ["goal", "CPU (wall) ms", "verdict"],
+      [
+        [
+          `open + read the transcript of ${GOAL_NODES.toLocaleString("en-US")} nodes, new runtime in this process ≤ ${GOAL_MS} ms`,
+          `${fmt(goalOpen.inProcess.cpuMs)} (${fmt(goalOpen.inProcess.wallMs)})`,
+          verdict(goalOpen.inProcess.cpuMs),
+        ],
+        [
+          `the same in a fresh process (after the import) ≤ ${GOAL_MS} ms`,
+          `${fmt(goalOpen.freshProcess.cpuMs)} (${fmt(goalOpen.freshProcess.wallMs)})`,
+          verdict(goalOpen.freshProcess.cpuMs),
+        ],
+      ],
     ),
     "",
     markdownTable(
@@ -387,6 +466,9 @@ async function main(): Promise<void> {
     results: {
       sizes: SIZES,
       openReadMs: openRead,
+      openReadCpuMs: openReadCpu,
+      fresh,
+      goalOpen,
       resumeTurnMs: resumeTurn,
       forkMs: fork,
       commitLatency: latency,
@@ -396,7 +478,8 @@ async function main(): Promise<void> {
       totalSeconds,
     },
     notes: [
-      `Open = a fresh createLash over the SqliteStore file (${(dbBytes / 2 ** 20).toFixed(0)} MiB, WAL) + session info + readView (the settled transcript); ` +
+      `Open = a fresh createLash over the SqliteStore file (${(dbBytes / 2 ** 20).toFixed(0)} MiB, WAL) + session info + readView (the settled transcript), CPU ms with wall ms beside it; ` +
+        "fresh process = a new node process that imports @lash/core (timed apart), then does the same (open-worker.ts); " +
         "first turn after resume = the next turn of that session (active path loaded, the whole history sent to an in-process model that answers at once, committed with the journal on). " +
         `Medians of ${OPEN_RUNS} (open, resume) and ${FORK_RUNS} (fork) runs. Histories were appended through the store in commits of ${CHUNK.toLocaleString("en-US")} nodes (${buildSeconds.toFixed(0)} s).`,
       `Commit latency: the duration of each turn's store commit (one transaction: the turn's nodes, usage row, session head), measured around SessionStore.commit inside real turns — one \`add\` tool round then an answer, over the mock Chat Completions server in the same process, journal on — ` +
