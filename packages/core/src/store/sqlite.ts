@@ -59,7 +59,6 @@ import {
   assignLines,
   corrupt,
   isCorruption,
-  type LinePlace,
   type NewLine,
   preflight,
   SQLITE_SCHEMA_VERSION,
@@ -146,6 +145,14 @@ interface PendingRow {
   readonly expected_revision: number;
   readonly started_at: number;
   readonly resume_attempts: number;
+}
+
+/** A stored node's place: its line and depth, and the deepest node of its line. */
+interface Placed {
+  readonly session_id: string;
+  readonly line: number | null;
+  readonly depth: number | null;
+  readonly tip: number | null;
 }
 
 interface ToolOutputRow {
@@ -626,47 +633,63 @@ function makeShape(
     });
 
   /**
-   * Lines and depths for a commit's nodes (parents first): the places of the
-   * parents already stored, and how far their lines already run, come from two
-   * indexed reads; new lines are numbered after the highest one.
+   * Which of these node ids exist, with the place (line, depth, how far the
+   * line runs) of each: one indexed read, which commit also uses to place
+   * the nodes it appends.
    */
-  const placeNodes = (nodes: TurnCommit["nodes"]) =>
+  const nodePlaces = (nodeIds: readonly string[]) =>
     Effect.gen(function* () {
-      if (nodes.length === 0) return [];
-      const own = new Set(nodes.map((n) => n.id));
-      const outside = [
-        ...new Set(nodes.flatMap((n) => (n.parentId !== null && !own.has(n.parentId) ? [n.parentId] : []))),
-      ];
-      const known = new Map<string, LinePlace & { readonly sessionId: string }>();
-      const tips = new Map<number, number>();
-      for (const part of chunks(outside, ID_CHUNK)) {
+      const found = new Map<string, Placed>();
+      for (const part of chunks([...new Set(nodeIds)], ID_CHUNK)) {
         const rows = yield* sql<{
           id: string;
           session_id: string;
           line: number | null;
           depth: number | null;
-        }>`
-          SELECT id, session_id, line, depth FROM nodes WHERE ${sql.in("id", part)}`;
-        for (const r of rows) {
-          if (r.line === null || r.depth === null) continue;
-          known.set(r.id, { line: r.line, depth: r.depth, sessionId: r.session_id });
-          if (!tips.has(r.line)) {
-            const tip = (yield* sql<{
-              d: number | null;
-            }>`SELECT max(depth) AS d FROM nodes WHERE line = ${r.line}`)[0];
-            if (tip?.d != null) tips.set(r.line, tip.d);
-          }
-        }
+          tip: number | null;
+        }>`SELECT id, session_id, line, depth,
+              (SELECT max(t.depth) FROM nodes t WHERE t.line = n.line) AS tip
+            FROM nodes n WHERE ${sql.in("id", part)}`;
+        for (const r of rows) found.set(r.id, r);
       }
-      let next = (yield* sql<{ m: number | null }>`SELECT max(line) AS m FROM node_lines`)[0]?.m ?? 0;
+      return found;
+    });
+
+  /**
+   * Lines and depths for a commit's nodes (parents first), from the places of
+   * their stored parents. New lines (a root, a branch, a fork's first node) are
+   * numbered after the highest one — read only when the commit starts one.
+   */
+  const placeNodes = (nodes: TurnCommit["nodes"], stored: ReadonlyMap<string, Placed>) =>
+    Effect.gen(function* () {
+      if (nodes.length === 0) return [];
+      let provisional = 0;
       const { places, lines } = assignLines(
         nodes,
-        (id) => known.get(id),
-        (line) => tips.get(line),
-        () => ++next,
+        (id) => {
+          const p = stored.get(id);
+          return p && p.line !== null && p.depth !== null
+            ? { line: p.line, depth: p.depth, sessionId: p.session_id }
+            : undefined;
+        },
+        (line) => {
+          for (const p of stored.values()) if (p.line === line && p.tip !== null) return p.tip;
+          return undefined;
+        },
+        () => --provisional,
       );
-      yield* insertLines(sql, lines);
-      return places;
+      if (lines.length === 0) return places;
+      const base = (yield* sql<{ m: number | null }>`SELECT max(line) AS m FROM node_lines`)[0]?.m ?? 0;
+      const number = (line: number) => (line < 0 ? base - line : line);
+      yield* insertLines(
+        sql,
+        lines.map((l) => ({
+          ...l,
+          line: number(l.line),
+          parent: l.parent && { line: number(l.parent.line), depth: l.parent.depth },
+        })),
+      );
+      return places.map((p) => ({ line: number(p.line), depth: p.depth }));
     });
 
   const hasDependents = (id: string) =>
@@ -860,11 +883,11 @@ function makeShape(
             fresh.add(n.id);
           }
           if (c.leafId !== null && !fresh.has(c.leafId)) outside.push(c.leafId);
-          const found = yield* existingNodes([...fresh, ...outside]);
+          const found = yield* nodePlaces([...fresh, ...outside]);
           for (const id of fresh) if (found.has(id)) return yield* Effect.fail(duplicateNode(id));
           for (const id of outside) if (!found.has(id)) return yield* Effect.fail(nodeNotFound(id));
           // 4. Place the nodes on lines, append them, move the leaf, bump.
-          const places = yield* placeNodes(c.nodes);
+          const places = yield* placeNodes(c.nodes, found);
           let at = 0;
           for (const part of chunks(c.nodes, NODE_CHUNK)) {
             yield* sql`INSERT INTO nodes ${sql.insert(
