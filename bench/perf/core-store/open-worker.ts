@@ -1,5 +1,5 @@
 // A fresh process opening one session: `node open-worker.ts <db> <sessionId> <nodes> [<store module>]`.
-// Imports the store (timed), opens the database, reads the session and its active path,
+// Imports @lash/core (or the given module exporting `openSqliteStore`; timed), opens the database, reads the session and its active path,
 // touches every payload, and prints the timings as JSON. Used by run.ts.
 import { resolve } from "node:path";
 
@@ -10,9 +10,10 @@ const cpu = () => {
 };
 const t0 = performance.now();
 const c0 = cpu();
-const { openSqliteStore } = (await import(
-  resolve(module ?? new URL("../../../packages/core/src/store/promise.ts", import.meta.url).pathname)
-)) as typeof import("../../../packages/core/src/store/promise.ts");
+const { openSqliteStore } = (await import(module ? resolve(module) : "@lash/core")) as Pick<
+  typeof import("@lash/core"),
+  "openSqliteStore"
+>;
 const t1 = performance.now();
 const c1 = cpu();
 const opened = await openSqliteStore({ filename: filename! });

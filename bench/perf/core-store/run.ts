@@ -444,7 +444,7 @@ report({
     `Figures are CPU ms with wall ms in parentheses (median); CPU is the primary figure because the machine may be shared. ` +
       `One database file (${(dbBytes / 2 ** 20).toFixed(1)} MiB at the end) holding all sessions; WAL, synchronous=NORMAL. ` +
       'Read = getSession + activePath (payloads are decoded on first access; "every payload decoded" touches each one); cold adds opening the database in the same process; ' +
-      "fresh process = a new node process that imports the store module, opens the file, reads, touches every payload (open-worker.ts). " +
+      "fresh process = a new node process that imports @lash/core, opens the file, reads, touches every payload (open-worker.ts). " +
       `Medians of ${READ_RUNS} (warm, fork read), ${OPEN_RUNS} (cold), ${FRESH_RUNS} (fresh process), ${FORK_RUNS} (fork make) runs; every call goes through Effect.runPromise. ` +
       `Fork read: a fork of the origin's leaf that went on for ${CHUNK.toLocaleString("en-US")} nodes of its own, against a session of the same path length written in one piece. ` +
       `Total ${totalSeconds.toFixed(1)} s.`,
