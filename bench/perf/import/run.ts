@@ -30,7 +30,9 @@ const root = join(bench, "..");
 /** @lash/core bundled into one ESM file (dynamic imports split off), better-sqlite3 left to Node. */
 async function bundleCore(outdir: string): Promise<string> {
   // better-sqlite3 (a native binding) is core's own dependency.
-  const betterSqlite = createRequire(join(root, "packages", "core", "package.json")).resolve("better-sqlite3");
+  const betterSqlite = createRequire(join(root, "packages", "core", "package.json")).resolve(
+    "better-sqlite3",
+  );
   await build({
     entryPoints: { core: join(root, "packages", "core", "src", "index.ts") },
     outdir,
