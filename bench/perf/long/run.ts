@@ -330,6 +330,7 @@ async function main(): Promise<void> {
       `CPU ms / round trip, first ${WINDOW}`,
       `CPU ms / round trip, last ${WINDOW}`,
       "last / first",
+      "last − first (ms)",
       "min–max over runs",
       "goal",
       "met?",
@@ -340,6 +341,7 @@ async function main(): Promise<void> {
       r.firstMs.toFixed(2),
       r.lastMs.toFixed(2),
       `${r.ratio.toFixed(2)}×`,
+      (r.lastMs - r.firstMs).toFixed(2),
       `${Math.min(...r.ratios).toFixed(2)}–${Math.max(...r.ratios).toFixed(2)}`,
       goalOf(r.contender) !== undefined ? `≤ ${GOAL}×` : "-",
       verdict(r),
@@ -355,7 +357,7 @@ async function main(): Promise<void> {
       `Goal (issue 16): a round trip at the end of a ${ROUNDS}-round session costs ≤ ${GOAL}× one at its start, for lash with SqliteStore + journal — ${goalRows.map((r) => `${SHAPE[r.shape]}: ${r.ratio.toFixed(2)}× (${verdict(r).replaceAll("*", "")})`).join("; ")}.`,
       `CPU = the child process's user + system time (process.cpuUsage); one turn: between consecutive tool calls (a model call over the mock Chat Completions server, its stream, the tool's dispatch and the journal writes); turns: per turn (2 round trips, commit and active-path load included) / 2. ` +
         `First = round trips 1..${WINDOW} (round 0 pays the turn's set-up), last = the final ${WINDOW}; medians within each window, then the median over ${RUNS} runs, each in a fresh process after a checked probe session of the same shape. ` +
-        `Every request carries the whole history, so JSON encoding and parsing grow for every contender: the raw SDK row is that floor. Total ${totalSeconds.toFixed(0)} s.`,
+        `Every request carries the whole history, so JSON encoding and parsing grow for every contender: the raw SDK row is that floor. A ratio flatters a contender with a high starting cost: the absolute growth (last − first) is beside it. Total ${totalSeconds.toFixed(0)} s.`,
     ],
   });
 }
