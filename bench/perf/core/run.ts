@@ -229,18 +229,18 @@ report({
     "",
     `Per open idle session (1,000 sessions kept in one runtime, one committed turn each, MemoryStore): ` +
       `RSS ${(rss.rss / 1024).toFixed(1)} KiB, JS heap ${(rss.heap / 1024).toFixed(1)} KiB` +
-      (global.gc ? "" : " (run with --expose-gc for stable figures)") +
-      " — no goal set.",
+      (global.gc ? "" : " (run with --expose-gc for stable figures)"),
   ].join("\n"),
   results: { memory, sqlite, opens, perIdleSession: rss, rounds: ROUNDS, sessions: SESSIONS },
+  goals: `Open (issue 16): a ${OPEN_GOAL_NODES.toLocaleString("en-US")}-node session in ≤ ${OPEN_GOAL_MS} ms — ${(() => {
+    const o = opens.find((x) => x.nodes === OPEN_GOAL_NODES);
+    return o
+      ? `${o.readViewMs.toFixed(0)} ms wall, ${o.readViewMs <= OPEN_GOAL_MS ? "met" : "missed"}`
+      : "not measured";
+  })()}. Round trip: no goal here (issue 16 sets it against the raw SDK loop: see peers). Idle sessions: no goal set.`,
   notes: [
     `Workload: ${SESSIONS} sessions × a ${ROUNDS}-round tool loop through the scripted provider (no HTTP); ` +
       "CPU is the process's user+system time divided by the number of model round trips. Every turn is checked (it must make all its tool calls), the untimed warm-up run's too.",
-    `Open = a fresh runtime over the SQLite file reads the session's transcript (readView of the active path); every read is checked to return all its messages. Goal (issue 16): ${OPEN_GOAL_NODES.toLocaleString("en-US")} nodes in ≤ ${OPEN_GOAL_MS} ms — ${(() => {
-      const o = opens.find((x) => x.nodes === OPEN_GOAL_NODES);
-      return o
-        ? `${o.readViewMs.toFixed(0)} ms wall, ${o.readViewMs <= OPEN_GOAL_MS ? "met" : "missed"}`
-        : "not measured";
-    })()}.`,
+    `Open = a fresh runtime over the SQLite file reads the session's transcript (readView of the active path); every read is checked to return all its messages.`,
   ],
 });

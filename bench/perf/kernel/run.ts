@@ -175,9 +175,10 @@ report({
     ]),
   ),
   results: { rows: results, goal: GOAL, ratio10kTo10: ratio, wallRatio10kTo10: wallRatio, met },
-  notes: [
+  goals:
     `Goal (issue 2): the per-step cost does not grow with history — 10,000 / 10 ratio ≤ ${GOAL}: ${ratio.toFixed(2)} by CPU (${met ? "met" : "missed"}; ${wallRatio.toFixed(2)} by wall). ` +
-      "A turn copies the history once when its machine is built (the setup column); every step after that is independent of history length.",
+    "A turn copies the history once when its machine is built (the setup column); every step after that is independent of history length.",
+  notes: [
     `CPU = this process's user + system time over ${TURNS} timed turns (machine builds included) divided by their pairs; wall = the median turn's loop time per pair (build excluded). Checked before timing: each history size's turn reaches \`done\` after ${ROUNDS + 1} model calls (${ROUNDS} tool rounds, then the answer); every timed turn is checked the same way.`,
   ],
 });

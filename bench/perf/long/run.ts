@@ -291,7 +291,14 @@ async function runCase(
 async function main(): Promise<void> {
   const scratch = mkdtempSync(join(tmpdir(), "lash-long-bench-"));
   const started = performance.now();
-  const rows = [];
+  const rows: {
+    contender: Contender;
+    shape: Shape;
+    firstMs: number;
+    lastMs: number;
+    ratio: number;
+    ratios: number[];
+  }[] = [];
   for (const { contender, shape } of CASES) {
     const firsts: number[] = [];
     const lasts: number[] = [];
@@ -353,8 +360,8 @@ async function main(): Promise<void> {
     title: `Per-round-trip cost at the start vs the end of one ${ROUNDS}-round session`,
     table,
     results: { rounds: ROUNDS, runs: RUNS, window: WINDOW, goal: GOAL, rows, totalSeconds },
+    goals: `Goal (issue 16): a round trip at the end of a ${ROUNDS}-round session costs ≤ ${GOAL}× one at its start, for lash with SqliteStore + journal — ${goalRows.map((r) => `${SHAPE[r.shape]}: ${r.ratio.toFixed(2)}× (${verdict(r).replaceAll("*", "")})`).join("; ")}.`,
     notes: [
-      `Goal (issue 16): a round trip at the end of a ${ROUNDS}-round session costs ≤ ${GOAL}× one at its start, for lash with SqliteStore + journal — ${goalRows.map((r) => `${SHAPE[r.shape]}: ${r.ratio.toFixed(2)}× (${verdict(r).replaceAll("*", "")})`).join("; ")}.`,
       `CPU = the child process's user + system time (process.cpuUsage); one turn: between consecutive tool calls (a model call over the mock Chat Completions server, its stream, the tool's dispatch and the journal writes); turns: per turn (2 round trips, commit and active-path load included) / 2. ` +
         `First = round trips 1..${WINDOW} (round 0 pays the turn's set-up), last = the final ${WINDOW}; medians within each window, then the median over ${RUNS} runs, each in a fresh process after a checked probe session of the same shape. ` +
         `Every request carries the whole history, so JSON encoding and parsing grow for every contender: the raw SDK row is that floor. A ratio flatters a contender with a high starting cost: the absolute growth (last − first) is beside it. Total ${totalSeconds.toFixed(0)} s.`,

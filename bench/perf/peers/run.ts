@@ -328,11 +328,12 @@ report({
     raw: Object.fromEntries(results),
     totalSeconds,
   },
-  notes: [
+  goals:
     `Goals (issue 16), all against the raw \`openai\` SDK loop: ${verdicts.length ? `${verdicts.join("; ")}.` : "(no lash row in this run)."}` +
-      (durability !== undefined
-        ? ` SqliteStore + journal costs ${durability.toFixed(2)}× MemoryStore per round trip.`
-        : ""),
+    (durability !== undefined
+      ? ` SqliteStore + journal costs ${durability.toFixed(2)}× MemoryStore per round trip.`
+      : ""),
+  notes: [
     `Tool loop: ${specs.tools.sessions} sessions × ${specs.tools.rounds} rounds (one \`add\` tool call per round, then a text answer) = ${roundTrips.toLocaleString("en-US")} model round trips per run and wire mode, ${specs.tools.concurrency} sessions in flight; SSE = streamed responses, JSON = non-streamed. ` +
       `Streaming: ${specs.stream.sessions} sessions × one ${specs.stream.chunks.toLocaleString("en-US")}-chunk text reply. ` +
       `CPU = user + system time of the framework's process (process.cpuUsage) around the workload only — start-up, imports, global set-up and the probe sessions excluded; the mock server runs in the parent process. ` +

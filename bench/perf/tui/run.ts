@@ -310,8 +310,8 @@ const rows = results.map((r) => [
   r.mountMs.toFixed(0),
   `${r.redrawMs.toFixed(0)} (${r.redrawItems} items)`,
 ]);
+const goals = `Goal (issue 6): rendering does not slow down with history — per-event CPU at ${last?.turns} turns ≤ ${GOAL_RATIO}× that at ${base?.turns} turns: ${cpuRatio !== undefined ? `${cpuRatio.toFixed(2)}×, ${cpuRatio <= GOAL_RATIO ? "met" : "missed"}` : "not measured"}. No goal is set for full replay or redraw: reported. CPU per event = this process's CPU over the measured turn's events divided by their number (the pauses between events cost none); wall per event beside it. "events" counts the events that rendered a frame within 50 ms (the rest are not in the wall figures).`;
 const notes = [
-  `Goal (issue 6): rendering does not slow down with history — per-event CPU at ${last?.turns} turns ≤ ${GOAL_RATIO}× that at ${base?.turns} turns: ${cpuRatio !== undefined ? `${cpuRatio.toFixed(2)}×, ${cpuRatio <= GOAL_RATIO ? "met" : "missed"}` : "not measured"}. No goal is set for full replay or redraw: reported. CPU per event = this process's CPU over the measured turn's events divided by their number (the pauses between events cost none); wall per event beside it. "events" counts the events that rendered a frame within 50 ms (the rest are not in the wall figures).`,
   `Events per turn: ${events.length} (reasoning, text deltas, tool calls, streamed shell output, edit diff, 60-chunk markdown answer). ${reps} runs per size; fake 120x40 TTY, ink incremental rendering, maxFps 1000 so every event renders on its own.`,
   "per event = from the event reaching the TUI controller to ink having rendered the frame (React reconcile + Yoga layout + output); ink render = ink's own layout+output part.",
   "full replay = first frame with <Static> writing every history item once (ink lays out each line: ~1 ms per item).",
@@ -323,6 +323,7 @@ if (base && last && base !== last)
   );
 report({
   name: "tui",
+  goals,
   title: "TUI render cost per new event vs history length",
   table: markdownTable(
     [
