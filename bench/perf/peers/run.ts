@@ -19,7 +19,7 @@
 // pnpm exec node bench/perf/peers/run.ts [--json out.json] [--runs 5]
 //   [--sessions 100] [--rounds 20] [--stream-sessions 20] [--chunks 1000]
 //   [--concurrency 20] [--only raw,lash-memory,ai-sdk] [--sabotage <framework>]
-//   [--sabotage-probe <framework>]
+//   [--sabotage-probe <framework>] [--profile <dir>]
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -46,6 +46,8 @@ const CONCURRENCY = Number(argValue("--concurrency") ?? 20);
 const only = argValue("--only")?.split(",");
 const sabotage = argValue("--sabotage");
 const sabotageProbe = argValue("--sabotage-probe");
+/** `--profile <dir>`: every worker runs under `--cpu-prof`, one .cpuprofile per process in <dir> (open in Chrome DevTools or speedscope). */
+const profileDir = argValue("--profile");
 for (const name of only ?? [])
   if (!(FRAMEWORKS as readonly string[]).includes(name))
     throw new Error(`--only: unknown framework "${name}" (known: ${FRAMEWORKS.join(", ")})`);
@@ -112,7 +114,16 @@ async function runOnce(
   if (sabotageProbe === framework) args.push("--sabotage-probe");
   let stderr = "";
   const code = await new Promise<number | null>((resolve) => {
-    const child = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"] });
+    const flags = profileDir
+      ? [
+          "--cpu-prof",
+          "--cpu-prof-dir",
+          profileDir,
+          "--cpu-prof-name",
+          `${framework}-run${run + 1}.cpuprofile`,
+        ]
+      : [];
+    const child = spawn(process.execPath, [...flags, ...args], { stdio: ["ignore", "ignore", "pipe"] });
     child.stderr.on("data", (d: Buffer) => {
       stderr += d.toString();
     });
