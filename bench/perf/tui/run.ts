@@ -37,8 +37,13 @@ class FakeTty extends EventEmitter {
   columns = 120;
   rows = 40;
   bytes = 0;
+  /** The newest output (ANSI codes included), for the check that the measured turn reached the screen. */
+  tail = "";
   write(chunk: string | Uint8Array, cb?: () => void): boolean {
     this.bytes += typeof chunk === "string" ? Buffer.byteLength(chunk) : chunk.length;
+    this.tail = (this.tail + (typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8"))).slice(
+      -256 * 1024,
+    );
     cb?.();
     return true;
   }
@@ -240,6 +245,9 @@ async function measure(ctx: CliContext, template: readonly TurnActivity[], turns
     await new Promise((r) => setTimeout(r, 2));
   }
   const cpu = process.cpuUsage(cpu0);
+  // Checked (the warm-up run's check comes before anything is timed): the measured turn's answer is on screen.
+  if (!stdout.tail.includes("handles empty arrays"))
+    throw new Error(`${turns} turns: the measured turn's answer never reached the terminal`);
   // The waits between events cost no CPU: this is the CPU the TUI spent per event (controller, React, ink).
   const cpuPerEventMs = (cpu.user + cpu.system) / 1000 / template.length;
   const bytesPerEvent = (stdout.bytes - bytes0) / Math.max(1, perEventMs.length);
