@@ -345,7 +345,7 @@ report({
       ? ` SqliteStore + journal costs ${durability.toFixed(2)}× MemoryStore per round trip.`
       : ""),
   notes: [
-    `Tool loop: ${specs.tools.sessions} sessions × ${specs.tools.rounds} rounds (one \`add\` tool call per round, then a text answer) = ${roundTrips.toLocaleString("en-US")} model round trips per run and wire mode, ${specs.tools.concurrency} sessions in flight; SSE = streamed responses, JSON = non-streamed. ` +
+    `Tool loop: ${specs.tools.sessions} sessions × ${specs.tools.rounds} rounds (one \`add\` tool call per round, then a text answer) = ${roundTrips.toLocaleString("en-US")} model round trips per run and wire mode, ${Math.min(specs.tools.concurrency, specs.tools.sessions)} sessions in flight; SSE = streamed responses, JSON = non-streamed. ` +
       `Streaming: ${specs.stream.sessions} sessions × one ${specs.stream.chunks.toLocaleString("en-US")}-chunk text reply. ` +
       `CPU = user + system time of the framework's process (process.cpuUsage) around the workload only — start-up, imports, global set-up and the probe sessions excluded; the mock server runs in the parent process. ` +
       `Medians of ${RUNS} runs, each in a fresh process (SSE tool loop, JSON tool loop, streaming, measured apart), framework order rotated per run; peak RSS is the worker's maxRSS at the end of the SSE tool loop (imports and probes included). Total ${totalSeconds.toFixed(0)} s.`,
