@@ -14,6 +14,8 @@ export const END = "<!-- bench:end -->";
 /** Reports shown in the README, in this order; the rest are in bench/results. */
 const shown = [
   "peers",
+  "long",
+  "import",
   "kernel",
   "core",
   "scale",
@@ -43,6 +45,7 @@ export function renderSection(): string {
     const r = byName.get(name);
     if (!r) continue;
     parts.push("", `### ${r.title}`, "", r.table);
+    if (r.goals) parts.push("", r.goals);
   }
   parts.push("", END);
   return parts.join("\n");

@@ -50,7 +50,14 @@ const md = [
   `Machine: ${machine}. Total time: ${totalSeconds.toFixed(0)} s (${Object.entries(seconds)
     .map(([n, s]) => `${n} ${s.toFixed(0)} s`)
     .join(", ")}).`,
-  ...reports.flatMap((r) => ["", `## ${r.title}`, "", r.table, ...(r.notes ?? []).flatMap((n) => ["", n])]),
+  ...reports.flatMap((r) => [
+    "",
+    `## ${r.title}`,
+    "",
+    r.table,
+    ...(r.goals ? ["", r.goals] : []),
+    ...(r.notes ?? []).flatMap((n) => ["", n]),
+  ]),
   ...(failures.length ? ["", `Failed: ${failures.join(", ")}`] : []),
   "",
 ].join("\n");

@@ -29,6 +29,8 @@ export interface BenchReport {
   readonly name: string;
   readonly title: string;
   readonly table: string;
+  /** Each figure's goal and whether it is met (or that none is set), worded from the same numbers as the table. */
+  readonly goals?: string;
   readonly results: unknown;
   readonly notes?: readonly string[];
 }
@@ -36,6 +38,7 @@ export interface BenchReport {
 /** Print the report's table; write the whole report as JSON when `--json <path>` was given. */
 export function report(r: BenchReport): void {
   process.stdout.write(`\n## ${r.title}\n\n${r.table}\n`);
+  if (r.goals) process.stdout.write(`\n${r.goals}\n`);
   for (const n of r.notes ?? []) process.stdout.write(`\n${n}\n`);
   const path = argValue("--json");
   if (path) writeFileSync(path, JSON.stringify(r, null, 2));

@@ -2,7 +2,15 @@
 // `pnpm bench`): a run passes only when every session made every round.
 import type { RecordedRequest } from "@lash/providers/testing";
 import { describe, expect, it } from "vitest";
-import { add, prompt, responder, verifyRequests, type WorkloadSpec } from "../perf/peers/workload.ts";
+import {
+  add,
+  PROBE,
+  prompt,
+  responder,
+  verifyRequests,
+  type Wire,
+  type WorkloadSpec,
+} from "../perf/peers/workload.ts";
 
 const spec: WorkloadSpec = { variant: "tools", sessions: 3, rounds: 4, chunks: 0, concurrency: 2 };
 
@@ -11,10 +19,12 @@ function request(
   session: number,
   round: number,
   lastTool = add(round - 1, 1),
+  wire: Wire = "sse",
+  stream = wire === "sse",
 ): RecordedRequest {
   const messages: { role: string; content: string }[] = [
     { role: "system", content: "s" },
-    { role: "user", content: prompt(session) },
+    { role: "user", content: prompt(session, wire) },
   ];
   for (let r = 0; r < round; r++) {
     messages.push({ role: "assistant", content: "" });
@@ -31,7 +41,7 @@ function request(
     rawBody: JSON.stringify(body),
     format: "openai-chat",
     model: "mock-model",
-    stream: true,
+    stream,
   };
 }
 
@@ -77,13 +87,40 @@ describe("peer workload check", () => {
     expect(verifyRequests(spec, [...reqs, stray])).toEqual(["1 request(s) carry no session prompt"]);
   });
 
+  it("fails a run whose requests used the other wire mode (SSE vs non-streamed JSON)", () => {
+    const json: WorkloadSpec = { ...spec, variant: "tools-json" };
+    const good: RecordedRequest[] = [];
+    for (let s = 0; s < spec.sessions; s++)
+      for (let r = 0; r <= spec.rounds; r++) good.push(request(good.length, s, r, add(r - 1, 1), "json"));
+    expect(verifyRequests(json, good)).toEqual([]);
+    const streamed = good.map((r, i) => (i === 4 ? { ...r, stream: true } : r));
+    expect(verifyRequests(json, streamed)).toEqual(["1 request(s) asked for a streamed response"]);
+    // The SSE variant does not count the JSON variant's requests.
+    expect(verifyRequests(spec, [...complete(), ...good])).toEqual([]);
+  });
+
+  it("checks the probe session the worker ran before timing, apart from the timed sessions", () => {
+    const probe = Array.from({ length: spec.rounds + 1 }, (_, r) => request(100 + r, PROBE, r));
+    expect(verifyRequests(spec, [...complete(), ...probe], true)).toEqual([]);
+    expect(verifyRequests(spec, complete(), true)).toEqual([
+      "the probe session made 0 requests, expected 5",
+      `session ${PROBE} made rounds [], expected 0..4`,
+    ]);
+  });
+
   it("the scripted model calls the tool for 4 rounds, then answers", () => {
-    const respond = responder({ tools: spec, stream: { ...spec, variant: "stream", chunks: 10 } });
+    const respond = responder({
+      tools: spec,
+      "tools-json": { ...spec, variant: "tools-json" },
+      stream: { ...spec, variant: "stream", chunks: 10 },
+    });
     expect(respond(request(0, 1, 0)).toolCalls?.[0]).toMatchObject({
       name: "add",
       arguments: { a: 0, b: 1 },
     });
     expect(respond(request(0, 1, 3)).toolCalls?.[0]).toMatchObject({ arguments: { a: 3, b: 1 } });
     expect(respond(request(0, 1, 4))).toMatchObject({ text: "done" });
+    // A wrong tool result ends the session with a text that is not the answer (the worker's check fails).
+    expect(respond(request(0, 1, 2, "sum=7")).text).toMatch(/^wrong tool result in round 1/);
   });
 });

@@ -90,8 +90,12 @@ async function overhead(kind: "memory" | "sqlite"): Promise<{ usPerRound: number
   return { usPerRound: median(cpu), wallMsPerRound: median(wall) };
 }
 
-async function openTimes(): Promise<{ nodes: number; readViewMs: number }[]> {
-  const out: { nodes: number; readViewMs: number }[] = [];
+/** Issue 16, acceptance 6: open a 100,000-node session (active path) from SQLite in ≤ 100 ms. */
+const OPEN_GOAL_MS = 100;
+const OPEN_GOAL_NODES = 100_000;
+
+async function openTimes(): Promise<{ nodes: number; readViewMs: number; readViewCpuMs: number }[]> {
+  const out: { nodes: number; readViewMs: number; readViewCpuMs: number }[] = [];
   for (const n of [100, 1_000, 10_000, 100_000]) {
     const dir = mkdtempSync(join(tmpdir(), "lash-bench-open-"));
     const filename = join(dir, "lash.db");
@@ -138,18 +142,22 @@ async function openTimes(): Promise<{ nodes: number; readViewMs: number }[]> {
     });
     await opened.close();
     const samples: number[] = [];
+    const cpuSamples: number[] = [];
     for (let i = 0; i < 5; i++) {
       const lash = createLash({
         store: SqliteStore.layer({ filename }),
         provider: new ScriptedProvider([]),
       });
+      const c0 = process.cpuUsage();
       const t0 = performance.now();
       const view = await lash.session("big").readView();
       samples.push(performance.now() - t0);
+      const c = process.cpuUsage(c0);
+      cpuSamples.push((c.user + c.system) / 1000);
       if (view.length !== n) throw new Error(`expected ${n} messages, read ${view.length}`);
       await lash.close();
     }
-    out.push({ nodes: n, readViewMs: median(samples) });
+    out.push({ nodes: n, readViewMs: median(samples), readViewCpuMs: median(cpuSamples) });
     rmSync(dir, { recursive: true, force: true });
   }
   return out;
@@ -191,16 +199,32 @@ report({
   title: "Core: host overhead per LLM round trip, open time, idle sessions",
   table: [
     markdownTable(
-      ["store", "CPU µs / round trip (median of 5)", "wall ms / round trip"],
+      ["store", "CPU µs / round trip (median of 5)", "wall µs / round trip", "goal"],
       [
-        ["MemoryStore (journal off)", memory.usPerRound.toFixed(0), memory.wallMsPerRound.toFixed(3)],
-        ["SqliteStore + journal", sqlite.usPerRound.toFixed(0), sqlite.wallMsPerRound.toFixed(3)],
+        [
+          "MemoryStore (journal off)",
+          memory.usPerRound.toFixed(0),
+          (memory.wallMsPerRound * 1000).toFixed(0),
+          "none here (against the raw SDK loop: see peers)",
+        ],
+        [
+          "SqliteStore + journal",
+          sqlite.usPerRound.toFixed(0),
+          (sqlite.wallMsPerRound * 1000).toFixed(0),
+          "none here (against the raw SDK loop: see peers)",
+        ],
       ],
     ),
     "",
     markdownTable(
-      ["session nodes", "open (readView of the active path) ms, median of 5"],
-      opens.map((o) => [o.nodes.toLocaleString("en-US"), o.readViewMs.toFixed(1)]),
+      ["session nodes", "open: CPU ms (median of 5)", "open: wall ms", "goal", "met?"],
+      opens.map((o) => [
+        o.nodes.toLocaleString("en-US"),
+        o.readViewCpuMs.toFixed(1),
+        o.readViewMs.toFixed(1),
+        o.nodes === OPEN_GOAL_NODES ? `≤ ${OPEN_GOAL_MS} ms wall` : "-",
+        o.nodes === OPEN_GOAL_NODES ? (o.readViewMs <= OPEN_GOAL_MS ? "met" : "**missed**") : "-",
+      ]),
     ),
     "",
     `Per open idle session (1,000 sessions kept in one runtime, one committed turn each, MemoryStore): ` +
@@ -208,8 +232,15 @@ report({
       (global.gc ? "" : " (run with --expose-gc for stable figures)"),
   ].join("\n"),
   results: { memory, sqlite, opens, perIdleSession: rss, rounds: ROUNDS, sessions: SESSIONS },
+  goals: `Open (issue 16): a ${OPEN_GOAL_NODES.toLocaleString("en-US")}-node session in ≤ ${OPEN_GOAL_MS} ms — ${(() => {
+    const o = opens.find((x) => x.nodes === OPEN_GOAL_NODES);
+    return o
+      ? `${o.readViewMs.toFixed(0)} ms wall, ${o.readViewMs <= OPEN_GOAL_MS ? "met" : "missed"}`
+      : "not measured";
+  })()}. Round trip: no goal here (issue 16 sets it against the raw SDK loop: see peers). Idle sessions: no goal set.`,
   notes: [
     `Workload: ${SESSIONS} sessions × a ${ROUNDS}-round tool loop through the scripted provider (no HTTP); ` +
-      "CPU is the process's user+system time divided by the number of model round trips.",
+      "CPU is the process's user+system time divided by the number of model round trips. Every turn is checked (it must make all its tool calls), the untimed warm-up run's too.",
+    `Open = a fresh runtime over the SQLite file reads the session's transcript (readView of the active path); every read is checked to return all its messages.`,
   ],
 });

@@ -185,16 +185,48 @@ const rows: (string | number)[][] = [];
 const results: Record<string, unknown> = {};
 const fmt = (ms: number) => ms.toFixed(2);
 type Medians = { lashlang: number; quickjs: number; v8: number };
-function row(title: string, m: Medians, mc: Medians): string[] {
+/** Issue 7's goal: Lashlang faster than QuickJS on (a)–(c), by CPU time. (d) has none. */
+const hasGoal = (id: string) => id !== "d";
+const verdicts: string[] = [];
+function row(id: string, title: string, wall: Medians, cpu: Medians): string[] {
+  const speedup = cpu.quickjs / cpu.lashlang;
+  const met = speedup > 1;
+  if (hasGoal(id)) verdicts.push(`(${id}) ${speedup.toFixed(2)}× (${met ? "met" : "missed"})`);
   return [
     title,
-    fmt(m.lashlang),
-    fmt(m.quickjs),
-    fmt(m.v8),
-    `${(m.quickjs / m.lashlang).toFixed(2)}×`,
-    `${fmt(mc.lashlang)} / ${fmt(mc.quickjs)}`,
-    `${(mc.quickjs / mc.lashlang).toFixed(2)}×`,
+    fmt(cpu.lashlang),
+    fmt(cpu.quickjs),
+    fmt(cpu.v8),
+    `${speedup.toFixed(2)}×`,
+    hasGoal(id) ? "> 1.00× (faster than QuickJS)" : "-",
+    hasGoal(id) ? (met ? "met" : "**missed**") : "-",
+    `${fmt(wall.lashlang)} / ${fmt(wall.quickjs)} / ${fmt(wall.v8)}`,
+    `${(wall.quickjs / wall.lashlang).toFixed(2)}×`,
   ];
+}
+
+/** JSON with sorted keys: the three engines' results compared as values, not by key order. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
+  if (v !== null && typeof v === "object")
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(",")}}`;
+  return JSON.stringify(v);
+}
+
+// Checked before timing: every workload gives the same result in Lashlang, QuickJS and V8.
+for (const w of workloads) {
+  const res = await runCell(new LashlangState(), w.lashlang);
+  if (res.outcome !== "finished") throw new Error(`${w.id}: ${res.error?.rendered}`);
+  const expected = canonical(new Function(w.js)());
+  const got = { lashlang: canonical(res.value), quickjs: canonical(quickjsRun(`(function(){${w.js}})()`)) };
+  for (const [engine, value] of Object.entries(got))
+    if (value !== expected)
+      throw new Error(
+        `(${w.id}) results differ before timing: ${engine} ${value.slice(0, 200)} vs V8 ${expected.slice(0, 200)}`,
+      );
 }
 
 for (const w of workloads) {
@@ -202,43 +234,54 @@ for (const w of workloads) {
   const qjs: number[] = [];
   const v8: number[] = [];
   const cpuOf = { lash: [] as number[], qjs: [] as number[], v8: [] as number[] };
-  let lashValue: unknown;
-  let jsValue: unknown;
+  const values = { lash: "", qjs: "", v8: "" };
   for (let r = 0; r < RUNS; r++) {
     lash.push(
       await timeAsync(async () => {
         const res = await runCell(new LashlangState(), w.lashlang);
         if (res.outcome !== "finished") throw new Error(`${w.id}: ${res.error?.rendered}`);
-        lashValue = res.value;
+        values.lash = canonical(res.value);
       }),
     );
     cpuOf.lash.push(lastCpu());
-    qjs.push(time(() => quickjsRun(`(function(){${w.js}})()`)));
+    qjs.push(
+      time(() => {
+        values.qjs = canonical(quickjsRun(`(function(){${w.js}})()`));
+      }),
+    );
     cpuOf.qjs.push(lastCpu());
     v8.push(
       time(() => {
-        jsValue = new Function(w.js)();
+        values.v8 = canonical(new Function(w.js)());
       }),
     );
     cpuOf.v8.push(lastCpu());
   }
-  if (JSON.stringify(lashValue) !== JSON.stringify(jsValue) && w.id !== "b")
-    throw new Error(`${w.id}: results differ: ${JSON.stringify(lashValue)} vs ${JSON.stringify(jsValue)}`);
+  // And after: the timed runs produced the same results too.
+  if (values.lash !== values.v8 || values.qjs !== values.v8)
+    throw new Error(`${w.id}: results differ after timing`);
   const m = { lashlang: median(lash), quickjs: median(qjs), v8: median(v8) };
   const mc = { lashlang: median(cpuOf.lash), quickjs: median(cpuOf.qjs), v8: median(cpuOf.v8) };
   results[w.id] = {
     title: w.title,
     runs: RUNS,
+    goal: "QuickJS / Lashlang CPU > 1",
+    met: mc.quickjs / mc.lashlang > 1,
     medianMs: m,
     medianCpuMs: mc,
     all: { lash, qjs, v8 },
     cpu: cpuOf,
   };
-  rows.push(row(w.title, m, mc));
+  rows.push(row(w.id, w.title, m, mc));
 }
 
 {
   const { lashlang, js } = cell300();
+  // Checked before timing: the cell parses and checks clean; the JavaScript compiles in QuickJS and V8.
+  if (check(parse(lashlang), { surface }).length > 0) throw new Error("(d) the 300-line cell does not check");
+  quickjsRun(js); // unwrapResult throws when QuickJS cannot compile it
+  if (typeof new Function("files", js) !== "function")
+    throw new Error("(d) V8 did not compile the JavaScript");
   const lash: number[] = [];
   const qjs: number[] = [];
   const v8: number[] = [];
@@ -266,28 +309,31 @@ for (const w of workloads) {
     all: { lash, qjs, v8 },
     cpu: cpuOf,
   };
-  rows.push(row("(d) parse + check a 300-line cell (JS: compile only)", m, mc));
+  rows.push(row("d", "(d) parse + check a 300-line cell (JS: compile only)", m, mc));
 }
 
 report({
   name: "lashlang",
-  title: `Lashlang evaluator vs QuickJS vs V8 (median of ${RUNS} runs, ms)`,
+  title: `Lashlang evaluator vs QuickJS vs V8 (median of ${RUNS} runs; CPU ms first, wall beside)`,
   table: markdownTable(
     [
       "workload",
-      "Lashlang",
-      "QuickJS",
-      "V8",
-      "QuickJS / Lashlang",
-      "CPU ms Lashlang / QuickJS",
-      "QuickJS / Lashlang (CPU)",
+      "CPU ms Lashlang",
+      "CPU ms QuickJS",
+      "CPU ms V8",
+      "QuickJS / Lashlang, CPU",
+      "goal",
+      "met?",
+      "wall ms Lashlang / QuickJS / V8",
+      "QuickJS / Lashlang, wall",
     ],
     rows,
   ),
   results,
+  goals: `Goal (issue 7): Lashlang faster than QuickJS on (a)–(c), by CPU time (a ratio above 1.00× means Lashlang is faster): ${verdicts.join("; ")}. (d) compares Lashlang's parse + check with compiling JavaScript; no goal.`,
   notes: [
-    "QuickJS: quickjs-emscripten sync build, fresh context per run (context creation included).",
-    "V8: the same JavaScript through `new Function` in this Node process.",
-    "Wall-clock medians first; the CPU columns are medians of this process's CPU time per run (steadier on a shared machine).",
+    "Checked before timing: each of (a)–(c) gives the same result (compared as sorted-key JSON) in Lashlang, QuickJS and V8; (d)'s cell parses and checks clean and its JavaScript compiles in both engines. The timed runs' results are compared again after.",
+    "QuickJS: quickjs-emscripten sync build, fresh context per run (context creation included). V8: the same JavaScript through `new Function` in this Node process.",
+    "CPU = this process's user + system time per run (the primary figure: on a shared machine wall time includes waiting for a core); medians of the runs.",
   ],
 });

@@ -1,19 +1,25 @@
-// Runtime overhead against peer frameworks: one workload on the mock wire
-// server (Chat Completions, no added latency), every framework in fresh
-// processes, the mock server in this process (its CPU is not counted).
+// Runtime overhead against peer frameworks and the floor — the raw `openai` SDK
+// in a hand-written tool loop: one workload on the mock wire server (Chat
+// Completions, no added latency), every framework in fresh processes, the mock
+// server in this process (its CPU is not counted). Ratios are to the raw loop;
+// issue 16's goals (lash CPU per round trip and peak RSS) are stated per row.
 //
-//   tools:  100 sessions × a 20-round tool loop (one `add` call per round, then
-//           a text answer): 21 model round trips per session, 20 in flight.
-//   stream: 20 sessions × one 1,000-chunk text reply (same process, after).
+//   tools:      100 sessions × a 20-round tool loop over SSE (one `add` call per
+//               round, then a text answer): 21 model round trips per session, 20 in flight.
+//   tools-json: the same loop with non-streamed responses, for frameworks that offer it.
+//   stream:     20 sessions × one 1,000-chunk text reply (same process, after).
 //
-// Every run is checked: the mock server must have seen exactly the expected
-// requests (per session: tool rounds 0..20, each tool result carried back) and
+// Every run is checked before it is timed (the worker's probe session per
+// variant must return the right text after the right tool calls) and after: the
+// mock server must have seen exactly the expected requests (per session: tool
+// rounds 0..20, each tool result carried back, in the variant's wire mode) and
 // the framework must have run every tool call and returned the right final
 // text. A framework that does not complete fails the whole benchmark (exit 1).
 //
 // pnpm exec node bench/perf/peers/run.ts [--json out.json] [--runs 5]
 //   [--sessions 100] [--rounds 20] [--stream-sessions 20] [--chunks 1000]
-//   [--concurrency 20] [--only lash-memory,ai-sdk] [--sabotage <framework>]
+//   [--concurrency 20] [--only raw,lash-memory,ai-sdk] [--sabotage <framework>]
+//   [--sabotage-probe <framework>] [--profile <dir>]
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,28 +27,41 @@ import { join } from "node:path";
 import { startMockServer } from "@lash/providers/testing";
 import { argValue, markdownTable, median, report } from "../util.ts";
 import {
+  classify,
   expectedRequests,
   FRAMEWORKS,
   type Framework,
   responder,
+  VARIANTS,
+  type Variant,
   verifyRequests,
+  type WorkerOutput,
   type WorkerResult,
   type WorkloadSpec,
+  wireOf,
 } from "./workload.ts";
 
 const RUNS = Number(argValue("--runs") ?? 5);
 const CONCURRENCY = Number(argValue("--concurrency") ?? 20);
 const only = argValue("--only")?.split(",");
 const sabotage = argValue("--sabotage");
+const sabotageProbe = argValue("--sabotage-probe");
+/** `--profile <dir>`: every worker runs under `--cpu-prof`, one .cpuprofile per process in <dir> (open in Chrome DevTools or speedscope). */
+const profileDir = argValue("--profile");
+for (const name of only ?? [])
+  if (!(FRAMEWORKS as readonly string[]).includes(name))
+    throw new Error(`--only: unknown framework "${name}" (known: ${FRAMEWORKS.join(", ")})`);
 const frameworks = FRAMEWORKS.filter((f) => !only || only.includes(f));
-const specs: Record<WorkloadSpec["variant"], WorkloadSpec> = {
-  tools: {
-    variant: "tools",
-    sessions: Number(argValue("--sessions") ?? 100),
-    rounds: Number(argValue("--rounds") ?? 20),
-    chunks: 0,
-    concurrency: CONCURRENCY,
-  },
+const toolSpec = (variant: Variant): WorkloadSpec => ({
+  variant,
+  sessions: Number(argValue("--sessions") ?? 100),
+  rounds: Number(argValue("--rounds") ?? 20),
+  chunks: 0,
+  concurrency: CONCURRENCY,
+});
+const specs: Record<Variant, WorkloadSpec> = {
+  tools: toolSpec("tools"),
+  "tools-json": toolSpec("tools-json"),
   stream: {
     variant: "stream",
     sessions: Number(argValue("--stream-sessions") ?? 20),
@@ -53,6 +72,7 @@ const specs: Record<WorkloadSpec["variant"], WorkloadSpec> = {
 };
 
 const LABEL: Record<Framework, string> = {
+  raw: "raw `openai` SDK loop (the floor)",
   "lash-memory": "lash (MemoryStore, journal off)",
   "lash-sqlite": "lash (SqliteStore + journal)",
   "ai-sdk": "Vercel AI SDK",
@@ -61,6 +81,7 @@ const LABEL: Record<Framework, string> = {
   mastra: "Mastra",
 };
 const PACKAGE: Record<Framework, string> = {
+  raw: "openai",
   "lash-memory": "@lash/core",
   "lash-sqlite": "@lash/core",
   "ai-sdk": "ai",
@@ -68,6 +89,9 @@ const PACKAGE: Record<Framework, string> = {
   "openai-agents": "@openai/agents",
   mastra: "@mastra/core",
 };
+/** Issue 16's goals, as ratios to the raw SDK loop (CPU per round trip over SSE; peak RSS). Peers have none. */
+const CPU_GOAL: Partial<Record<Framework, number>> = { "lash-memory": 1.05, "lash-sqlite": 1.15 };
+const RSS_GOAL: Partial<Record<Framework, number>> = { "lash-memory": 1.2, "lash-sqlite": 1.2 };
 
 function version(pkg: string): string {
   const file = join(import.meta.dirname, "..", "..", "node_modules", pkg, "package.json");
@@ -78,18 +102,28 @@ function version(pkg: string): string {
 const workerPath = join(import.meta.dirname, "worker.ts");
 const scratch = mkdtempSync(join(tmpdir(), "lash-peers-"));
 
-/** One framework, one fresh process (tool loop, then streaming); returns the results and the problems found. */
+/** One framework, one fresh process (probes, tool loops, streaming); returns the results and the problems found. */
 async function runOnce(
   framework: Framework,
   run: number,
-): Promise<{ results: WorkerResult[]; problems: string[] }> {
+): Promise<{ output: WorkerOutput | undefined; problems: string[] }> {
   const server = await startMockServer({ responder: responder(specs) });
   const out = join(scratch, `${framework}-${run}.json`);
   const args = [workerPath, framework, server.baseUrl("openai-chat"), JSON.stringify(specs), out];
   if (sabotage === framework) args.push("--sabotage");
+  if (sabotageProbe === framework) args.push("--sabotage-probe");
   let stderr = "";
   const code = await new Promise<number | null>((resolve) => {
-    const child = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"] });
+    const flags = profileDir
+      ? [
+          "--cpu-prof",
+          "--cpu-prof-dir",
+          profileDir,
+          "--cpu-prof-name",
+          `${framework}-run${run + 1}.cpuprofile`,
+        ]
+      : [];
+    const child = spawn(process.execPath, [...flags, ...args], { stdio: ["ignore", "ignore", "pipe"] });
     child.stderr.on("data", (d: Buffer) => {
       stderr += d.toString();
     });
@@ -99,26 +133,35 @@ async function runOnce(
   await server.close();
   if (code !== 0 || !existsSync(out))
     return {
-      results: [],
+      output: undefined,
       problems: [`worker exited with ${code}: ${stderr.trim().split("\n").slice(-5).join(" | ")}`],
     };
-  const results = JSON.parse(readFileSync(out, "utf8")) as WorkerResult[];
+  const output = JSON.parse(readFileSync(out, "utf8")) as WorkerOutput;
   const problems: string[] = [];
-  for (const result of results) {
-    const spec = specs[result.variant];
-    const p: string[] = [...verifyRequests(spec, requests)];
-    if (spec.variant === "tools" && result.toolCalls !== spec.sessions * spec.rounds)
+  for (const variant of VARIANTS) {
+    const result = output.results.find((r) => r.variant === variant);
+    const offered = variant === "stream" || output.wires.includes(wireOf(variant));
+    if (!result) {
+      if (offered) problems.push(`${variant}: no result`);
+      else if (requests.some((r) => classify(r).variant === variant))
+        problems.push(`${variant}: requests seen for a variant the framework does not offer`);
+      continue;
+    }
+    const spec = specs[variant];
+    const p: string[] = [...verifyRequests(spec, requests, true)];
+    if (spec.variant !== "stream" && result.toolCalls !== spec.sessions * spec.rounds)
       p.push(`the framework ran ${result.toolCalls} tool calls, expected ${spec.sessions * spec.rounds}`);
     if (result.completed !== spec.sessions)
       p.push(`${result.completed} of ${spec.sessions} sessions ended with the expected text`);
     p.push(...result.errors);
-    problems.push(...p.map((x) => `${spec.variant}: ${x}`));
+    problems.push(...p.map((x) => `${variant}: ${x}`));
   }
-  return { results, problems };
+  return { output, problems };
 }
 
 const started = performance.now();
 const results = new Map<string, WorkerResult[]>();
+const wires = new Map<Framework, readonly string[]>();
 const failures: string[] = [];
 const failed = new Set<string>();
 for (let run = 0; run < RUNS; run++) {
@@ -126,21 +169,22 @@ for (let run = 0; run < RUNS; run++) {
   const order = frameworks.map((_, i) => frameworks[(i + run) % frameworks.length]!);
   for (const framework of order) {
     if (failed.has(framework)) continue;
-    const { results: rs, problems } = await runOnce(framework, run);
-    if (problems.length > 0) {
+    const { output, problems } = await runOnce(framework, run);
+    if (problems.length > 0 || !output) {
       failed.add(framework);
       failures.push(`${framework} (run ${run + 1}): ${problems.join("; ")}`);
       process.stderr.write(`✗ ${framework} run ${run + 1}: ${problems.join("; ")}\n`);
       continue;
     }
-    for (const result of rs) {
+    wires.set(framework, output.wires);
+    for (const result of output.results) {
       const key = `${framework}/${result.variant}`;
       const list = results.get(key) ?? [];
       list.push(result);
       results.set(key, list);
       const cpu = result.cpuUserMs + result.cpuSystemMs;
       process.stdout.write(
-        `  run ${run + 1}/${RUNS} ${key.padEnd(22)} cpu ${cpu.toFixed(0).padStart(6)} ms  wall ${result.wallMs.toFixed(0).padStart(6)} ms  ✓ ${expectedRequests(specs[result.variant])} requests\n`,
+        `  run ${run + 1}/${RUNS} ${key.padEnd(25)} cpu ${cpu.toFixed(0).padStart(6)} ms  wall ${result.wallMs.toFixed(0).padStart(6)} ms  ✓ ${expectedRequests(specs[result.variant])} requests + probe\n`,
       );
     }
   }
@@ -156,12 +200,17 @@ if (failures.length > 0) {
 }
 
 const cpuOf = (r: WorkerResult) => r.cpuUserMs + r.cpuSystemMs;
-interface Row {
-  readonly framework: Framework;
-  readonly version: string;
+interface LoopFigures {
   readonly cpuMsPerRoundTrip: number;
   readonly cpuMsPerRoundTripRuns: readonly number[];
   readonly wallMs: number;
+}
+interface Row {
+  readonly framework: Framework;
+  readonly version: string;
+  /** The tool loop over SSE, and non-streamed (undefined: the framework has no such mode). */
+  readonly sse: LoopFigures | undefined;
+  readonly json: LoopFigures | undefined;
   readonly maxRssMiB: number;
   readonly streamUsPerChunk: number;
   readonly streamUsPerChunkRuns: readonly number[];
@@ -169,65 +218,142 @@ interface Row {
 }
 const roundTrips = expectedRequests(specs.tools);
 const chunks = specs.stream.sessions * specs.stream.chunks;
+const loop = (framework: Framework, variant: Variant): LoopFigures | undefined => {
+  const rs = results.get(`${framework}/${variant}`) ?? [];
+  if (rs.length === 0) return undefined;
+  const perTrip = rs.map((r) => cpuOf(r) / roundTrips);
+  return {
+    cpuMsPerRoundTrip: median(perTrip),
+    cpuMsPerRoundTripRuns: perTrip,
+    wallMs: median(rs.map((r) => r.wallMs)),
+  };
+};
 const rows: Row[] = frameworks.map((framework) => {
-  const tools = results.get(`${framework}/tools`) ?? [];
   const stream = results.get(`${framework}/stream`) ?? [];
-  const perTrip = tools.map((r) => cpuOf(r) / roundTrips);
   const perChunk = stream.map((r) => (cpuOf(r) * 1000) / chunks);
   return {
     framework,
     version: version(PACKAGE[framework]),
-    cpuMsPerRoundTrip: median(perTrip),
-    cpuMsPerRoundTripRuns: perTrip,
-    wallMs: median(tools.map((r) => r.wallMs)),
-    maxRssMiB: median(tools.map((r) => r.maxRssBytes / 2 ** 20)),
+    sse: loop(framework, "tools"),
+    json: loop(framework, "tools-json"),
+    maxRssMiB: median((results.get(`${framework}/tools`) ?? []).map((r) => r.maxRssBytes / 2 ** 20)),
     streamUsPerChunk: median(perChunk),
     streamUsPerChunkRuns: perChunk,
     streamWallMs: median(stream.map((r) => r.wallMs)),
   };
 });
-const base = rows.find((r) => r.framework === "lash-memory");
-const ratio = (x: number, b: number | undefined) => (b ? `${(x / b).toFixed(2)}×` : "-");
+const raw = rows.find((r) => r.framework === "raw");
+const ratioOf = (x: number | undefined, b: number | undefined) => (x !== undefined && b ? x / b : undefined);
+const times = (r: number | undefined) => (r === undefined ? "-" : `${r.toFixed(2)}×`);
 const spread = (xs: readonly number[]) =>
   xs.length > 1 ? `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}` : "-";
+const goalCell = (goal: number | undefined) => (goal === undefined ? "-" : `≤ ${goal.toFixed(2)}×`);
+const met = (r: number | undefined, goal: number | undefined) =>
+  goal === undefined ? "-" : r === undefined ? "no raw baseline" : r <= goal ? "met" : "**missed**";
+const cpuRatio = (r: Row) => ratioOf(r.sse?.cpuMsPerRoundTrip, raw?.sse?.cpuMsPerRoundTrip);
+const rssRatio = (r: Row) => ratioOf(r.maxRssMiB, raw?.maxRssMiB);
 
-const table = markdownTable(
+const loopTable = markdownTable(
   [
     "framework",
     "version",
-    "CPU ms / round trip",
+    "CPU ms / round trip, SSE",
     "min–max",
-    "vs lash in-memory",
-    "wall (s)",
-    "peak RSS (MiB)",
-    "stream µs / chunk",
-    "vs lash in-memory",
+    "vs raw",
+    "goal",
+    "met?",
+    "wall (s), SSE",
+    "CPU ms / round trip, JSON",
+    "vs raw, JSON",
+    "wall (s), JSON",
   ],
   rows.map((r) => [
     LABEL[r.framework],
     r.version,
-    r.cpuMsPerRoundTrip.toFixed(2),
-    spread(r.cpuMsPerRoundTripRuns),
-    ratio(r.cpuMsPerRoundTrip, base?.cpuMsPerRoundTrip),
-    (r.wallMs / 1000).toFixed(1),
+    r.sse ? r.sse.cpuMsPerRoundTrip.toFixed(2) : "n/a",
+    r.sse ? spread(r.sse.cpuMsPerRoundTripRuns) : "-",
+    times(cpuRatio(r)),
+    goalCell(CPU_GOAL[r.framework]),
+    met(cpuRatio(r), CPU_GOAL[r.framework]),
+    r.sse ? (r.sse.wallMs / 1000).toFixed(1) : "-",
+    r.json ? r.json.cpuMsPerRoundTrip.toFixed(2) : "n/a",
+    times(ratioOf(r.json?.cpuMsPerRoundTrip, raw?.json?.cpuMsPerRoundTrip)),
+    r.json ? (r.json.wallMs / 1000).toFixed(1) : "-",
+  ]),
+);
+const memoryTable = markdownTable(
+  [
+    "framework",
+    "peak RSS (MiB)",
+    "vs raw",
+    "goal",
+    "met?",
+    "stream CPU µs / chunk",
+    "min–max",
+    "vs raw",
+    "stream wall (ms)",
+  ],
+  rows.map((r) => [
+    LABEL[r.framework],
     r.maxRssMiB.toFixed(0),
+    times(rssRatio(r)),
+    goalCell(RSS_GOAL[r.framework]),
+    met(rssRatio(r), RSS_GOAL[r.framework]),
     r.streamUsPerChunk.toFixed(1),
-    ratio(r.streamUsPerChunk, base?.streamUsPerChunk),
+    spread(r.streamUsPerChunkRuns),
+    times(ratioOf(r.streamUsPerChunk, raw?.streamUsPerChunk)),
+    r.streamWallMs.toFixed(0),
   ]),
 );
 
+/** One sentence per goal, worded from the same numbers as the table. */
+const verdicts = rows.flatMap((r) => {
+  const out: string[] = [];
+  const cpuGoal = CPU_GOAL[r.framework];
+  const rssGoal = RSS_GOAL[r.framework];
+  if (cpuGoal !== undefined)
+    out.push(
+      `${LABEL[r.framework]}: CPU per round trip ${times(cpuRatio(r))} raw (goal ≤ ${cpuGoal}×, ${met(cpuRatio(r), cpuGoal).replaceAll("*", "")})`,
+    );
+  if (rssGoal !== undefined)
+    out.push(
+      `${LABEL[r.framework]}: peak RSS ${times(rssRatio(r))} raw (goal ≤ ${rssGoal}×, ${met(rssRatio(r), rssGoal).replaceAll("*", "")})`,
+    );
+  return out;
+});
+const lashMemory = rows.find((r) => r.framework === "lash-memory");
+const lashSqlite = rows.find((r) => r.framework === "lash-sqlite");
+const durability = ratioOf(lashSqlite?.sse?.cpuMsPerRoundTrip, lashMemory?.sse?.cpuMsPerRoundTrip);
+const noJson = rows.filter((r) => !r.json).map((r) => LABEL[r.framework]);
+
 report({
   name: "peers",
-  title: "Runtime overhead against peer frameworks (mock Chat Completions server)",
-  table,
-  results: { runs: RUNS, specs, rows, raw: Object.fromEntries(results), totalSeconds },
+  title: "Runtime overhead against peer frameworks and the raw SDK loop (mock Chat Completions server)",
+  table: `${loopTable}\n\n${memoryTable}`,
+  results: {
+    runs: RUNS,
+    specs,
+    goals: { cpu: CPU_GOAL, rss: RSS_GOAL },
+    rows,
+    wires: Object.fromEntries(wires),
+    raw: Object.fromEntries(results),
+    totalSeconds,
+  },
+  goals:
+    `Goals (issue 16), all against the raw \`openai\` SDK loop: ${verdicts.length ? `${verdicts.join("; ")}.` : "(no lash row in this run)."}` +
+    (durability !== undefined
+      ? ` SqliteStore + journal costs ${durability.toFixed(2)}× MemoryStore per round trip.`
+      : ""),
   notes: [
-    `Tool loop: ${specs.tools.sessions} sessions × ${specs.tools.rounds} rounds (one \`add\` tool call per round, then a text answer) = ${roundTrips.toLocaleString("en-US")} model round trips per run, ${specs.tools.concurrency} sessions in flight. ` +
+    `Tool loop: ${specs.tools.sessions} sessions × ${specs.tools.rounds} rounds (one \`add\` tool call per round, then a text answer) = ${roundTrips.toLocaleString("en-US")} model round trips per run and wire mode, ${Math.min(specs.tools.concurrency, specs.tools.sessions)} sessions in flight; SSE = streamed responses, JSON = non-streamed. ` +
       `Streaming: ${specs.stream.sessions} sessions × one ${specs.stream.chunks.toLocaleString("en-US")}-chunk text reply. ` +
-      `CPU = user + system time of the framework's process (process.cpuUsage) around the workload only — start-up, imports and global set-up excluded; the mock server runs in the parent process. ` +
-      `Medians of ${RUNS} runs, each in a fresh process (the tool loop, then the streaming variant, measured apart), framework order rotated per run; peak RSS is the worker's maxRSS at the end of the tool loop (imports included). Total ${totalSeconds.toFixed(0)} s.`,
-    `Request-count check passed for every framework and run: the mock server saw exactly ${roundTrips.toLocaleString("en-US")} tool-loop requests (rounds 0..${specs.tools.rounds} of every session, each carrying the previous tool result) and ${specs.stream.sessions} streaming requests, ` +
-      `every framework ran ${(specs.tools.sessions * specs.tools.rounds).toLocaleString("en-US")} tool calls and returned the expected final text in every session.`,
-    "Wire modes differ by design: lash, pi, Mastra and every streaming run use SSE; the AI SDK's generateText and the OpenAI Agents SDK's non-streamed run() request non-streamed JSON in the tool loop.",
+      `CPU = user + system time of the framework's process (process.cpuUsage) around the workload only — start-up, imports, global set-up and the probe sessions excluded; the mock server runs in the parent process. ` +
+      `Medians of ${RUNS} runs, each in a fresh process (SSE tool loop, JSON tool loop, streaming, measured apart), framework order rotated per run; peak RSS is the worker's maxRSS at the end of the SSE tool loop (imports and probes included). Total ${totalSeconds.toFixed(0)} s.`,
+    `Checked before timing: each worker first runs one probe session per variant and stops (failing the benchmark) unless it returned the expected final text after exactly ${specs.tools.rounds} tool calls. ` +
+      `Checked after: the mock server saw exactly ${roundTrips.toLocaleString("en-US")} requests per tool-loop variant (rounds 0..${specs.tools.rounds} of every session and of the probe, each carrying the previous tool result, each in the variant's wire mode) and ${specs.stream.sessions} streaming requests; ` +
+      `every framework ran ${(specs.tools.sessions * specs.tools.rounds).toLocaleString("en-US")} tool calls per tool loop and returned the expected final text in every session.`,
+    noJson.length
+      ? `No non-streamed tool loop (n/a, not emulated): ${noJson.join(", ")} — each always streams its model calls (lash's openai-compatible provider sends \`stream: true\` on every request).`
+      : "Every framework ran both wire modes.",
   ],
 });

@@ -1,13 +1,24 @@
 // The peer workload, shared by the parent (mock server + checks) and the
 // workers (one framework each, in a fresh process).
 //
-// Tool loop: every session sends one user message ("session <k>"); the model
-// calls the `add` tool once per round for ROUNDS rounds (round r: add(r, 1)),
-// then answers "done". That is ROUNDS + 1 model round trips per session.
-// Streaming: every session gets one text reply of CHUNKS chunks.
+// Tool loop: every session sends one user message ("session <k>" over SSE,
+// "json <k>" non-streamed); the model calls the `add` tool once per round for
+// ROUNDS rounds (round r: add(r, 1)), then answers "done". That is ROUNDS + 1
+// model round trips per session. Streaming: every session gets one text reply
+// of CHUNKS chunks. Before any timed run a worker runs one probe session of each
+// variant (session number PROBE) and checks its result; the parent checks the
+// probe's requests too.
 import type { MockReply, RecordedRequest } from "@lash/providers/testing";
 
-export const FRAMEWORKS = ["lash-memory", "lash-sqlite", "ai-sdk", "pi", "openai-agents", "mastra"] as const;
+export const FRAMEWORKS = [
+  "raw",
+  "lash-memory",
+  "lash-sqlite",
+  "ai-sdk",
+  "pi",
+  "openai-agents",
+  "mastra",
+] as const;
 export type Framework = (typeof FRAMEWORKS)[number];
 
 export const MODEL = "mock-model";
@@ -16,8 +27,18 @@ export const TOOL_NAME = "add";
 export const TOOL_DESCRIPTION = "Add two integers and return the sum.";
 export const FINAL_TEXT = "done";
 
+/** `tools`: the tool loop over SSE; `tools-json`: the same loop with non-streamed JSON responses; `stream`: one long streamed text reply. */
+export type Variant = "tools" | "tools-json" | "stream";
+export const VARIANTS: readonly Variant[] = ["tools", "tools-json", "stream"];
+/** The wire mode of a tool-loop session. */
+export type Wire = "sse" | "json";
+export const wireOf = (variant: Variant): Wire => (variant === "tools-json" ? "json" : "sse");
+
+/** The session number of the probe session a worker runs (and checks) before it times anything. */
+export const PROBE = 1_000_000;
+
 export interface WorkloadSpec {
-  readonly variant: "tools" | "stream";
+  readonly variant: Variant;
   readonly sessions: number;
   /** Tool rounds per session (tools variant). */
   readonly rounds: number;
@@ -27,8 +48,9 @@ export interface WorkloadSpec {
   readonly concurrency: number;
 }
 
-/** The user message that opens tool-loop session k (the server identifies sessions by it). */
-export const prompt = (k: number) => `session ${k}: call add once per round until told otherwise`;
+/** The user message that opens tool-loop session k (the server identifies sessions and their wire mode by it). */
+export const prompt = (k: number, wire: Wire = "sse") =>
+  `${wire === "sse" ? "session" : "json"} ${k}: call add once per round until told otherwise`;
 /** The user message that opens streaming session k. */
 export const streamPrompt = (k: number) => `stream ${k}: reply with the text`;
 
@@ -61,33 +83,37 @@ function textOf(content: unknown): string {
 
 /** Variant, session number and tool-round number of a Chat Completions request. */
 export function classify(req: RecordedRequest): {
-  variant: WorkloadSpec["variant"] | undefined;
+  variant: Variant | undefined;
   session: number;
   round: number;
   lastTool: string;
 } {
   const messages = messagesOf(req);
   const user = messages.find((m) => m.role === "user");
-  const m = /^(session|stream) (\d+):/.exec(textOf(user?.content));
+  const m = /^(session|json|stream) (\d+):/.exec(textOf(user?.content));
   const tools = messages.filter((m) => m.role === "tool");
+  const variants: Record<string, Variant> = { session: "tools", json: "tools-json", stream: "stream" };
   return {
-    variant: m ? (m[1] === "stream" ? "stream" : "tools") : undefined,
+    variant: m ? variants[m[1]!] : undefined,
     session: m ? Number(m[2]) : -1,
     round: tools.length,
     lastTool: textOf(tools.at(-1)?.content),
   };
 }
 
-/** The mock model: a function of the request body only (both variants, told apart by the prompt). */
-export function responder(specs: {
-  readonly tools: WorkloadSpec;
-  readonly stream: WorkloadSpec;
-}): (req: RecordedRequest) => MockReply {
+/** The mock model: a function of the request body only (the variants told apart by the prompt). */
+export function responder(
+  specs: Readonly<Record<Variant, WorkloadSpec>>,
+): (req: RecordedRequest) => MockReply {
   const usage = { input: 20, output: 5 };
   const text = streamText(specs.stream.chunks);
   return (req) => {
-    const { variant, session, round } = classify(req);
+    const { variant, session, round, lastTool } = classify(req);
     if (variant === "stream") return { text, textChunks: specs.stream.chunks, usage };
+    // A wrong (or missing) tool result ends the session with a text that is not the
+    // expected answer, so the worker's own check sees it (before timing, in the probe).
+    if (round > 0 && !lastTool.includes(add(round - 1, 1)))
+      return { text: `wrong tool result in round ${round - 1}: ${JSON.stringify(lastTool)}`, usage };
     if (round < specs.tools.rounds)
       return {
         toolCalls: [{ id: `call_${session}_${round}`, name: TOOL_NAME, arguments: { a: round, b: 1 } }],
@@ -99,21 +125,34 @@ export function responder(specs: {
 
 /** Requests the server must see for one run. */
 export const expectedRequests = (spec: WorkloadSpec) =>
-  spec.variant === "tools" ? spec.sessions * (spec.rounds + 1) : spec.sessions;
+  spec.variant === "stream" ? spec.sessions : spec.sessions * (spec.rounds + 1);
 
 /**
  * Check the requests one run made: the right number, every session complete
- * (tools: rounds 0..R each exactly once, and every tool result carried back).
- * Returns the problems found (empty when the run really completed).
+ * (tools: rounds 0..R each exactly once, and every tool result carried back),
+ * the wire mode the variant names (SSE or plain JSON), and the probe session
+ * the worker ran before timing (when `probe` is set). Returns the problems
+ * found (empty when the run really completed).
  */
-export function verifyRequests(spec: WorkloadSpec, all: readonly RecordedRequest[]): string[] {
+export function verifyRequests(spec: WorkloadSpec, all: readonly RecordedRequest[], probe = false): string[] {
   const problems: string[] = [];
-  const requests = all.filter((r) => classify(r).variant === spec.variant);
+  const ofVariant = all.filter((r) => classify(r).variant === spec.variant);
+  const requests = ofVariant.filter((r) => classify(r).session !== PROBE);
+  const probes = ofVariant.length - requests.length;
   const stray = all.filter((r) => classify(r).variant === undefined).length;
   if (stray > 0) problems.push(`${stray} request(s) carry no session prompt`);
   const expected = expectedRequests(spec);
   if (requests.length !== expected)
     problems.push(`the mock server saw ${requests.length} requests, expected ${expected}`);
+  const perSession = spec.variant === "stream" ? 1 : spec.rounds + 1;
+  if (probe && probes !== perSession)
+    problems.push(`the probe session made ${probes} requests, expected ${perSession}`);
+  const wantStream = wireOf(spec.variant) === "sse";
+  const wrongWire = ofVariant.filter((r) => r.stream !== wantStream).length;
+  if (wrongWire > 0)
+    problems.push(
+      `${wrongWire} request(s) asked for ${wantStream ? "a non-streamed" : "a streamed"} response`,
+    );
   if (spec.variant === "stream") {
     const sessions = new Set(requests.map((r) => classify(r).session));
     if (sessions.size !== spec.sessions)
@@ -121,7 +160,7 @@ export function verifyRequests(spec: WorkloadSpec, all: readonly RecordedRequest
     return problems;
   }
   const seen = new Map<number, number[]>();
-  for (const r of requests) {
+  for (const r of ofVariant) {
     const { session, round, lastTool } = classify(r);
     if (round > 0 && !lastTool.includes(add(round - 1, 1)))
       problems.push(`session ${session} round ${round}: the last tool result is ${JSON.stringify(lastTool)}`);
@@ -129,7 +168,8 @@ export function verifyRequests(spec: WorkloadSpec, all: readonly RecordedRequest
     rounds.push(round);
     seen.set(session, rounds);
   }
-  for (let k = 0; k < spec.sessions; k++) {
+  const sessions = Array.from({ length: spec.sessions }, (_, k) => k);
+  for (const k of probe ? [...sessions, PROBE] : sessions) {
     const rounds = (seen.get(k) ?? []).sort((a, b) => a - b);
     const ok = rounds.length === spec.rounds + 1 && rounds.every((r, i) => r === i);
     if (!ok) problems.push(`session ${k} made rounds [${rounds.join(",")}], expected 0..${spec.rounds}`);
@@ -140,7 +180,7 @@ export function verifyRequests(spec: WorkloadSpec, all: readonly RecordedRequest
 /** What a worker reports back to the parent. */
 export interface WorkerResult {
   readonly framework: string;
-  readonly variant: WorkloadSpec["variant"];
+  readonly variant: Variant;
   readonly cpuUserMs: number;
   readonly cpuSystemMs: number;
   readonly wallMs: number;
@@ -153,10 +193,18 @@ export interface WorkerResult {
   readonly errors: readonly string[];
 }
 
+/** A worker's output file: the wire modes the framework offers and one result per variant it ran. */
+export interface WorkerOutput {
+  readonly wires: readonly Wire[];
+  readonly results: readonly WorkerResult[];
+}
+
 /** One session's contract for every framework adapter. */
 export interface FrameworkAdapter {
-  /** Run one session of the tool loop; resolve with the final assistant text. */
-  toolSession(k: number): Promise<string>;
+  /** The tool-loop wire modes the framework offers (a variant it lacks is reported as n/a, never emulated). */
+  readonly wires: readonly Wire[];
+  /** Run one session of the tool loop over `wire` (`prompt(k, wire)`); resolve with the final assistant text. */
+  toolSession(k: number, wire: Wire): Promise<string>;
   /** Run one streamed session; resolve with the text as streamed (concatenated deltas). */
   streamSession(k: number): Promise<string>;
   close?(): Promise<void>;

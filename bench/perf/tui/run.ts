@@ -37,8 +37,13 @@ class FakeTty extends EventEmitter {
   columns = 120;
   rows = 40;
   bytes = 0;
+  /** The newest output (ANSI codes included), for the check that the measured turn reached the screen. */
+  tail = "";
   write(chunk: string | Uint8Array, cb?: () => void): boolean {
     this.bytes += typeof chunk === "string" ? Buffer.byteLength(chunk) : chunk.length;
+    this.tail = (this.tail + (typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8"))).slice(
+      -256 * 1024,
+    );
     cb?.();
     return true;
   }
@@ -178,6 +183,7 @@ interface Sample {
   readonly mountMs: number;
   readonly perEventMs: number[];
   readonly inkRenderMs: number[];
+  readonly cpuPerEventMs: number;
   readonly bytesPerEvent: number;
   readonly redrawMs: number;
   readonly redrawItems: number;
@@ -221,6 +227,7 @@ async function measure(ctx: CliContext, template: readonly TurnActivity[], turns
   const perEventMs: number[] = [];
   const inkRenderMs: number[] = [];
   const bytes0 = stdout.bytes;
+  const cpu0 = process.cpuUsage();
   for (const e of template) {
     const rendered = new Promise<number>((resolve) => {
       waiter = resolve;
@@ -237,6 +244,12 @@ async function measure(ctx: CliContext, template: readonly TurnActivity[], turns
     // let ink's 1 ms render throttle window pass so the next event renders on its own
     await new Promise((r) => setTimeout(r, 2));
   }
+  const cpu = process.cpuUsage(cpu0);
+  // Checked (the warm-up run's check comes before anything is timed): the measured turn's answer is on screen.
+  if (!stdout.tail.includes("handles empty arrays"))
+    throw new Error(`${turns} turns: the measured turn's answer never reached the terminal`);
+  // The waits between events cost no CPU: this is the CPU the TUI spent per event (controller, React, ink).
+  const cpuPerEventMs = (cpu.user + cpu.system) / 1000 / template.length;
   const bytesPerEvent = (stdout.bytes - bytes0) / Math.max(1, perEventMs.length);
   // a redraw (Ctrl+O, /resume of this session): <Static> replays the newest HISTORY_REPLAY_CAP items
   await new Promise((r) => setTimeout(r, 5));
@@ -250,7 +263,17 @@ async function measure(ctx: CliContext, template: readonly TurnActivity[], turns
   const redrawItems = controller.getState().committed.length;
   inst.unmount();
   inst.cleanup();
-  return { turns, committed, mountMs, perEventMs, inkRenderMs, bytesPerEvent, redrawMs, redrawItems };
+  return {
+    turns,
+    committed,
+    mountMs,
+    perEventMs,
+    inkRenderMs,
+    cpuPerEventMs,
+    bytesPerEvent,
+    redrawMs,
+    redrawItems,
+  };
 }
 
 const { events, ctx, cleanup } = await recordTurn();
@@ -266,6 +289,7 @@ for (const turns of turnsArg) {
     mountMs: median(runs.map((r) => r.mountMs)),
     perEventMs: runs.flatMap((r) => r.perEventMs),
     inkRenderMs: runs.flatMap((r) => r.inkRenderMs),
+    cpuPerEventMs: median(runs.map((r) => r.cpuPerEventMs)),
     bytesPerEvent: median(runs.map((r) => r.bytesPerEvent)),
     redrawMs: median(runs.map((r) => r.redrawMs)),
     redrawItems: runs[0]!.redrawItems,
@@ -274,10 +298,19 @@ for (const turns of turnsArg) {
 await cleanup();
 
 const f = (n: number) => n.toFixed(3);
+/** Issue 6: a 500-turn session renders "without slowing down" — per-event CPU at the largest size ≤ 1.2× the smallest (20 % for noise). */
+const GOAL_RATIO = 1.2;
+const base = results[0];
+const last = results[results.length - 1];
+const cpuRatio = base && last ? last.cpuPerEventMs / base.cpuPerEventMs : undefined;
 const rows = results.map((r) => [
   r.turns,
   r.committed,
   r.perEventMs.length,
+  f(r.cpuPerEventMs),
+  base ? `${(r.cpuPerEventMs / base.cpuPerEventMs).toFixed(2)}×` : "-",
+  r === last && r !== base ? `≤ ${GOAL_RATIO}×` : "-",
+  r === last && r !== base && cpuRatio !== undefined ? (cpuRatio <= GOAL_RATIO ? "met" : "**missed**") : "-",
   f(median(r.perEventMs)),
   f(percentile(r.perEventMs, 95)),
   f(median(r.inkRenderMs)),
@@ -285,8 +318,7 @@ const rows = results.map((r) => [
   r.mountMs.toFixed(0),
   `${r.redrawMs.toFixed(0)} (${r.redrawItems} items)`,
 ]);
-const base = results[0];
-const last = results[results.length - 1];
+const goals = `Goal (issue 6): rendering does not slow down with history — per-event CPU at ${last?.turns} turns ≤ ${GOAL_RATIO}× that at ${base?.turns} turns: ${cpuRatio !== undefined ? `${cpuRatio.toFixed(2)}×, ${cpuRatio <= GOAL_RATIO ? "met" : "missed"}` : "not measured"}. No goal is set for full replay or redraw: reported. CPU per event = this process's CPU over the measured turn's events divided by their number (the pauses between events cost none); wall per event beside it. "events" counts the events that rendered a frame within 50 ms (the rest are not in the wall figures).`;
 const notes = [
   `Events per turn: ${events.length} (reasoning, text deltas, tool calls, streamed shell output, edit diff, 60-chunk markdown answer). ${reps} runs per size; fake 120x40 TTY, ink incremental rendering, maxFps 1000 so every event renders on its own.`,
   "per event = from the event reaching the TUI controller to ink having rendered the frame (React reconcile + Yoga layout + output); ink render = ink's own layout+output part.",
@@ -295,17 +327,22 @@ const notes = [
 ];
 if (base && last && base !== last)
   notes.push(
-    `Median per-event cost at ${last.turns} turns is ${(median(last.perEventMs) / median(base.perEventMs)).toFixed(2)}x the cost at ${base.turns} turns: finished items are rendered once by <Static>, each frame only lays out the live tail.`,
+    `Median per-event wall time at ${last.turns} turns is ${(median(last.perEventMs) / median(base.perEventMs)).toFixed(2)}x the cost at ${base.turns} turns: finished items are rendered once by <Static>, each frame only lays out the live tail.`,
   );
 report({
   name: "tui",
+  goals,
   title: "TUI render cost per new event vs history length",
   table: markdownTable(
     [
       "history turns",
       "static items",
       "events",
-      "per event median ms",
+      "CPU ms / event",
+      "vs fewest turns",
+      "goal",
+      "met?",
+      "per event median ms (wall)",
       "per event p95 ms",
       "ink render median ms",
       "bytes/event",
@@ -321,6 +358,7 @@ report({
     perEventMedianMs: median(r.perEventMs),
     perEventP95Ms: percentile(r.perEventMs, 95),
     inkRenderMedianMs: median(r.inkRenderMs),
+    cpuPerEventMs: r.cpuPerEventMs,
     bytesPerEvent: r.bytesPerEvent,
     fullReplayMs: r.mountMs,
     redrawMs: r.redrawMs,

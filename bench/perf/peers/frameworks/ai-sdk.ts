@@ -24,16 +24,21 @@ export function aiSdkAdapter(ctx: AdapterContext): FrameworkAdapter {
     }),
   };
   return {
-    async toolSession(k) {
-      const result = await generateText({
+    wires: ["sse", "json"],
+    async toolSession(k, wire) {
+      const options = {
         model,
         system: SYSTEM,
-        prompt: prompt(k),
+        prompt: prompt(k, wire),
         tools,
         stopWhen: stepCountIs(ctx.rounds + 1),
         maxRetries: 0,
-      });
-      return result.text;
+      };
+      if (wire === "json") return (await generateText(options)).text;
+      const result = streamText(options);
+      // Drain the stream (every step's deltas); the final step's text is the answer.
+      for await (const _ of result.fullStream);
+      return await result.text;
     },
     async streamSession(k) {
       const result = streamText({ model, system: SYSTEM, prompt: streamPrompt(k), maxRetries: 0 });

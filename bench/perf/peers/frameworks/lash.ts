@@ -36,9 +36,11 @@ export function lashAdapter(ctx: AdapterContext, persistent: boolean): Framework
     plugins: [{ name: "bench", tools: [tool] }],
   });
   return {
-    async toolSession(k) {
+    // The openai-compatible adapter always streams (`stream: true`): no non-streamed tool loop.
+    wires: ["sse"],
+    async toolSession(k, wire) {
       const session = await lash.createSession({ model, systemPrompt: SYSTEM });
-      const result = await session.turn(prompt(k)).result;
+      const result = await session.turn(prompt(k, wire)).result;
       return result.text;
     },
     async streamSession(k) {

@@ -37,9 +37,18 @@ export function mastraAdapter(ctx: AdapterContext): FrameworkAdapter {
   });
   const textAgent = new Agent({ id: "bench-stream", name: "bench-stream", instructions: SYSTEM, model });
   return {
-    async toolSession(k) {
-      const result = await toolAgent.generate(prompt(k), { maxSteps: ctx.rounds + 1 });
-      return result.text;
+    // Agent.generate asks for non-streamed responses (the request check saw it), Agent.stream for SSE.
+    wires: ["sse", "json"],
+    async toolSession(k, wire) {
+      if (wire === "json") {
+        const result = await toolAgent.generate(prompt(k, wire), { maxSteps: ctx.rounds + 1 });
+        return result.text;
+      }
+      const result = await toolAgent.stream(prompt(k, wire), { maxSteps: ctx.rounds + 1 });
+      // Only the last step has text: the concatenated deltas are the final answer.
+      let text = "";
+      for await (const delta of result.textStream) text += delta;
+      return text;
     },
     async streamSession(k) {
       const result = await textAgent.stream(streamPrompt(k));

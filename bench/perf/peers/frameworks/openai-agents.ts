@@ -26,8 +26,15 @@ export function openaiAgentsAdapter(ctx: AdapterContext): FrameworkAdapter {
   const toolAgent = new Agent({ name: "bench", instructions: SYSTEM, model, tools: [addTool] });
   const textAgent = new Agent({ name: "bench-stream", instructions: SYSTEM, model });
   return {
-    async toolSession(k) {
-      const result = await run(toolAgent, prompt(k), { maxTurns: ctx.rounds + 5 });
+    wires: ["sse", "json"],
+    async toolSession(k, wire) {
+      if (wire === "json") {
+        const result = await run(toolAgent, prompt(k, wire), { maxTurns: ctx.rounds + 5 });
+        return String(result.finalOutput ?? "");
+      }
+      const result = await run(toolAgent, prompt(k, wire), { maxTurns: ctx.rounds + 5, stream: true });
+      for await (const _ of result.toStream());
+      await result.completed;
       return String(result.finalOutput ?? "");
     },
     async streamSession(k) {

@@ -45,9 +45,11 @@ export function piAdapter(ctx: AdapterContext): FrameworkAdapter {
     return last.content.map((c) => (c.type === "text" ? c.text : "")).join("");
   };
   return {
-    async toolSession(k) {
+    // pi-ai's openai-completions API always streams.
+    wires: ["sse"],
+    async toolSession(k, wire) {
       const a = agent([addTool]);
-      await a.prompt(prompt(k));
+      await a.prompt(prompt(k, wire));
       return finalText(a);
     },
     async streamSession(k) {

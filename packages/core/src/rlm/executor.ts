@@ -4,14 +4,7 @@
  * budget, concurrency for aggregate awaits); `llm.query` is a journaled one-shot model call;
  * `control.continue_as` asks the runtime to switch agent frames.
  */
-import {
-  type HostSurface,
-  type Json,
-  type LashlangHost,
-  type OperationCall,
-  type OperationResult,
-  runCell,
-} from "@lash/lashlang";
+import type { HostSurface, Json, LashlangHost, OperationCall, OperationResult } from "@lash/lashlang";
 import {
   type AttachmentPart,
   type CompletedToolCall,
@@ -31,6 +24,7 @@ import { validateJson } from "../jsonschema.ts";
 import type { CodeExecutor, ExecContext } from "../runtime.ts";
 import { TurnError } from "../runtime.ts";
 import type { ToolDefinition } from "../tool.ts";
+import { loadLashlang } from "./lashlang.ts";
 import { FrameState, type RlmSessionState } from "./state.ts";
 
 /** Tool call records kept per cell (reference §1.15). */
@@ -255,7 +249,7 @@ export function applyExecResult(state: RlmSessionState, frameId: string, result:
 export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {}): CodeExecutor {
   return {
     replayed: (ctx, _language, _code, result) =>
-      Effect.sync(() => applyExecResult(access.session(ctx), ctx.frameId, result)),
+      loadLashlang.pipe(Effect.andThen(() => applyExecResult(access.session(ctx), ctx.frameId, result))),
 
     execute: (ctx, language, code) =>
       Effect.gen(function* () {
@@ -265,6 +259,7 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
             output: [],
             error: `the rlm executor runs ${LASHLANG} cells, not ${language}`,
           } satisfies ExecResult;
+        const { runCell } = yield* loadLashlang;
         const session = access.session(ctx);
         const frame = session.frame(ctx.frameId);
         const runtime = yield* Effect.runtime<never>();

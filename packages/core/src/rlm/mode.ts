@@ -18,6 +18,7 @@ import { Effect } from "effect";
 import type { Plugin } from "../plugin.ts";
 import type { CodeExecutor, ProjectorContext, RuntimeOptions } from "../runtime.ts";
 import { type ExecutorOptions, rlmExecutor, rlmOperations } from "./executor.ts";
+import { loadLashlang } from "./lashlang.ts";
 import {
   bindingPreviews,
   FrameState,
@@ -105,8 +106,10 @@ export function rlmMode(options: RlmOptions = {}): RlmMode {
   const plugin: Plugin = {
     name: "rlm",
     restore: (ctx, stored) =>
-      Effect.sync(() => {
+      Effect.gen(function* () {
         if (ctx.session.mode !== "rlm") return;
+        // The first RLM turn of the process loads the evaluator (not `import "@lash/core"`).
+        yield* loadLashlang;
         const s = new RlmSessionState(ctx.session.frameId, {});
         if (isRlmSnapshot(stored)) {
           s.options = stored.options ?? {};

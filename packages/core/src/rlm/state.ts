@@ -3,7 +3,7 @@
  * values refer to), the session's RLM options, and the `history` items of the latest projection.
  * Snapshotted into the session record at every commit (plugin `rlm`), restored at every turn start.
  */
-import { type Json, LashlangState } from "@lash/lashlang";
+import type { Json, LashlangState } from "@lash/lashlang";
 import type {
   AttachmentPart,
   RlmBinding,
@@ -11,6 +11,7 @@ import type {
   RlmHistoryItem,
   RlmTermination,
 } from "@lash/sansio";
+import { lashlang } from "./lashlang.ts";
 
 /** Options of one RLM session (fixed at creation; stored in the session record). */
 export interface RlmSessionOptions {
@@ -39,7 +40,7 @@ export class FrameState {
   state: LashlangState;
   readonly images = new Map<string, AttachmentPart>();
 
-  constructor(state: LashlangState = new LashlangState()) {
+  constructor(state: LashlangState = new (lashlang().LashlangState)()) {
     this.state = state;
   }
 
@@ -59,7 +60,9 @@ export class FrameState {
   }
 
   static restore(s: FrameSnapshot | undefined): FrameState {
-    const frame = new FrameState(s ? LashlangState.restore({ globals: { ...s.globals } }) : undefined);
+    const frame = new FrameState(
+      s ? lashlang().LashlangState.restore({ globals: { ...s.globals } }) : undefined,
+    );
     for (const img of s?.images ?? []) if (img.name !== undefined) frame.images.set(img.name, img);
     return frame;
   }

@@ -1,0 +1,65 @@
+// What `import "@lash/core"` and `import "@lash/providers"` load, in a fresh Node process: a
+// standard-mode host must not pay for the Lashlang evaluator (chevrotain) or for a vendor SDK it
+// never calls. Each is loaded on first use (core's RLM mode: `rlm/lashlang.ts`; providers:
+// `createProvider`'s lazy adapter). bench/perf/import measures what the import costs.
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const root = join(import.meta.dirname, "..", "..");
+
+/** The file URLs a fresh process loads while it evaluates `script` (an ES module, run from `cwd`). */
+function loadedBy(cwd: string, script: string): string[] {
+  const program = `
+    import { registerHooks } from "node:module";
+    const urls = [];
+    registerHooks({ load(url, context, next) { urls.push(url); return next(url, context); } });
+    ${script}
+    process.stdout.write(JSON.stringify(urls));
+  `;
+  const out = execFileSync(process.execPath, ["--input-type=module", "-e", program], {
+    cwd,
+    encoding: "utf8",
+  });
+  return JSON.parse(out) as string[];
+}
+
+const lashlang = (urls: readonly string[]) =>
+  urls.filter((u) => u.includes("/chevrotain") || u.includes("/packages/lashlang/"));
+const sdks = (urls: readonly string[]) =>
+  urls.filter((u) => /\/node_modules\/(openai|@anthropic-ai\/sdk|@google\/genai)\//.test(u));
+
+describe("lazy imports", () => {
+  it("importing @lash/core loads neither @lash/lashlang nor chevrotain; an RLM session's first use does", () => {
+    const cwd = join(root, "packages", "core");
+    const plain = loadedBy(
+      cwd,
+      `const core = await import("@lash/core"); if (!core.createLash) throw new Error("no createLash");`,
+    );
+    expect(plain.some((u) => u.includes("/packages/core/src/index.ts"))).toBe(true);
+    expect(lashlang(plain)).toEqual([]);
+
+    // The rlm plugin's restore (what every RLM turn runs first) loads the evaluator.
+    const rlm = loadedBy(
+      cwd,
+      `const { rlmMode } = await import("@lash/core");
+       const { Effect } = await import("effect");
+       const mode = rlmMode();
+       const session = { id: "s1", mode: "rlm", frameId: "f1" };
+       await Effect.runPromise(mode.plugin.restore({ session, turnId: "t1" }, undefined));
+       const state = mode.session("s1");
+       state.frame().state.set("x", 1);
+       if (state.snapshot().frames.f1.globals.x !== 1) throw new Error("no state");`,
+    );
+    expect(lashlang(rlm).some((u) => u.includes("/packages/lashlang/src/index.ts"))).toBe(true);
+  });
+
+  it("importing @lash/providers loads no vendor SDK", () => {
+    const urls = loadedBy(
+      join(root, "packages", "providers"),
+      `const p = await import("@lash/providers"); if (!p.createProvider) throw new Error("no createProvider");`,
+    );
+    expect(urls.some((u) => u.includes("/packages/providers/src/index.ts"))).toBe(true);
+    expect(sdks(urls)).toEqual([]);
+  });
+});
