@@ -12,6 +12,8 @@ export interface ErrorContext {
   /** Environment variable holding the base URL (named in not-found errors). */
   readonly baseUrlEnv?: string | undefined;
   readonly baseUrl?: string | undefined;
+  /** What an authentication failure tells the user to do, instead of naming `keyEnv` (sign-in providers, clouds). */
+  readonly authHint?: string | undefined;
   /** Headers of the failed HTTP response, when the SDK does not keep them (Gemini). */
   readonly headers?: HeadersLike | undefined;
 }
@@ -237,7 +239,7 @@ export function classifyError(e: unknown, ctx: ErrorContext, signal?: AbortSigna
   if (status === 401)
     return withStatus(
       "auth",
-      `${who}: authentication failed (401): ${text} — set ${ctx.keyEnv ?? "the API key"} to a valid key (or pass apiKey)`,
+      `${who}: authentication failed (401): ${text} — ${ctx.authHint ?? `set ${ctx.keyEnv ?? "the API key"} to a valid key (or pass apiKey)`}`,
       false,
     );
   if (status === 402 || (status === 429 && hardQuotaRe.test(both)))
@@ -249,7 +251,7 @@ export function classifyError(e: unknown, ctx: ErrorContext, signal?: AbortSigna
   if (status === 403)
     return withStatus(
       "permission",
-      `${who}: permission denied (403): ${text} — the key${ctx.keyEnv ? ` in ${ctx.keyEnv}` : ""} lacks access to this model or project`,
+      `${who}: permission denied (403): ${text} — ${ctx.authHint ? `the credentials lack access to this model or project, or are invalid (${ctx.authHint})` : `the key${ctx.keyEnv ? ` in ${ctx.keyEnv}` : ""} lacks access to this model or project`}`,
       false,
     );
   if (status === 404)
