@@ -1,6 +1,6 @@
 // Builds the CliContext: store, providers, catalog and plugins behind one ManagedRuntime.
 import { mkdirSync, writeFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import {
   envSecrets,
   IdGenerator,
@@ -19,7 +19,12 @@ import {
   type TurnActivity,
   withRlm,
 } from "@lash/core";
-import { createProvider, ModelCatalog as ProviderCatalog, type ProviderHandle } from "@lash/providers";
+import {
+  authFileSecrets,
+  createProvider,
+  ModelCatalog as ProviderCatalog,
+  type ProviderHandle,
+} from "@lash/providers";
 import { providerEnv } from "@lash/providers/vendors";
 import type { ModelInfo } from "@lash/sansio";
 import { subagentsPlugin } from "@lash/subagents";
@@ -196,6 +201,7 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
       handle = createProvider(model, {
         env,
         catalog,
+        authFile: join(paths.home, "auth.json"),
         ...(baseUrl ? { baseUrl } : {}),
         ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
         ...(deadlineMs !== undefined ? { deadlineMs } : {}),
@@ -216,7 +222,8 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
 
   // the scrubbed environment of tools and MCP servers, and the redaction of tool output
   const secrets = secretsOf(config, env);
-  const redactor = makeRedactor(secrets.values);
+  // the Codex sign-in's tokens too (they never leave the provider, but a tool could read auth.json)
+  const redactor = makeRedactor([...secrets.values, ...authFileSecrets(join(paths.home, "auth.json"))]);
   const plugins: Plugin[] = [];
   const toolsAllowed = settings.tools?.filter((t) => (TOOL_NAMES as readonly string[]).includes(t));
   plugins.push(

@@ -114,6 +114,6 @@ export function authFileSecrets(path: string): { name: string; value: string }[]
       ["refreshToken", t.refreshToken],
       ["idToken", t.idToken],
     ] as const)
-      if (typeof v === "string" && v !== "") out.push({ name: `auth.json codex.${k}`, value: v });
+      if (typeof v === "string" && v !== "") out.push({ name: `auth.json.codex.${k}`, value: v });
   return out;
 }
