@@ -97,6 +97,13 @@ export function createProvider(model: string, options: CreateProviderOptions = {
       message: `no Google Cloud project for ${id.id}: set ANTHROPIC_VERTEX_PROJECT_ID (or GOOGLE_CLOUD_PROJECT)`,
       envVar: "ANTHROPIC_VERTEX_PROJECT_ID",
     });
+  // Bedrock: static AWS keys from the given environment (else the SDK's credential chain)
+  const awsId = nonEmpty(env.AWS_ACCESS_KEY_ID);
+  const awsSecret = nonEmpty(env.AWS_SECRET_ACCESS_KEY);
+  const awsKeys =
+    id.provider === "bedrock" && awsId && awsSecret
+      ? { accessKeyId: awsId, secretAccessKey: awsSecret, sessionToken: nonEmpty(env.AWS_SESSION_TOKEN) }
+      : undefined;
   let codexTokens: CodexTokenSource | undefined;
   if (id.provider === "codex") {
     const authFile = options.authFile ?? defaultAuthFile(env);
@@ -141,7 +148,10 @@ export function createProvider(model: string, options: CreateProviderOptions = {
       case "codex":
         return (await import("./adapters/codex.ts")).codexProvider(config, codexTokens!);
       case "bedrock":
-        return (await import("./adapters/bedrock.ts")).bedrockProvider(config, { region: region! });
+        return (await import("./adapters/bedrock.ts")).bedrockProvider(config, {
+          region: region!,
+          ...(awsKeys ? { aws: awsKeys } : {}),
+        });
       case "vertex-anthropic":
         return (await import("./adapters/vertex.ts")).vertexProvider(config, { region: region!, project });
     }

@@ -152,6 +152,13 @@ export function classifyError(e: unknown, ctx: ErrorContext, signal?: AbortSigna
       /timed? ?out/i.test(text)
     )
       return make(ctx, { kind: "timeout", message: `${who}: request timed out: ${text}`, retryable: true });
+    // A cloud SDK found no credentials at all (AWS chain, Google ADC): nothing to retry
+    if (/could not load (the default )?credentials/i.test(innerMessages(e)))
+      return make(ctx, {
+        kind: "auth",
+        message: `${who}: no credentials: ${innerMessages(e)} — ${ctx.authHint ?? `set ${ctx.keyEnv ?? "the API key"}`}`,
+        retryable: false,
+      });
     const code = errorCode(e);
     const url = ctx.baseUrl ?? `the ${ctx.provider} API`;
     if (code === "ECONNREFUSED")

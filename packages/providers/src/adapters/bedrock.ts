@@ -10,13 +10,20 @@ import { defaultTimeoutMs } from "./shared.ts";
 
 export interface BedrockOptions {
   readonly region: string;
+  /** Static AWS credentials (from the environment given to `createProvider`); absent = the AWS credential chain. */
+  readonly aws?: {
+    readonly accessKeyId: string;
+    readonly secretAccessKey: string;
+    readonly sessionToken?: string | undefined;
+  };
 }
 
 export const BEDROCK_AUTH_HINT =
   "set AWS_BEARER_TOKEN_BEDROCK to a Bedrock API key, or AWS credentials (AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY, AWS_PROFILE or an instance role) allowed to invoke the model in AWS_REGION";
 
 export function bedrockProvider(config: AdapterConfig, options: BedrockOptions): LlmProvider {
-  const client = new AnthropicBedrock({
+  const aws = options.aws;
+  const common = {
     awsRegion: options.region,
     // a key when one was given; null = SigV4 with the AWS credential chain (never the process env key behind our back)
     apiKey: config.apiKey ?? null,
@@ -24,8 +31,16 @@ export function bedrockProvider(config: AdapterConfig, options: BedrockOptions):
     maxRetries: 0, // the one retry layer is ours (withRetry)
     timeout: config.timeoutMs ?? defaultTimeoutMs,
     logger: { error() {}, warn() {}, info() {}, debug() {} },
-    logLevel: "off",
+    logLevel: "off" as const,
     ...(config.headers ? { defaultHeaders: config.headers } : {}),
-  });
+  };
+  const client = aws
+    ? new AnthropicBedrock({
+        ...common,
+        awsAccessKey: aws.accessKeyId,
+        awsSecretKey: aws.secretAccessKey,
+        awsSessionToken: aws.sessionToken ?? null,
+      })
+    : new AnthropicBedrock(common);
   return anthropicProvider(config, { name: "bedrock", client, authHint: BEDROCK_AUTH_HINT });
 }
