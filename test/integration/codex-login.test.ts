@@ -125,4 +125,22 @@ describe("lash login codex", () => {
     expect(done.stdout).toContain(`${auth.url}/codex/device`);
     expect(statSync(join(box.home, "auth.json")).mode & 0o777).toBe(0o600);
   });
+
+  it("a sign-in the server revoked: `lash -p` says to run `lash login codex`", async () => {
+    box = await sandbox();
+    // tokens that expire within the refresh margin: the first request refreshes first
+    auth = await startMockAuthServer({ expiresIn: 60 });
+    const opts = { env: codexEnv(box, auth), cwd: box.cwd };
+    const login = start(["login", "codex", "--no-browser"], opts);
+    const urlLine = await login.waitForLine((l) => l.includes("/oauth/authorize?"));
+    expect((await fetch(urlLine.trim())).status).toBe(200);
+    expect((await login.done).code).toBe(0);
+    auth.revokeRefreshTokens();
+    const run = await lash(["-p", "hi"], opts);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("rejected the refresh token");
+    expect(run.stderr).toContain("run `lash login codex` to sign in again");
+    expect(box.server.requests).toHaveLength(0); // nothing was sent with a stale token
+    expect(auth.requests.filter((r) => r.params.grant_type === "refresh_token")).toHaveLength(1);
+  });
 });
