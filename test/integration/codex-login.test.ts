@@ -143,4 +143,30 @@ describe("lash login codex", () => {
     expect(box.server.requests).toHaveLength(0); // nothing was sent with a stale token
     expect(auth.requests.filter((r) => r.params.grant_type === "refresh_token")).toHaveLength(1);
   });
+
+  it("a refresh during the run: the new tokens in auth.json are redacted from tool output too", async () => {
+    box = await sandbox();
+    auth = await startMockAuthServer({ expiresIn: 60 }); // within the margin: refreshed before the first request
+    const opts = { env: codexEnv(box, auth), cwd: box.cwd };
+    const login = start(["login", "codex", "--no-browser"], opts);
+    const urlLine = await login.waitForLine((l) => l.includes("/oauth/authorize?"));
+    expect((await fetch(urlLine.trim())).status).toBe(200);
+    expect((await login.done).code).toBe(0);
+    const file = join(box.home, "auth.json");
+    box.server.enqueue(
+      { toolCalls: [{ id: "c1", name: "shell", arguments: { command: `cat ${file}` } }] },
+      { text: "Read it." },
+    );
+    const run = await lash(["-p", "look"], opts);
+    expect(run.code, run.stderr).toBe(0);
+    const refreshed = auth.issued[1]!;
+    expect(refreshed.grant).toBe("refresh_token");
+    expect(box.server.requests[0]!.headers.authorization).toBe(`Bearer ${refreshed.accessToken}`);
+    const toolOutput = box.server.requests[1]!.rawBody;
+    expect(toolOutput).toContain("[REDACTED:auth.json.codex.accessToken]");
+    for (const t of [refreshed.accessToken, refreshed.refreshToken, auth.issued[0]!.accessToken])
+      expect(toolOutput.includes(t)).toBe(false);
+    for (const f of readdirSync(box.home).filter((f) => f !== "auth.json"))
+      expect(readFileSync(join(box.home, f)).includes(refreshed.accessToken)).toBe(false);
+  });
 });
