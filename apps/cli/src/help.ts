@@ -141,7 +141,8 @@ API keys are read from the environment only; tools and MCP servers never receive
   lash logout [codex]
       forgets the sign-in (removes it from auth.json).
   A sign-in the server no longer accepts (revoked, expired) fails with "run \`lash login codex\`".
-  LASH_CODEX_AUTH_URL points the sign-in at another authorization server (tests, proxies).
+  LASH_CODEX_AUTH_URL points the sign-in at another authorization server (tests, proxies);
+  LASH_CODEX_CALLBACK_PORT picks the loopback port (the server must accept that redirect URI).
 `,
   demo: `Usage
   lash demo [--keep] [--json]

@@ -352,7 +352,6 @@ export async function loginWithBrowser(
         settle?.resolve(tokens);
       },
       (e: unknown) => {
-        finished = false;
         fail(e instanceof CodexAuthError ? e : new CodexAuthError({ reason: "server", message: String(e) }));
       },
     );
