@@ -51,7 +51,8 @@ export type Command =
   | { readonly kind: "demo"; readonly flags: DemoFlags }
   | { readonly kind: "lashlang"; readonly argv: readonly string[] }
   | { readonly kind: "export" | "import"; readonly argv: readonly string[] }
-  | { readonly kind: "trace"; readonly argv: readonly string[] };
+  | { readonly kind: "trace"; readonly argv: readonly string[] }
+  | { readonly kind: "login" | "logout"; readonly argv: readonly string[] };
 
 export interface SessionsArgs {
   readonly id?: string;
@@ -77,6 +78,8 @@ export const SUBCOMMANDS = [
   "export",
   "import",
   "trace",
+  "login",
+  "logout",
   "help",
 ] as const;
 
@@ -240,6 +243,9 @@ export function parseCommand(argv: readonly string[]): Command {
       return { kind: first, argv: rest };
     case "trace":
       return { kind: "trace", argv: rest };
+    case "login":
+    case "logout":
+      return { kind: first, argv: rest };
     case "sessions": {
       const [action = "list", ...more] = rest;
       if (action === "--help" || action === "-h") return { kind: "help", topic: "sessions" };

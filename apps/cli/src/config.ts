@@ -81,6 +81,9 @@ const ProvidersConfig = Schema.Struct({
   openai: opt(ProviderSettings),
   "openai-compatible": opt(ProviderSettings),
   google: opt(ProviderSettings),
+  codex: opt(ProviderSettings),
+  bedrock: opt(ProviderSettings),
+  "vertex-anthropic": opt(ProviderSettings),
 });
 
 /** One secret of `redaction.keys`: the message never shows the value. */

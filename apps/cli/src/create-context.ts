@@ -1,6 +1,6 @@
 // Builds the CliContext: store, providers, catalog and plugins behind one ManagedRuntime.
-import { mkdirSync, writeFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import {
   envSecrets,
   IdGenerator,
@@ -13,13 +13,19 @@ import {
   makeRedactor,
   outputBudgetPlugin,
   type Plugin,
+  type Redactor,
   type SecretValue,
   SessionStore,
   SqliteStore,
   type TurnActivity,
   withRlm,
 } from "@lash/core";
-import { createProvider, ModelCatalog as ProviderCatalog, type ProviderHandle } from "@lash/providers";
+import {
+  authFileSecrets,
+  createProvider,
+  ModelCatalog as ProviderCatalog,
+  type ProviderHandle,
+} from "@lash/providers";
 import { providerEnv } from "@lash/providers/vendors";
 import type { ModelInfo } from "@lash/sansio";
 import { subagentsPlugin } from "@lash/subagents";
@@ -146,6 +152,33 @@ export function secretsOf(
   return { names, values };
 }
 
+/**
+ * A redactor that also knows the token values in `authFile`, re-read whenever the file
+ * changes (a refresh mid-run writes new tokens): every value ever seen there stays redacted.
+ */
+function authFileRedactor(base: readonly SecretValue[], authFile: string): Redactor {
+  const seen = new Map<string, SecretValue>();
+  let stamp: string | undefined;
+  let current: Redactor = makeRedactor(base);
+  const refresh = (): Redactor => {
+    const st = statSync(authFile, { throwIfNoEntry: false });
+    const now = st ? `${st.ino}:${st.mtimeMs}:${st.size}` : "";
+    if (now !== stamp) {
+      stamp = now;
+      for (const v of authFileSecrets(authFile)) if (!seen.has(v.value)) seen.set(v.value, v);
+      current = makeRedactor([...base, ...seen.values()]);
+    }
+    return current;
+  };
+  return {
+    get size() {
+      return refresh().size;
+    },
+    text: (t) => refresh().text(t),
+    deep: (v) => refresh().deep(v),
+  };
+}
+
 /** The OpenTelemetry variables that carry collector headers (kept out of tool environments, redacted). */
 const OTLP_HEADER_VARS = ["OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"];
 
@@ -196,6 +229,7 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
       handle = createProvider(model, {
         env,
         catalog,
+        authFile: join(paths.home, "auth.json"),
         ...(baseUrl ? { baseUrl } : {}),
         ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
         ...(deadlineMs !== undefined ? { deadlineMs } : {}),
@@ -216,7 +250,8 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
 
   // the scrubbed environment of tools and MCP servers, and the redaction of tool output
   const secrets = secretsOf(config, env);
-  const redactor = makeRedactor(secrets.values);
+  // the Codex sign-in's tokens too (they never leave the provider, but a tool could read auth.json)
+  const redactor = authFileRedactor(secrets.values, join(paths.home, "auth.json"));
   const plugins: Plugin[] = [];
   const toolsAllowed = settings.tools?.filter((t) => (TOOL_NAMES as readonly string[]).includes(t));
   plugins.push(

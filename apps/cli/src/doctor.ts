@@ -1,5 +1,6 @@
 // `lash doctor`: can lash run a turn here? Node, config, database, provider keys, MCP servers, features.
 import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { checkSqliteFile, LashRuntime, recoverSqliteFile, type SqliteRecovery } from "@lash/core";
 import { Effect } from "effect";
 import { storeContext } from "./commands.ts";
@@ -11,6 +12,20 @@ import { mcpServers, startMcp } from "./mcp.ts";
 import { resolvePaths } from "./paths.ts";
 import { chooseModel, VENDOR_ENV, type Vendor, vendorOf } from "./providers.ts";
 import { resolveCwd } from "./setup.ts";
+
+/** The Codex sign-in in $LASH_HOME/auth.json: who, until when — never a token. */
+async function codexSignIn(home: string): Promise<["ok" | "info" | "warn", string]> {
+  const file = join(home, "auth.json");
+  const { readCodexTokens } = await import("@lash/providers");
+  const { describeSignIn } = await import("./login.ts");
+  try {
+    const t = readCodexTokens(file);
+    if (!t) return ["info", "not signed in (`lash login codex` signs in with a ChatGPT plan)"];
+    return ["ok", `${describeSignIn(t)} (${file})`];
+  } catch (e) {
+    return ["warn", errorMessage(e)];
+  }
+}
 
 interface Check {
   readonly name: string;
@@ -102,7 +117,24 @@ export async function runDoctor(
 
   for (const vendor of Object.keys(VENDOR_ENV) as Vendor[]) {
     const spec = VENDOR_ENV[vendor];
+    if (vendor === "codex") {
+      add("provider codex", ...(await codexSignIn(paths.home)));
+      continue;
+    }
     const names = vendor === "openai-compatible" ? [spec.baseUrl] : spec.keys;
+    if (
+      (vendor === "bedrock" || vendor === "vertex-anthropic") &&
+      !names.some((k) => (io.env[k]?.trim() ?? "") !== "")
+    ) {
+      add(
+        `provider ${vendor}`,
+        "info",
+        vendor === "bedrock"
+          ? `${names.join(" or ")} not set: AWS credentials (AWS_ACCESS_KEY_ID, AWS_PROFILE, SSO, instance role) are used if any (not checked here)`
+          : `${names.join(" or ")} not set: Google Application Default Credentials are used if any (not checked here)`,
+      );
+      continue;
+    }
     const found = names.filter((k) => (io.env[k]?.trim() ?? "") !== "");
     add(
       `provider ${vendor}`,
@@ -121,7 +153,11 @@ export async function runDoctor(
       const baseUrl = vendor
         ? (config as { providers?: Record<string, { baseUrl?: string }> }).providers?.[vendor]?.baseUrl
         : undefined;
-      const p = createProvider(choice.model, { env: io.env, ...(baseUrl ? { baseUrl } : {}) });
+      const p = createProvider(choice.model, {
+        env: io.env,
+        authFile: join(paths.home, "auth.json"),
+        ...(baseUrl ? { baseUrl } : {}),
+      });
       providerOk = true;
       add(
         "model",

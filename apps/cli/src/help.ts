@@ -14,10 +14,13 @@ Usage
   lash export <session|last> [--format html|json|md] [-o file]
   lash import <file.json>            recreate a session from a JSON export
   lash trace view <file.jsonl> [-o out.html]
+  lash login codex [--device-code]   sign in with a ChatGPT plan (for codex/… models)
+  lash logout [codex]                forget that sign-in
   lash help [command]
 
 Model and behaviour
-  -m, --model <provider/model>  anthropic/…, openai/…, google/…, openai-compatible/…
+  -m, --model <provider/model>  anthropic/…, openai/…, google/…, openai-compatible/…,
+                                codex/… (ChatGPT plan: lash login codex), bedrock/…, vertex-anthropic/…
       --base-url <url>          base URL for the model's provider (Ollama, llama.cpp, vLLM, a proxy)
       --mode standard|rlm       execution mode of new sessions (default standard)
       --max-turns <n>           model calls per turn before the final notice (default 50)
@@ -61,6 +64,10 @@ Other
 Environment
   ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY / GOOGLE_API_KEY, OPENAI_COMPATIBLE_BASE_URL
   (+ OPENAI_COMPATIBLE_API_KEY), *_BASE_URL per provider, LASH_HOME, LASH_MODEL.
+  Claude on Bedrock: AWS_BEARER_TOKEN_BEDROCK or AWS credentials (AWS_ACCESS_KEY_ID …, AWS_PROFILE),
+  AWS_REGION. Claude on Vertex: Google Application Default Credentials (or
+  ANTHROPIC_VERTEX_ACCESS_TOKEN), ANTHROPIC_VERTEX_PROJECT_ID, CLOUD_ML_REGION (default global).
+  Codex: the sign-in in $LASH_HOME/auth.json; LASH_CODEX_AUTH_URL overrides the authorization server.
   OTEL_EXPORTER_OTLP_ENDPOINT / _TRACES_ENDPOINT, _HEADERS, _PROTOCOL (http/json, http/protobuf),
   OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER=none:
   OpenTelemetry export of every turn over OTLP/HTTP (they win over config trace.otlp).
@@ -99,7 +106,7 @@ const TOPICS: Record<string, string> = {
 
 Config keys (unknown keys are an error)
   model, mode ("standard"|"rlm"), maxTurns, systemPrompt, appendSystemPrompt, tools [..],
-  providers { anthropic|openai|openai-compatible|google: { baseUrl } },
+  providers { anthropic|openai|openai-compatible|google|codex|bedrock|vertex-anthropic: { baseUrl } },
   mcpServers { <name>: { command, args, env, cwd } | { url, headers }, type?, timeoutMs?,
     startupTimeoutMs?, enabled? } (the format Claude Desktop, Cursor and Claude Code share; type
     "streamable-http"/"streamableHttp" = "http", serverUrl = url; servers start in the background),
@@ -120,6 +127,22 @@ API keys are read from the environment only; tools and MCP servers never receive
       servers (starts each and waits up to 15 s for it). Exit 0 when lash can run a turn, 1 otherwise.
       --repair  when the database is damaged: copy every readable row into a new file and swap it
                 in; the damaged file is kept as lash.db.damaged-<time>. Stop other lash processes first.
+`,
+  login: `Usage
+  lash login codex [--device-code] [--no-browser]
+      signs in to Codex with your ChatGPT plan (OAuth with PKCE, as the Codex CLI does): opens the
+      sign-in page in a browser and waits for it to come back to http://localhost:1455/auth/callback.
+      --device-code  for machines without a browser: prints a code to enter at the sign-in page
+                     on any other device, then waits until you have
+      --no-browser   print the URL instead of opening a browser
+      The tokens are kept in $LASH_HOME/auth.json (created with mode 0600), refreshed shortly
+      before they expire (and after a 401), and never reach tools, traces, exports or logs.
+      Then use a codex/… model: lash -m codex/gpt-5-codex. \`lash doctor\` shows the sign-in.
+  lash logout [codex]
+      forgets the sign-in (removes it from auth.json).
+  A sign-in the server no longer accepts (revoked, expired) fails with "run \`lash login codex\`".
+  LASH_CODEX_AUTH_URL points the sign-in at another authorization server (tests, proxies);
+  LASH_CODEX_CALLBACK_PORT picks the loopback port (the server must accept that redirect URI).
 `,
   demo: `Usage
   lash demo [--keep] [--json]

@@ -62,6 +62,11 @@ async function dispatch(command: Command, io: MainIO): Promise<number> {
       const { runTraceCommand } = await import("./features.ts");
       return runTraceCommand(command.argv, io);
     }
+    case "login":
+    case "logout": {
+      const { runLogin, runLogout } = await import("./login.ts");
+      return command.kind === "login" ? runLogin(command.argv, io) : runLogout(command.argv, io);
+    }
     case "sessions": {
       const { runSessions } = await import("./commands.ts");
       return runSessions(command.action, command.args, io);

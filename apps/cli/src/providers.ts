@@ -70,6 +70,9 @@ export function noProviderMessage(model: string | undefined, detail?: string): s
     "or point lash at a local OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM Studio):",
     "  lash --model openai-compatible/<model> --base-url http://localhost:11434/v1",
     "  (or set OPENAI_COMPATIBLE_BASE_URL; OPENAI_COMPATIBLE_API_KEY if the server wants one)",
+    "or sign in with a ChatGPT plan: `lash login codex`, then --model codex/gpt-5-codex",
+    "(Claude on AWS Bedrock / Google Vertex: --model bedrock/<model id> or vertex-anthropic/<model id>",
+    " with the cloud's own credentials; see `lash --help`)",
     "`lash demo` shows lash working with a scripted model and no key.",
   ].join("\n");
 }

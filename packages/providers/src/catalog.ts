@@ -85,6 +85,48 @@ const builtins: readonly Entry[] = [
   ["google/gemini-2.0-flash", 1_048_576, 8_192, N, { input: 0.1, output: 0.4, cacheRead: 0.025 }],
 ];
 
+/**
+ * Codex models (ChatGPT-plan sign-in): billed to the plan, so no per-token price (cost absent).
+ * Limits are those of the API models they share a family with.
+ */
+const codexModels: readonly string[] = [
+  "gpt-5-codex",
+  "gpt-5.1-codex",
+  "gpt-5.1-codex-mini",
+  "gpt-5.1-codex-max",
+  "gpt-5",
+  "gpt-5.1",
+];
+
+function codexInfo(model: string): ModelInfo {
+  return {
+    id: `codex/${model}`,
+    contextWindow: 400_000,
+    maxOutput: 128_000,
+    ...R,
+  };
+}
+
+/**
+ * The Anthropic catalog id of a Claude model named the cloud's way:
+ * `bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0` and
+ * `vertex-anthropic/claude-sonnet-4-5@20250929` are `anthropic/claude-sonnet-4-5-20250929`.
+ */
+function anthropicIdOf(id: string): string | undefined {
+  const slash = id.indexOf("/");
+  const provider = id.slice(0, slash);
+  const model = id.slice(slash + 1);
+  if (provider === "bedrock") {
+    const m = /^(?:[a-z]{2,4}\.)?anthropic\.(claude-[a-z0-9.-]+?)(?:-v\d+(?::\d+)?)?$/.exec(model);
+    return m?.[1] ? `anthropic/${m[1]}` : undefined;
+  }
+  if (provider === "vertex-anthropic") {
+    const m = /^(claude-[a-z0-9.-]+?)(?:@(\d{8}))?$/.exec(model);
+    return m?.[1] ? `anthropic/${m[1]}${m[2] ? `-${m[2]}` : ""}` : undefined;
+  }
+  return undefined;
+}
+
 function entryToInfo([id, contextWindow, maxOutput, caps, pricing]: Entry): ModelInfo {
   return { id, contextWindow, maxOutput, ...caps, pricing };
 }
@@ -92,13 +134,15 @@ function entryToInfo([id, contextWindow, maxOutput, caps, pricing]: Entry): Mode
 /** Defaults for a model the catalog does not know: generous limits, no pricing (cost absent). */
 export function unknownModelInfo(id: string): ModelInfo {
   const provider = id.slice(0, id.indexOf("/"));
+  const claude = provider === "anthropic" || provider === "bedrock" || provider === "vertex-anthropic";
   return {
     id,
     contextWindow: 128_000,
-    maxOutput: provider === "anthropic" ? 32_768 : 16_384,
-    reasoning: false,
+    maxOutput: claude ? 32_768 : 16_384,
+    // every model served to ChatGPT-plan sign-in reasons
+    reasoning: provider === "codex",
     images: true,
-    caching: provider === "anthropic",
+    caching: claude,
   };
 }
 
@@ -127,12 +171,19 @@ export class ModelCatalog {
 
   /** A fresh catalog holding the built-in entries (list prices as of {@link catalogDate}). */
   static default(): ModelCatalog {
-    return new ModelCatalog(builtins.map(entryToInfo));
+    return new ModelCatalog([...builtins.map(entryToInfo), ...codexModels.map(codexInfo)]);
   }
 
-  /** Exact id, or the id without a dated snapshot suffix. */
+  /**
+   * Exact id, or the id without a dated snapshot suffix; a Claude model on Bedrock or
+   * Vertex resolves to its Anthropic entry (same limits and list prices) under its own id.
+   */
   lookup(id: string): ModelInfo | undefined {
-    return this.entries.get(id) ?? this.entries.get(undated(id));
+    const direct = this.entries.get(id) ?? this.entries.get(undated(id));
+    if (direct) return direct;
+    const claude = anthropicIdOf(id);
+    const info = claude ? (this.entries.get(claude) ?? this.entries.get(undated(claude))) : undefined;
+    return info ? { ...info, id } : undefined;
   }
 
   /** Like `lookup`, but an unknown model resolves to defaults without pricing, plus a warning. */

@@ -1,6 +1,9 @@
 import type { LlmProvider, ModelInfo } from "@lash/sansio";
 import { Effect, Stream } from "effect";
 import type { AdapterConfig } from "./adapters/shared.ts";
+import { CODEX_BASE_URL, codexAuthConfig } from "./auth/codex.ts";
+import { defaultAuthFile, readCodexTokens } from "./auth/store.ts";
+import { type CodexTokenSource, fileCodexTokens, staticCodexToken } from "./auth/token-source.ts";
 import { ModelCatalog } from "./catalog.ts";
 import type { ModelId } from "./model-id.ts";
 import { providerEnv } from "./vendors.ts";
@@ -33,6 +36,14 @@ export interface CreateProviderOptions {
   readonly deadlineMs?: number;
   /** Extra HTTP headers on every request. */
   readonly headers?: Record<string, string>;
+  /** Cloud region (Bedrock: default `AWS_REGION`, else us-east-1; Vertex: default `CLOUD_ML_REGION`, else global). */
+  readonly region?: string;
+  /** Google Cloud project (Vertex; default `ANTHROPIC_VERTEX_PROJECT_ID` / `GOOGLE_CLOUD_PROJECT`, else from the credentials). */
+  readonly project?: string;
+  /** Codex: the sign-in file (default `$LASH_HOME/auth.json`, i.e. `~/.lash/auth.json`). */
+  readonly authFile?: string;
+  /** Codex: where the bearer token comes from (default: the sign-in in `authFile`; `apiKey` = a fixed token). */
+  readonly codexTokens?: CodexTokenSource;
 }
 
 /** A ready provider plus what the catalog knows about its model. */
@@ -49,7 +60,8 @@ function nonEmpty(v: string | undefined): string | undefined {
 
 /**
  * Builds a provider for `provider/model` (`anthropic/claude-sonnet-4-5`, `openai/gpt-5-mini`,
- * `google/gemini-2.5-flash`, `openai-compatible/<model>`), with keys and base URLs from
+ * `google/gemini-2.5-flash`, `openai-compatible/<model>`, `codex/gpt-5-codex` (ChatGPT-plan
+ * sign-in), `bedrock/<bedrock model id>`, `vertex-anthropic/<vertex model id>`), with keys and base URLs from
  * the options or the environment, wrapped in the retry layer (unless `retry: false`).
  * Throws `ProviderConfigError` naming the environment variable when a key or base URL is missing.
  */
@@ -73,9 +85,47 @@ export function createProvider(model: string, options: CreateProviderOptions = {
   const catalog = options.catalog ?? ModelCatalog.default();
   const resolved = catalog.resolve(id.id);
   const warnings = resolved.warning ? [resolved.warning] : [];
+  const firstEnv = (names: readonly string[] | undefined): string | undefined =>
+    (names ?? []).map((n) => nonEmpty(env[n])).find((v) => v !== undefined);
+  const region =
+    nonEmpty(options.region) ??
+    firstEnv(spec.region) ??
+    (id.provider === "bedrock" ? "us-east-1" : id.provider === "vertex-anthropic" ? "global" : undefined);
+  const project = nonEmpty(options.project) ?? firstEnv(spec.project);
+  if (id.provider === "vertex-anthropic" && apiKey !== undefined && project === undefined)
+    throw new ProviderConfigError({
+      message: `no Google Cloud project for ${id.id}: set ANTHROPIC_VERTEX_PROJECT_ID (or GOOGLE_CLOUD_PROJECT)`,
+      envVar: "ANTHROPIC_VERTEX_PROJECT_ID",
+    });
+  // Bedrock: static AWS keys from the given environment (else the SDK's credential chain)
+  const awsId = nonEmpty(env.AWS_ACCESS_KEY_ID);
+  const awsSecret = nonEmpty(env.AWS_SECRET_ACCESS_KEY);
+  const awsKeys =
+    id.provider === "bedrock" && awsId && awsSecret
+      ? { accessKeyId: awsId, secretAccessKey: awsSecret, sessionToken: nonEmpty(env.AWS_SESSION_TOKEN) }
+      : undefined;
+  let codexTokens: CodexTokenSource | undefined;
+  if (id.provider === "codex") {
+    const authFile = options.authFile ?? defaultAuthFile(env);
+    if (options.codexTokens) codexTokens = options.codexTokens;
+    else if (apiKey !== undefined) codexTokens = staticCodexToken(apiKey);
+    else {
+      let signedIn = false;
+      try {
+        signedIn = readCodexTokens(authFile) !== undefined;
+      } catch (e) {
+        throw new ProviderConfigError({ message: `${id.id}: ${(e as Error).message}` });
+      }
+      if (!signedIn)
+        throw new ProviderConfigError({
+          message: `not signed in to Codex for ${id.id}: run \`lash login codex\` (signs in with your ChatGPT plan; tokens go to ${authFile})`,
+        });
+      codexTokens = fileCodexTokens(authFile, codexAuthConfig(env));
+    }
+  }
   const config: AdapterConfig = {
-    apiKey: apiKey ?? (spec.keyOptional ? "none" : undefined),
-    baseUrl,
+    apiKey: apiKey ?? (id.provider === "openai-compatible" ? "none" : undefined),
+    baseUrl: baseUrl ?? (id.provider === "codex" ? CODEX_BASE_URL : undefined),
     model: id.model,
     info: resolved.info,
     timeoutMs: options.timeoutMs ?? (options.deadlineMs ? options.deadlineMs : undefined),
@@ -95,6 +145,15 @@ export function createProvider(model: string, options: CreateProviderOptions = {
         return (await import("./adapters/openai-chat.ts")).openaiChatProvider(config);
       case "google":
         return (await import("./adapters/google.ts")).googleProvider(config);
+      case "codex":
+        return (await import("./adapters/codex.ts")).codexProvider(config, codexTokens!);
+      case "bedrock":
+        return (await import("./adapters/bedrock.ts")).bedrockProvider(config, {
+          region: region!,
+          ...(awsKeys ? { aws: awsKeys } : {}),
+        });
+      case "vertex-anthropic":
+        return (await import("./adapters/vertex.ts")).vertexProvider(config, { region: region!, project });
     }
   };
   const provider = lazyProvider(id.provider, load);

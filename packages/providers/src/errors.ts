@@ -12,6 +12,8 @@ export interface ErrorContext {
   /** Environment variable holding the base URL (named in not-found errors). */
   readonly baseUrlEnv?: string | undefined;
   readonly baseUrl?: string | undefined;
+  /** What an authentication failure tells the user to do, instead of naming `keyEnv` (sign-in providers, clouds). */
+  readonly authHint?: string | undefined;
   /** Headers of the failed HTTP response, when the SDK does not keep them (Gemini). */
   readonly headers?: HeadersLike | undefined;
 }
@@ -150,6 +152,13 @@ export function classifyError(e: unknown, ctx: ErrorContext, signal?: AbortSigna
       /timed? ?out/i.test(text)
     )
       return make(ctx, { kind: "timeout", message: `${who}: request timed out: ${text}`, retryable: true });
+    // A cloud SDK found no credentials at all (AWS chain, Google ADC): nothing to retry
+    if (/could not load (the default )?credentials/i.test(innerMessages(e)))
+      return make(ctx, {
+        kind: "auth",
+        message: `${who}: no credentials: ${innerMessages(e)} — ${ctx.authHint ?? `set ${ctx.keyEnv ?? "the API key"}`}`,
+        retryable: false,
+      });
     const code = errorCode(e);
     const url = ctx.baseUrl ?? `the ${ctx.provider} API`;
     if (code === "ECONNREFUSED")
@@ -237,7 +246,7 @@ export function classifyError(e: unknown, ctx: ErrorContext, signal?: AbortSigna
   if (status === 401)
     return withStatus(
       "auth",
-      `${who}: authentication failed (401): ${text} — set ${ctx.keyEnv ?? "the API key"} to a valid key (or pass apiKey)`,
+      `${who}: authentication failed (401): ${text} — ${ctx.authHint ?? `set ${ctx.keyEnv ?? "the API key"} to a valid key (or pass apiKey)`}`,
       false,
     );
   if (status === 402 || (status === 429 && hardQuotaRe.test(both)))
@@ -249,7 +258,7 @@ export function classifyError(e: unknown, ctx: ErrorContext, signal?: AbortSigna
   if (status === 403)
     return withStatus(
       "permission",
-      `${who}: permission denied (403): ${text} — the key${ctx.keyEnv ? ` in ${ctx.keyEnv}` : ""} lacks access to this model or project`,
+      `${who}: permission denied (403): ${text} — ${ctx.authHint ? `the credentials lack access to this model or project, or are invalid (${ctx.authHint})` : `the key${ctx.keyEnv ? ` in ${ctx.keyEnv}` : ""} lacks access to this model or project`}`,
       false,
     );
   if (status === 404)

@@ -1,4 +1,30 @@
 export type { AdapterConfig, Translator } from "./adapters/shared.ts";
+export type { BrowserLogin, BrowserLoginOptions, CodexAuthConfig, DeviceCode, Pkce } from "./auth/codex.ts";
+export {
+  CODEX_BASE_URL,
+  CODEX_CLIENT_ID,
+  CODEX_ISSUER,
+  CodexAuthError,
+  codexAuthConfig,
+  completeDeviceCode,
+  generatePkce,
+  jwtClaims,
+  loginWithBrowser,
+  pkceChallenge,
+  refreshCodexTokens,
+  requestDeviceCode,
+} from "./auth/codex.ts";
+export type { AuthFile, CodexTokens } from "./auth/store.ts";
+export {
+  authFileSecrets,
+  defaultAuthFile,
+  readAuthFile,
+  readCodexTokens,
+  removeCodexTokens,
+  writeCodexTokens,
+} from "./auth/store.ts";
+export type { CodexCredential, CodexTokenSource, FileTokenSourceOptions } from "./auth/token-source.ts";
+export { fileCodexTokens, staticCodexToken } from "./auth/token-source.ts";
 export type { ResolvedModel } from "./catalog.ts";
 export { catalogDate, ModelCatalog, unknownModelInfo } from "./catalog.ts";
 export type { CreateProviderOptions, ProviderHandle } from "./create.ts";

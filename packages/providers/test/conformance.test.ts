@@ -1,5 +1,8 @@
-// Acceptance 1: the same canonical scenarios through each of the four adapters, over
+// Acceptance 1: the same canonical scenarios through each of the adapters (Codex, Bedrock
+// and Vertex included, through their own URL paths and framing), over
 // the mock wire server, produce the same normalized events and outcome.
+import type { LlmEvent } from "@lash/sansio";
+import { Effect, Fiber, Stream } from "effect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ProviderKind } from "../src/index.ts";
 import { createProvider } from "../src/index.ts";
@@ -13,6 +16,9 @@ const models: Record<ProviderKind, string> = {
   openai: "openai/gpt-5-mini",
   "openai-compatible": "openai-compatible/llama3.1",
   google: "google/gemini-2.5-flash",
+  codex: "codex/gpt-5-codex",
+  bedrock: "bedrock/us.anthropic.claude-haiku-4-5-20251001-v1:0",
+  "vertex-anthropic": "vertex-anthropic/claude-haiku-4-5@20251001",
 };
 
 const keyEnv: Record<ProviderKind, string> = {
@@ -20,6 +26,21 @@ const keyEnv: Record<ProviderKind, string> = {
   openai: "OPENAI_API_KEY",
   "openai-compatible": "OPENAI_COMPATIBLE_API_KEY",
   google: "GEMINI_API_KEY",
+  codex: "lash login codex",
+  bedrock: "AWS_BEARER_TOKEN_BEDROCK",
+  "vertex-anthropic": "gcloud auth application-default login",
+};
+
+/** The path each provider's requests take (Codex: the ChatGPT backend; the clouds: their own routes). */
+const paths: Record<ProviderKind, RegExp> = {
+  anthropic: /^\/v1\/messages$/,
+  openai: /^\/v1\/responses$/,
+  "openai-compatible": /^\/v1\/chat\/completions$/,
+  google: /:streamGenerateContent$/,
+  codex: /^\/backend-api\/codex\/responses$/,
+  bedrock: /^\/model\/us\.anthropic\.claude-haiku-4-5-20251001-v1:0\/invoke-with-response-stream$/,
+  "vertex-anthropic":
+    /^\/v1\/projects\/mock-project\/locations\/us-east5\/publishers\/anthropic\/models\/claude-haiku-4-5@20251001:streamRawPredict$/,
 };
 
 interface Scenario {
@@ -188,6 +209,8 @@ describe.each(Object.keys(models) as ProviderKind[])("conformance: %s", (kind) =
     const sent = server.requests[before]!;
     // Adapters send only the model part of `provider/model`.
     expect(sent.model).toBe(models[kind].slice(models[kind].indexOf("/") + 1));
+    expect(sent.path).toMatch(paths[kind]);
+    expect(sent.stream).toBe(true);
     if (s.error) {
       expect(out.error?.kind).toBe(s.error.kind);
       expect(out.error?.retryable).toBe(s.error.retryable);
@@ -197,5 +220,36 @@ describe.each(Object.keys(models) as ProviderKind[])("conformance: %s", (kind) =
       expect(out.error).toBeUndefined();
       expect(normalize(out.events)).toEqual(s.events);
     }
+  });
+});
+
+describe.each(Object.keys(models) as ProviderKind[])("cancellation: %s", (kind) => {
+  it("interrupting the stream mid-answer closes the HTTP request", async () => {
+    const provider = createProvider(models[kind], {
+      ...mockProviderOptions(server, kind),
+      env: {},
+      retry: false,
+    });
+    server.enqueue({ text: "one two three four five six", textChunks: 6, hangAfterChunks: 6 });
+    const events: LlmEvent[] = [];
+    let sawText: () => void = () => {};
+    const textSeen = new Promise<void>((resolve) => {
+      sawText = resolve;
+    });
+    const fiber = Effect.runFork(
+      Stream.runForEach(provider.stream(request(models[kind])), (e) =>
+        Effect.sync(() => {
+          events.push(e);
+          if (e.type === "textDelta") sawText();
+        }),
+      ),
+    );
+    await textSeen;
+    expect(server.inFlight).toBe(1);
+    await Effect.runPromise(Fiber.interrupt(fiber));
+    // the hung response ends only when the client aborts its request
+    await server.waitForIdle();
+    expect(server.inFlight).toBe(0);
+    expect(events.some((e) => e.type === "finish")).toBe(false);
   });
 });

@@ -23,6 +23,19 @@ const cases: Record<ProviderKind, { model: string; id: RegExp; toolReason?: stri
     stopReason: "stop",
   },
   google: { model: "google/gemini-2.5-flash", id: /^gresp_mock_/, toolReason: "STOP", stopReason: "STOP" },
+  codex: { model: "codex/gpt-5-codex", id: /^resp_mock_/ },
+  bedrock: {
+    model: "bedrock/anthropic.claude-haiku-4-5-20251001-v1:0",
+    id: /^msg_mock_/,
+    toolReason: "tool_use",
+    stopReason: "end_turn",
+  },
+  "vertex-anthropic": {
+    model: "vertex-anthropic/claude-haiku-4-5@20251001",
+    id: /^msg_mock_/,
+    toolReason: "tool_use",
+    stopReason: "end_turn",
+  },
 };
 
 let server: MockLlmServer;

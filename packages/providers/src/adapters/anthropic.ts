@@ -396,15 +396,26 @@ export function anthropicClient(config: AdapterConfig): Anthropic {
   });
 }
 
+/** The Messages API as served elsewhere (Bedrock, Vertex): another SDK client, another name. */
+export interface AnthropicVariant {
+  readonly name: string;
+  /** A client of `@anthropic-ai/sdk`'s shape (`AnthropicBedrock`, `AnthropicVertex`). */
+  readonly client: { readonly messages: Pick<Anthropic["messages"], "create"> };
+  /** What a 401/403 tells the user to do. */
+  readonly authHint?: string;
+}
+
 /** Anthropic Messages API through `@anthropic-ai/sdk` (raw streaming events, no accumulating helper). */
-export function anthropicProvider(config: AdapterConfig): LlmProvider {
-  const client = anthropicClient(config);
+export function anthropicProvider(config: AdapterConfig, variant?: AnthropicVariant): LlmProvider {
+  const client = variant?.client ?? anthropicClient(config);
+  const name = variant?.name ?? PROVIDER;
   return {
-    name: PROVIDER,
+    name,
     stream(request) {
       const params = anthropicParams(request, config);
       const ctx: ErrorContext = {
-        provider: PROVIDER,
+        provider: name,
+        ...(variant?.authHint ? { authHint: variant.authHint } : {}),
         model: params.model,
         keyEnv: config.keyEnv,
         baseUrlEnv: config.baseUrlEnv,

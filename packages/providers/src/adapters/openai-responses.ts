@@ -357,19 +357,36 @@ export function openaiClient(config: AdapterConfig, fetch?: typeof globalThis.fe
   });
 }
 
+/** What a variant of the Responses API (Codex) changes: its name, transport and request fields. */
+export interface ResponsesVariant {
+  readonly name: string;
+  /** The fetch the SDK uses (e.g. one that adds the sign-in's headers). */
+  readonly fetch?: typeof globalThis.fetch;
+  /** Adjusts the built request. */
+  readonly params?: (
+    params: ResponseCreateParamsStreaming,
+    request: LlmRequest,
+  ) => ResponseCreateParamsStreaming;
+  /** What a 401 tells the user to do. */
+  readonly authHint?: string;
+}
+
 /** OpenAI Responses API through the `openai` SDK (stateless: `store: false`, encrypted reasoning replayed). */
-export function openaiResponsesProvider(config: AdapterConfig): LlmProvider {
-  const client = openaiClient(config);
+export function openaiResponsesProvider(config: AdapterConfig, variant?: ResponsesVariant): LlmProvider {
+  const client = openaiClient(config, variant?.fetch);
+  const name = variant?.name ?? PROVIDER;
   return {
-    name: PROVIDER,
+    name,
     stream(request) {
-      const params = responsesParams(request, config);
+      const base = responsesParams(request, config);
+      const params = variant?.params ? variant.params(base, request) : base;
       const ctx: ErrorContext = {
-        provider: PROVIDER,
+        provider: name,
         model: params.model ?? config.model,
         keyEnv: config.keyEnv,
         baseUrlEnv: config.baseUrlEnv,
         baseUrl: config.baseUrl,
+        ...(variant?.authHint ? { authHint: variant.authHint } : {}),
       };
       return runSdkStream(
         ctx,

@@ -11,6 +11,9 @@ import { withRetry } from "../retry.ts";
 import type { MockLlmServer } from "./mock-server.ts";
 import type { WireFormat } from "./reply.ts";
 
+export { bedrockChunk, eventStreamMessage } from "./aws-eventstream.ts";
+export type { MockAuthServer, MockAuthServerOptions } from "./mock-auth.ts";
+export { startMockAuthServer } from "./mock-auth.ts";
 export type { MockLlmServer, MockServerOptions, RecordedRequest, Responder } from "./mock-server.ts";
 export { formatOfPath, startMockServer } from "./mock-server.ts";
 export { rawSdkStream } from "./raw.ts";
@@ -36,6 +39,9 @@ export const formatOfProvider: Record<ProviderKind, WireFormat> = {
   openai: "openai-responses",
   "openai-compatible": "openai-chat",
   google: "google",
+  codex: "openai-responses",
+  bedrock: "anthropic",
+  "vertex-anthropic": "anthropic",
 };
 
 /** The provider kind that speaks a wire format. */
@@ -53,7 +59,14 @@ export const providerOfFormat: Record<WireFormat, ProviderKind> = {
 export function mockProviderOptions(
   server: Pick<MockLlmServer, "baseUrl">,
   kind: ProviderKind | WireFormat,
-): { apiKey: string; baseUrl: string } {
+): { apiKey: string; baseUrl: string; region?: string; project?: string } {
+  const url = server.baseUrl("anthropic");
+  // Codex: the ChatGPT backend's path; Bedrock and Vertex: their SDKs rewrite the path, the
+  // mock serves `/model/{id}/invoke-with-response-stream` and `…/models/{model}:streamRawPredict`
+  if (kind === "codex") return { apiKey: "test", baseUrl: `${url}/backend-api/codex` };
+  if (kind === "bedrock") return { apiKey: "test", baseUrl: url, region: "us-east-1" };
+  if (kind === "vertex-anthropic")
+    return { apiKey: "test", baseUrl: `${url}/v1`, region: "us-east5", project: "mock-project" };
   const format = (kind in formatOfProvider ? formatOfProvider[kind as ProviderKind] : kind) as WireFormat;
   return { apiKey: "test", baseUrl: server.baseUrl(format) };
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { createServer } from "node:http";
 import type { Socket } from "node:net";
+import { bedrockChunk } from "./aws-eventstream.ts";
 import { renderError, renderStream, type SseEvent, sseText } from "./render.ts";
 import type { MockReply, WireFormat } from "./reply.ts";
 
@@ -19,9 +20,11 @@ export interface RecordedRequest {
   readonly rawBody: string;
   /** Which wire format the path selects (undefined for an unknown path). */
   readonly format: WireFormat | undefined;
-  /** The model named by the body or (Gemini) the path. */
+  /** The model named by the body or (Gemini, Bedrock, Vertex) the path. */
   readonly model: string | undefined;
   readonly stream: boolean;
+  /** Where a Messages API request was sent: Bedrock's or Vertex's paths (absent for the vendors' own). */
+  readonly platform?: "bedrock" | "vertex";
 }
 
 export type Responder = (request: RecordedRequest) => MockReply | Promise<MockReply>;
@@ -59,7 +62,12 @@ export interface MockLlmServer {
   close(): Promise<void>;
 }
 
+/** Bedrock's `/model/{id}/invoke[-with-response-stream]` and Vertex's `…/models/{model}:[stream]rawPredict`. */
+const bedrockPath = /\/model\/([^/]+)\/invoke(-with-response-stream)?$/;
+const vertexPath = /\/publishers\/anthropic\/models\/([^/:]+):(stream)?rawPredict$/i;
+
 export function formatOfPath(path: string): WireFormat | undefined {
+  if (bedrockPath.test(path) || vertexPath.test(path)) return "anthropic";
   if (path.endsWith("/chat/completions")) return "openai-chat";
   if (path.endsWith("/responses")) return "openai-responses";
   if (path.endsWith("/messages")) return "anthropic";
@@ -124,6 +132,18 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       model = m?.[1] ? decodeURIComponent(m[1]) : undefined;
       stream = /:streamGenerateContent$/i.test(u.pathname);
     }
+    let platform: "bedrock" | "vertex" | undefined;
+    const bedrock = bedrockPath.exec(u.pathname);
+    const vertex = bedrock ? null : vertexPath.exec(u.pathname);
+    if (bedrock) {
+      platform = "bedrock";
+      model = decodeURIComponent(bedrock[1]!);
+      stream = bedrock[2] !== undefined;
+    } else if (vertex) {
+      platform = "vertex";
+      model = decodeURIComponent(vertex[1]!);
+      stream = vertex[2] !== undefined;
+    }
     const rec: RecordedRequest = {
       index: requests.length,
       method: req.method ?? "GET",
@@ -135,6 +155,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       format,
       model,
       stream,
+      ...(platform ? { platform } : {}),
     };
     requests.push(rec);
     for (let i = waiters.length - 1; i >= 0; i--) {
@@ -152,6 +173,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     reply: MockReply,
     events: SseEvent[],
     format: WireFormat,
+    encode: (e: SseEvent) => Buffer | string = sseText,
   ): Promise<void> => {
     const socket = res.socket;
     const alive = (): boolean => !closing && !res.destroyed && !res.writableEnded;
@@ -162,7 +184,10 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       reply.hangAfterChunks !== undefined ||
       reply.malformedAfterChunks !== undefined;
     if (reply.writeSplits && reply.writeSplits.length > 0) {
-      const all = Buffer.from(reply.rawSse ?? events.map(sseText).join(""), "utf8");
+      const all =
+        reply.rawSse !== undefined
+          ? Buffer.from(reply.rawSse, "utf8")
+          : Buffer.concat(events.map((e) => Buffer.from(encode(e))));
       let at = 0;
       for (const cut of [...reply.writeSplits, all.length]) {
         const end = Math.min(Math.max(cut, at), all.length);
@@ -182,7 +207,11 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     }
     if (!paced) {
       // One write: fastest for the benchmarks.
-      res.end(events.map(sseText).join(""));
+      res.end(
+        encode === sseText
+          ? events.map(sseText).join("")
+          : Buffer.concat(events.map((e) => Buffer.from(encode(e)))),
+      );
       return;
     }
     for (let i = 0; i < events.length; i++) {
@@ -199,7 +228,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
             ? "event: content_block_delta\ndata: {not json\n\n"
             : "data: {not json\n\n",
         );
-      const buf = Buffer.from(sseText(events[i]!), "utf8");
+      const buf = Buffer.from(encode(events[i]!));
       if (reply.splitMultibyte) {
         for (const piece of splitInsideChar(buf)) {
           res.write(piece);
@@ -226,7 +255,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     const reply = await nextReply(rec);
     if (reply.hang) return; // never answer
     if (reply.error) {
-      const e = renderError(format, reply.error);
+      const e = renderError(format, reply.error, rec.platform);
       res.writeHead(e.status, { ...e.headers, ...(reply.headers ?? {}) });
       res.end(e.body);
       return;
@@ -237,6 +266,13 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     if (!rec.stream && reply.raw === undefined && reply.rawSse === undefined) {
       res.writeHead(200, { "content-type": "application/json", ...(reply.headers ?? {}) });
       res.end(JSON.stringify(nonStreamingBody(format, events)));
+      return;
+    }
+    if (rec.platform === "bedrock" && reply.rawSse === undefined) {
+      // Bedrock frames each event in AWS event-stream messages
+      res.writeHead(200, { "content-type": "application/vnd.amazon.eventstream", ...(reply.headers ?? {}) });
+      res.flushHeaders();
+      await writeEvents(res, reply, events, format, (e) => bedrockChunk(e.data));
       return;
     }
     res.writeHead(200, { ...sseHeaders, ...(reply.headers ?? {}) });

@@ -79,9 +79,45 @@ const googleStatus: Record<MockErrorCode, string> = {
 };
 
 /** An HTTP error in the vendor's own shape. */
-export function renderError(format: WireFormat, e: MockError): RenderedError {
+/** Bedrock's error type (`x-amzn-errortype`) per mock error code. */
+const bedrockErrorType: Record<MockErrorCode, string> = {
+  rateLimit: "ThrottlingException",
+  quota: "ServiceQuotaExceededException",
+  overloaded: "ServiceUnavailableException",
+  server: "InternalServerException",
+  auth: "UnrecognizedClientException",
+  permission: "AccessDeniedException",
+  notFound: "ResourceNotFoundException",
+  badRequest: "ValidationException",
+  contextOverflow: "ValidationException",
+};
+
+export function renderError(
+  format: WireFormat,
+  e: MockError,
+  platform?: "bedrock" | "vertex",
+): RenderedError {
   const code = errorCodeOf(e);
   let status = e.status ?? defaultStatus[code];
+  if (platform === "bedrock") {
+    // Bedrock: `{"message": …}` and the error type in a header; no 529 (503 instead)
+    if (status === 529) status = 503;
+    const message =
+      e.message ?? (code === "contextOverflow" ? "Input is too long for requested model." : errorTexts[code]);
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      "x-amzn-errortype": `${bedrockErrorType[code]}:http://internal.amazon.com/coral/com.amazon.bedrock/`,
+      ...(e.headers ?? {}),
+    };
+    if (e.retryAfter !== undefined) headers["retry-after"] = String(e.retryAfter);
+    const body =
+      e.body === undefined
+        ? JSON.stringify({ message })
+        : typeof e.body === "string"
+          ? e.body
+          : JSON.stringify(e.body);
+    return { kind: "error", status, headers, body };
+  }
   // Gemini has no 529.
   if (format === "google" && status === 529) status = 503;
   const message = e.message ?? (code === "contextOverflow" ? overflowText[format] : errorTexts[code]);
