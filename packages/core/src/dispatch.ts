@@ -1,5 +1,6 @@
 import type { CompletedToolCall, PendingToolCall } from "@lash/sansio";
-import { Clock, Deferred, Duration, Effect, Option, Ref } from "effect";
+import { isLiveClock } from "@lash/sansio";
+import { type Clock, Duration, Effect, Fiber, FiberId, Runtime } from "effect";
 import type { TurnActivityBody } from "./activity.ts";
 import { Journal, type JournalMismatch } from "./journal.ts";
 import { validateJson } from "./jsonschema.ts";
@@ -43,8 +44,8 @@ export interface DispatchContext {
   /** Replay key of the batch effect; attempts are keyed under it. */
   readonly batchKey: string;
   readonly emit: (body: TurnActivityBody) => Effect.Effect<void>;
-  /** Completed when the turn is cancelled. */
-  readonly cancel: Deferred.Deferred<void>;
+  /** Aborted when the turn is cancelled. */
+  readonly signal: AbortSignal;
   readonly options?: DispatchOptions;
   /** Lent to tools that drive the runtime (subagents). */
   readonly host?: ToolHost;
@@ -108,30 +109,59 @@ function describeError(e: unknown): string {
   return String(e);
 }
 
+/** The call's tool, or the settled result for bad arguments / an unknown tool. */
+function lookup(ctx: DispatchContext, call: PendingToolCall, index: number): Prepared | ToolDefinition {
+  if (call.argsError !== undefined) {
+    return {
+      kind: "settled",
+      index,
+      call,
+      output: errorOutput(`Invalid arguments for ${call.name}: ${call.argsError}.`),
+    };
+  }
+  const tool = ctx.catalog.get(call.name);
+  if (tool) return tool;
+  const names = [...ctx.catalog.keys()].sort();
+  return {
+    kind: "settled",
+    index,
+    call,
+    output: errorOutput(
+      `Unknown tool \`${call.name}\`. ${names.length ? `Available tools: ${names.join(", ")}.` : "No tools are available in this session."}`,
+    ),
+  };
+}
+
+/** Arguments checked against the tool's input schema: ready to run, or settled with what is wrong. */
+function validated(call: PendingToolCall, index: number, tool: ToolDefinition, args: unknown): Prepared {
+  const problems = validateJson(tool.inputSchema, args);
+  if (problems.length === 0) return { kind: "run", index, call, tool, args };
+  return {
+    kind: "settled",
+    index,
+    call,
+    tool,
+    output: errorOutput(
+      `Invalid arguments for ${call.name}:\n${problems.map((p) => `- ${p}`).join("\n")}\nFix the arguments to match the tool's input schema and call it again.`,
+    ),
+  };
+}
+
 /** Prepare every call in the model's order: lookup, validation, `beforeToolCall` hooks. Never fails. */
 function prepare(ctx: DispatchContext, calls: readonly PendingToolCall[]): Effect.Effect<Prepared[]> {
+  // without `beforeToolCall` hooks, preparing is plain synchronous work
+  if (!ctx.hooks.some((h) => h.hooks.beforeToolCall))
+    return Effect.sync(() =>
+      calls.map((call, index) => {
+        const tool = lookup(ctx, call, index);
+        return "kind" in tool ? tool : validated(call, index, tool, call.args);
+      }),
+    );
   return Effect.forEach(calls, (call, index) =>
     Effect.gen(function* () {
-      if (call.argsError !== undefined) {
-        return {
-          kind: "settled",
-          index,
-          call,
-          output: errorOutput(`Invalid arguments for ${call.name}: ${call.argsError}.`),
-        } as const;
-      }
-      const tool = ctx.catalog.get(call.name);
-      if (!tool) {
-        const names = [...ctx.catalog.keys()].sort();
-        return {
-          kind: "settled",
-          index,
-          call,
-          output: errorOutput(
-            `Unknown tool \`${call.name}\`. ${names.length ? `Available tools: ${names.join(", ")}.` : "No tools are available in this session."}`,
-          ),
-        } as const;
-      }
+      const found = lookup(ctx, call, index);
+      if ("kind" in found) return found;
+      const tool = found;
       let args = call.args;
       for (const { plugin, hooks } of ctx.hooks) {
         if (!hooks.beforeToolCall) continue;
@@ -162,20 +192,68 @@ function prepare(ctx: DispatchContext, calls: readonly PendingToolCall[]): Effec
         if ("output" in r) return { kind: "settled", index, call, tool, output: r.output } as const;
         if ("args" in r) args = r.args;
       }
-      const problems = validateJson(tool.inputSchema, args);
-      if (problems.length > 0) {
-        return {
-          kind: "settled",
-          index,
-          call,
-          tool,
-          output: errorOutput(
-            `Invalid arguments for ${call.name}:\n${problems.map((p) => `- ${p}`).join("\n")}\nFix the arguments to match the tool's input schema and call it again.`,
-          ),
-        } as const;
-      }
-      return { kind: "run", index, call, tool, args } as const;
+      return validated(call, index, tool, args);
     }),
+  );
+}
+
+/** A call stopped by the turn's cancel (after the grace period): reported as cancelled, not settled. */
+const CANCELLED: unique symbol = Symbol("cancelled");
+type Cancelled = typeof CANCELLED;
+
+/** Runs `f` after `ms` on `clock`: a timer on the live clock, a fiber sleeping on any other (TestClock). */
+function after(clock: Clock.Clock, rt: Runtime.Runtime<never>, ms: number, f: () => void): () => void {
+  if (isLiveClock(clock)) {
+    const t = setTimeout(f, ms);
+    return () => clearTimeout(t);
+  }
+  const fiber = Runtime.runFork(rt)(Effect.zipRight(Effect.sleep(Duration.millis(ms)), Effect.sync(f)));
+  return () => fiber.unsafeInterruptAsFork(FiberId.none);
+}
+
+/**
+ * Runs one tool attempt in its own fiber, stopped (interrupted, and waited for) at its
+ * timeout — a typed failure — or `graceMs` after the turn's signal aborts — `CANCELLED`.
+ * One fiber per call: no race, no timer fiber on the live clock.
+ */
+function supervised<A, E, E2>(
+  effect: Effect.Effect<A, E>,
+  o: {
+    readonly timeoutMs: number;
+    readonly graceMs: number;
+    readonly signal: AbortSignal;
+    readonly onTimeout: () => E2;
+  },
+): Effect.Effect<A | Cancelled, E | E2> {
+  return Effect.flatMap(Effect.runtime<never>(), (rt) =>
+    Effect.clockWith((clock) =>
+      Effect.async<A | Cancelled, E | E2>((resume) => {
+        let reason: "timeout" | "cancelled" | undefined;
+        const fiber: Fiber.RuntimeFiber<A, E> = Runtime.runFork(rt)(effect);
+        const stop = (why: "timeout" | "cancelled") => {
+          if (reason || fiber.unsafePoll()) return;
+          reason = why;
+          fiber.unsafeInterruptAsFork(FiberId.none);
+        };
+        const clearTimeout = after(clock, rt, o.timeoutMs, () => stop("timeout"));
+        let clearGrace: (() => void) | undefined;
+        const onAbort = () => {
+          clearGrace = after(clock, rt, o.graceMs, () => stop("cancelled"));
+        };
+        if (o.signal.aborted) onAbort();
+        else o.signal.addEventListener("abort", onAbort, { once: true });
+        fiber.addObserver((exit) => {
+          clearTimeout();
+          clearGrace?.();
+          o.signal.removeEventListener("abort", onAbort);
+          if (reason === "timeout") resume(Effect.fail(o.onTimeout()));
+          else if (reason === "cancelled") resume(Effect.succeed(CANCELLED));
+          else resume(exit);
+        });
+        // the batch itself interrupted (the turn stopped): stop the call and wait for it
+        return Effect.asVoid(Fiber.interrupt(fiber));
+      }),
+    ),
   );
 }
 
@@ -183,7 +261,7 @@ function attemptOnce(
   ctx: DispatchContext,
   p: Extract<Prepared, { kind: "run" }>,
   attempt: number,
-): Effect.Effect<AttemptRecord> {
+): Effect.Effect<AttemptRecord | Cancelled> {
   const timeoutMs = p.tool.timeoutMs ?? ctx.options?.defaultTimeoutMs ?? 120_000;
   const redactor = ctx.options?.redactor;
   const clean = redactor && redactor.size > 0 ? redactor : undefined;
@@ -209,17 +287,22 @@ function attemptOnce(
         );
       },
     };
-    return p.tool.execute(p.args, context).pipe(
-      Effect.timeoutFail({
-        duration: Duration.millis(timeoutMs),
-        onTimeout: () =>
-          new ToolFailure({
-            class: "timeout",
-            message: `${p.tool.name} timed out after ${timeoutMs} ms and was stopped.`,
-          }),
-      }),
-      Effect.onInterrupt(() => Effect.sync(() => controller.abort())),
-      Effect.map((output): AttemptRecord => ({ ok: true, output: redactOutput(clean, output) })),
+    const run = p.tool
+      .execute(p.args, context)
+      .pipe(Effect.onInterrupt(() => Effect.sync(() => controller.abort())));
+    return supervised(run, {
+      timeoutMs,
+      graceMs: ctx.options?.cancelGraceMs ?? 100,
+      signal: ctx.signal,
+      onTimeout: () =>
+        new ToolFailure({
+          class: "timeout",
+          message: `${p.tool.name} timed out after ${timeoutMs} ms and was stopped.`,
+        }),
+    }).pipe(
+      Effect.map((output): AttemptRecord | Cancelled =>
+        output === CANCELLED ? CANCELLED : { ok: true, output: redactOutput(clean, output) },
+      ),
       Effect.catchAllDefect((defect) =>
         Effect.succeed<AttemptRecord>({
           ok: false,
@@ -250,7 +333,7 @@ function attemptOnce(
 function execute(
   ctx: DispatchContext,
   p: Extract<Prepared, { kind: "run" }>,
-): Effect.Effect<{ output: ToolOutput; replayed: boolean }, JournalMismatch | StoreError> {
+): Effect.Effect<{ output: ToolOutput; replayed: boolean } | Cancelled, JournalMismatch | StoreError> {
   return Effect.gen(function* () {
     const maxAttempts = Math.max(1, p.tool.retry?.maxAttempts ?? 1);
     const ids = { sessionId: ctx.hook.session.id, turnId: ctx.hook.turnId };
@@ -260,7 +343,7 @@ function execute(
       let record: AttemptRecord | undefined;
       let replayed = false;
       if (ctx.journal.enabled) {
-        const entry = yield* ctx.journal.lookup(key);
+        const entry = yield* ctx.journal.lookup(key, ids.turnId);
         yield* ctx.journal.check(entry, key, hash);
         if (entry?.status === "completed") {
           record = entry.outcome as AttemptRecord;
@@ -280,7 +363,10 @@ function execute(
       }
       if (!record) {
         yield* ctx.journal.record(ids, key, hash, "started");
-        record = yield* attemptOnce(ctx, p, attempt);
+        const r = yield* attemptOnce(ctx, p, attempt);
+        // cut off by the cancel: the attempt stays "started", as a crash would leave it
+        if (r === CANCELLED) return CANCELLED;
+        record = r;
         yield* ctx.journal.record(ids, key, hash, "completed", record);
       }
       if (record.ok) return { output: record.output, replayed };
@@ -311,8 +397,9 @@ export function runToolBatch(
   calls: readonly PendingToolCall[],
 ): Effect.Effect<BatchResult, JournalMismatch | StoreError> {
   return Effect.gen(function* () {
+    const clock = yield* Effect.clock;
     const prepared = yield* prepare(ctx, calls);
-    const done = yield* Ref.make(new Map<number, CompletedToolCall>());
+    const done = new Map<number, CompletedToolCall>();
     const spent: ToolUsage[] = [];
     /** When each call started, so a call cut off by a cancel reports how long it really ran. */
     const started = new Map<number, number>();
@@ -340,7 +427,6 @@ export function runToolBatch(
         const projected: ProjectedResult = yield* Effect.orElseSucceed(ctx.project(info, out), () => ({
           content: out.content,
         }));
-        const now = yield* Clock.currentTimeMillis;
         if (out.usage) spent.push(...out.usage);
         const completed: CompletedToolCall = {
           callId: p.call.callId,
@@ -352,9 +438,9 @@ export function runToolBatch(
           ...(out.value !== undefined ? { value: out.value } : {}),
           ...(out.details !== undefined ? { details: out.details } : {}),
           ...(out.control !== undefined && !out.isError ? { control: out.control } : {}),
-          durationMs: now - startedAt,
+          durationMs: clock.unsafeCurrentTimeMillis() - startedAt,
         };
-        yield* Ref.update(done, (m) => new Map(m).set(p.index, completed));
+        done.set(p.index, completed);
         yield* ctx.emit({
           type: "toolCompleted",
           callId: completed.callId,
@@ -369,37 +455,35 @@ export function runToolBatch(
       });
 
     const runOne = (p: Prepared) =>
-      Effect.gen(function* () {
-        const startedAt = yield* Clock.currentTimeMillis;
+      Effect.suspend(() => {
+        // a call that had not started when the turn was cancelled does not start
+        if (ctx.signal.aborted) return Effect.void;
+        const startedAt = clock.unsafeCurrentTimeMillis();
         started.set(p.index, startedAt);
-        yield* ctx.emit({
-          type: "toolStarted",
-          callId: p.call.callId,
-          ...(p.call.lashCallId !== undefined ? { lashCallId: p.call.lashCallId } : {}),
-          name: p.call.name,
-          args: p.kind === "run" ? p.args : p.call.args,
-          ...(p.tool?.family ? { family: p.tool.family } : {}),
-        });
-        if (p.kind === "settled") return yield* settle(p, p.output, startedAt, false);
-        const { output, replayed } = yield* execute(ctx, p);
-        yield* settle(p, output, startedAt, replayed);
+        return Effect.zipRight(
+          ctx.emit({
+            type: "toolStarted",
+            callId: p.call.callId,
+            ...(p.call.lashCallId !== undefined ? { lashCallId: p.call.lashCallId } : {}),
+            name: p.call.name,
+            args: p.kind === "run" ? p.args : p.call.args,
+            ...(p.tool?.family ? { family: p.tool.family } : {}),
+          }),
+          p.kind === "settled"
+            ? settle(p, p.output, startedAt, false)
+            : Effect.flatMap(execute(ctx, p), (r) =>
+                r === CANCELLED ? Effect.void : settle(p, r.output, startedAt, r.replayed),
+              ),
+        );
       });
 
     // One call needs no concurrent forEach (which forks a fiber per item).
-    const all =
-      prepared.length === 1
-        ? runOne(prepared[0]!)
-        : Effect.forEach(prepared, runOne, { concurrency: ctx.options?.concurrency ?? 8, discard: true });
-    const grace = ctx.options?.cancelGraceMs ?? 100;
-    const cancelled = Deferred.await(ctx.cancel).pipe(Effect.zipRight(Effect.sleep(Duration.millis(grace))));
-    const winner = yield* Effect.raceFirst(
-      Effect.map(all, () => false),
-      Effect.map(cancelled, () => true),
-    );
-    const map = yield* Ref.get(done);
-    const stoppedAt = yield* Clock.currentTimeMillis;
+    yield* prepared.length === 1
+      ? runOne(prepared[0]!)
+      : Effect.forEach(prepared, runOne, { concurrency: ctx.options?.concurrency ?? 8, discard: true });
+    const stoppedAt = clock.unsafeCurrentTimeMillis();
     const results = prepared.map((p): CompletedToolCall => {
-      const settled = map.get(p.index);
+      const settled = done.get(p.index);
       if (settled) return settled;
       const startedAt = started.get(p.index);
       return {
@@ -411,22 +495,19 @@ export function runToolBatch(
         ...(startedAt !== undefined ? { durationMs: stoppedAt - startedAt } : {}),
       };
     });
-    if (winner) {
-      for (const p of prepared) {
-        if (!map.has(p.index)) {
-          yield* ctx.emit({
-            type: "toolCompleted",
-            callId: p.call.callId,
-            ...(p.call.lashCallId !== undefined ? { lashCallId: p.call.lashCallId } : {}),
-            name: p.call.name,
-            isError: true,
-            content: results[p.index]!.content,
-            durationMs: results[p.index]!.durationMs ?? 0,
-            replayed: false,
-          });
-        }
-      }
+    for (const p of prepared) {
+      if (done.has(p.index)) continue;
+      yield* ctx.emit({
+        type: "toolCompleted",
+        callId: p.call.callId,
+        ...(p.call.lashCallId !== undefined ? { lashCallId: p.call.lashCallId } : {}),
+        name: p.call.name,
+        isError: true,
+        content: results[p.index]!.content,
+        durationMs: results[p.index]!.durationMs ?? 0,
+        replayed: false,
+      });
     }
-    return { results, cancelled: winner || Option.isSome(yield* Deferred.poll(ctx.cancel)), usage: spent };
+    return { results, cancelled: ctx.signal.aborted, usage: spent };
   });
 }

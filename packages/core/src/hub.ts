@@ -28,12 +28,16 @@ export class ActivityHub {
   }
 
   publish(turnId: string, body: TurnActivityBody): Effect.Effect<TurnActivity> {
-    return Effect.flatMap(Clock.currentTimeMillis, (at) => {
-      const event = { ...body, sessionId: this.sessionId, turnId, seq: ++this.seq, at } as TurnActivity;
-      this.log.push(event);
-      if (this.log.length > this.capacity) this.log.splice(0, this.log.length - this.capacity);
-      return Effect.as(PubSub.publish(this.pubsub, event), event);
-    });
+    return Effect.map(Clock.currentTimeMillis, (at) => this.publishNow(turnId, body, at));
+  }
+
+  /** `publish` without an effect: numbers, logs and offers the event at once (the turn's hot path). */
+  publishNow(turnId: string, body: TurnActivityBody, at: number): TurnActivity {
+    const event = { ...body, sessionId: this.sessionId, turnId, seq: ++this.seq, at } as TurnActivity;
+    this.log.push(event);
+    if (this.log.length > this.capacity) this.log.splice(0, this.log.length - this.capacity);
+    this.pubsub.unsafeOffer(event);
+    return event;
   }
 
   /** Every event with `seq > cursor` (from the retained log), then live events, each exactly once. */

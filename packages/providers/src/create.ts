@@ -1,4 +1,4 @@
-import type { LlmProvider, ModelInfo } from "@lash/sansio";
+import { callOf, type LlmProvider, type ModelInfo, withCall } from "@lash/sansio";
 import { Effect, Stream } from "effect";
 import type { AdapterConfig } from "./adapters/shared.ts";
 import { CODEX_BASE_URL, codexAuthConfig } from "./auth/codex.ts";
@@ -188,18 +188,24 @@ export const makeProvider = (
 
 /** A provider whose adapter (and vendor SDK) is loaded on the first `stream` call. */
 function lazyProvider(name: string, load: () => Promise<LlmProvider>): LlmProvider {
-  let loaded: Promise<LlmProvider> | undefined;
+  let loading: Promise<LlmProvider> | undefined;
+  let loaded: LlmProvider | undefined;
+  const adapter: Effect.Effect<LlmProvider> = Effect.suspend(() =>
+    loaded
+      ? Effect.succeed(loaded)
+      : Effect.promise(() => {
+          loading ??= load().then((p) => {
+            loaded = p;
+            return p;
+          });
+          return loading;
+        }),
+  );
   return {
     name,
     stream: (request) =>
-      Stream.unwrap(
-        Effect.map(
-          Effect.promise(() => {
-            loaded ??= load();
-            return loaded;
-          }),
-          (adapter) => adapter.stream(request),
-        ),
+      withCall(Stream.unwrap(Effect.map(adapter, (a) => a.stream(request))), (onEvent, options) =>
+        Effect.flatMap(adapter, (a) => callOf(a.stream(request))(onEvent, options)),
       ),
   };
 }

@@ -1,6 +1,6 @@
-import type { LlmEvent, LlmProvider, LlmRequest } from "@lash/sansio";
-import { LlmError, llmErrorInfo } from "@lash/sansio";
-import { Chunk, Clock, Duration, Effect, Random, Stream } from "effect";
+import type { LlmCall, LlmProvider, LlmRequest } from "@lash/sansio";
+import { abortWait, callOf, LlmError, llmErrorInfo, streamOfCall } from "@lash/sansio";
+import { Clock, Duration, Effect, Either, Random } from "effect";
 import { formatMs } from "./errors.ts";
 
 /** How `withRetry` retries. All times in milliseconds. */
@@ -148,33 +148,6 @@ function decide(
   return { retry: true, delayMs, next, counted };
 }
 
-/** Fails a stream that ends without a `finish` event (retryable `streamIncomplete`). */
-function requireFinish(provider: LlmProvider, request: LlmRequest): Stream.Stream<LlmEvent, LlmError> {
-  return Stream.suspend(() => {
-    let finished = false;
-    return provider.stream(request).pipe(
-      Stream.mapChunks((chunk) => {
-        if (!finished) for (const e of chunk) if (e.type === "finish") finished = true;
-        return chunk;
-      }),
-      Stream.concat(
-        Stream.suspend(() =>
-          finished
-            ? Stream.empty
-            : Stream.fail(
-                new LlmError({
-                  kind: "streamIncomplete",
-                  message: `${provider.name}: the stream ended without a finish (truncated stream)`,
-                  provider: provider.name,
-                  retryable: true,
-                }),
-              ),
-        ),
-      ),
-    );
-  });
-}
-
 /**
  * The one retry layer. 429 with Retry-After waits without consuming an attempt
  * (within a total wait budget); 5xx, overload, connection errors (refused, reset),
@@ -189,68 +162,62 @@ function requireFinish(provider: LlmProvider, request: LlmRequest): Stream.Strea
 export function withRetry(provider: LlmProvider, policy: Partial<RetryPolicy> = {}): LlmProvider {
   const p: RetryPolicy = { ...defaultRetryPolicy, ...policy };
   const deadline = p.deadlineMs > 0 ? p.deadlineMs : Number.POSITIVE_INFINITY;
-  const stream = (request: LlmRequest): Stream.Stream<LlmEvent, LlmError> =>
-    Stream.unwrap(
+  const incomplete = () =>
+    new LlmError({
+      kind: "streamIncomplete",
+      message: `${provider.name}: the stream ended without a finish (truncated stream)`,
+      provider: provider.name,
+      retryable: true,
+    });
+  const deadlineError = (tries: number) =>
+    new LlmError({
+      kind: "timeout",
+      message: `${provider.name}: no complete answer within the ${formatMs(p.deadlineMs)} deadline of this model call (${plural(tries, "attempt")}) — raise it with lash --request-deadline or config requestDeadlineMs`,
+      provider: provider.name,
+      retryable: false,
+    });
+  const call =
+    (request: LlmRequest): LlmCall =>
+    (onEvent, options) =>
       Effect.gen(function* () {
         const start = yield* Clock.currentTimeMillis;
-        const deadlineAt = start + deadline;
-        let tries = 1;
-        const run = (s: State): Stream.Stream<LlmEvent, LlmError> =>
-          requireFinish(provider, request).pipe(
-            Stream.catchAll((error) =>
-              Stream.unwrap(
-                Effect.gen(function* () {
-                  const random = p.jitter > 0 ? yield* Random.next : 0;
-                  const now = yield* Clock.currentTimeMillis;
-                  const d = decide(error, s, p, random, now, deadlineAt);
-                  if (!d.retry) return Stream.fail(d.error);
-                  const retry: LlmEvent = {
-                    type: "retry",
-                    attempt: d.next.tries,
-                    delayMs: d.delayMs,
-                    error: llmErrorInfo(error),
-                    reason: retryReason(error),
-                    ...(d.counted ? { maxAttempts: p.maxAttempts + (d.next.tries - d.next.attempts) } : {}),
-                  };
-                  const events: LlmEvent[] = [retry, { type: "attemptReset", attempt: d.next.tries }];
-                  return Stream.fromChunk(Chunk.unsafeFromArray(events)).pipe(
-                    Stream.concat(
-                      Stream.unwrap(
-                        Effect.as(
-                          Effect.sleep(Duration.millis(d.delayMs)),
-                          Stream.suspend(() => {
-                            tries = d.next.tries;
-                            return run(d.next);
-                          }),
-                        ),
-                      ),
-                    ),
-                  );
-                }),
-              ),
-            ),
+        const deadlineAt = Math.min(start + deadline, options.deadlineAt ?? Number.POSITIVE_INFINITY);
+        const signal = options.signal;
+        const inner = {
+          ...(signal ? { signal } : {}),
+          ...(Number.isFinite(deadlineAt) ? { deadlineAt } : {}),
+        };
+        let s: State = { tries: 1, attempts: 1, throttleSpentMs: 0 };
+        for (;;) {
+          let finished = false;
+          const r = yield* Effect.either(
+            callOf(provider.stream(request))((e) => {
+              if (e.type === "finish") finished = true;
+              onEvent(e);
+            }, inner),
           );
-        const all = run({ tries: 1, attempts: 1, throttleSpentMs: 0 });
-        if (!Number.isFinite(deadline)) return all;
-        return all.pipe(
-          Stream.interruptWhen(
-            Effect.sleep(Duration.millis(deadline)).pipe(
-              Effect.zipRight(
-                Effect.suspend(() =>
-                  Effect.fail(
-                    new LlmError({
-                      kind: "timeout",
-                      message: `${provider.name}: no complete answer within the ${formatMs(p.deadlineMs)} deadline of this model call (${plural(tries, "attempt")}) — raise it with lash --request-deadline or config requestDeadlineMs`,
-                      provider: provider.name,
-                      retryable: false,
-                    }),
-                  ),
-                ),
-              ),
-            ),
-          ),
-        );
-      }),
-    );
-  return { name: provider.name, stream };
+          if (signal?.aborted) return;
+          if (Either.isRight(r) && finished) return;
+          const error = Either.isLeft(r) ? r.left : incomplete();
+          const now = yield* Clock.currentTimeMillis;
+          if (now >= deadlineAt) return yield* Effect.fail(deadlineError(s.tries));
+          const random = p.jitter > 0 ? yield* Random.next : 0;
+          const d = decide(error, s, p, random, now, deadlineAt);
+          if (!d.retry) return yield* Effect.fail(d.error);
+          onEvent({
+            type: "retry",
+            attempt: d.next.tries,
+            delayMs: d.delayMs,
+            error: llmErrorInfo(error),
+            reason: retryReason(error),
+            ...(d.counted ? { maxAttempts: p.maxAttempts + (d.next.tries - d.next.attempts) } : {}),
+          });
+          onEvent({ type: "attemptReset", attempt: d.next.tries });
+          const wait = Effect.sleep(Duration.millis(d.delayMs));
+          yield* signal ? Effect.raceFirst(wait, abortWait(signal)) : wait;
+          if (signal?.aborted) return;
+          s = d.next;
+        }
+      });
+  return { name: provider.name, stream: (request) => streamOfCall(call(request)) };
 }

@@ -14,6 +14,15 @@ export type {
   TurnActivityBody,
 } from "./activity.ts";
 export {
+  abortWait,
+  callOf,
+  isLiveClock,
+  type LlmCall,
+  type LlmCallOptions,
+  streamOfCall,
+  withCall,
+} from "./call.ts";
+export {
   type ContextProjector,
   type DriverAction,
   type DriverContext,

@@ -600,7 +600,19 @@ export class TurnMachine {
  * A request carries the provider's ids only: lash's own call ids stay in the graph, so a request
  * (and its journal hash) is the same whether or not the calls before it were given one.
  */
+const stripped = new WeakMap<Message, Message>();
+
 function withoutLashIds(m: Message): Message {
+  // messages are immutable: each is stripped once, and a request reuses the same objects as
+  // the one before it (which keeps request building and hashing independent of history)
+  const known = stripped.get(m);
+  if (known) return known;
+  const out = stripLashIds(m);
+  stripped.set(m, out);
+  return out;
+}
+
+function stripLashIds(m: Message): Message {
   if (!m.parts.some((p) => (p.type === "toolCall" || p.type === "toolResult") && p.lashCallId !== undefined))
     return m;
   return {

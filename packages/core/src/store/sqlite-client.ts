@@ -29,6 +29,18 @@ export interface SqliteClientConfig {
   readonly disableWAL?: boolean | undefined;
 }
 
+const databases = new WeakMap<Client.SqlClient, Sqlite.Database>();
+
+/**
+ * The better-sqlite3 handle behind a client made by `make`, for the store's few hot
+ * statements (prepared once, run without the statement compiler). Safe beside the
+ * client's own use: the store's write transactions never yield between BEGIN and
+ * COMMIT, so a statement run from another fiber cannot land inside one.
+ */
+export function databaseOf(client: Client.SqlClient): Sqlite.Database | undefined {
+  return databases.get(client);
+}
+
 /** Open `config.filename` as an `SqlClient`; the database closes with the scope. */
 export const make = (
   options: SqliteClientConfig,
@@ -117,10 +129,12 @@ export const make = (
       ),
     );
 
-    return yield* Client.make({
+    const client = yield* Client.make({
       acquirer,
       compiler,
       transactionAcquirer,
       spanAttributes: [["db.system.name", "sqlite"]],
     });
+    databases.set(client, db);
+    return client;
   });

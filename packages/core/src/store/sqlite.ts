@@ -6,7 +6,8 @@
 import * as Reactivity from "@effect/experimental/Reactivity";
 import * as SqlClient from "@effect/sql/SqlClient";
 import type { Connection } from "@effect/sql/SqlConnection";
-import type { SqlError } from "@effect/sql/SqlError";
+import { SqlError } from "@effect/sql/SqlError";
+import type { Statement } from "better-sqlite3";
 import { Effect, Layer, Schema, Scope } from "effect";
 import {
   type CommitResult,
@@ -592,6 +593,28 @@ function makeShape(
   const write = <A, E>(effect: Effect.Effect<A, E | SqlError>) =>
     guard(immediate(effect).pipe(Effect.withMaxOpsBeforeYield(Number.MAX_SAFE_INTEGER)));
 
+  const db = SqliteClient.databaseOf(sql);
+  let prepared: { readonly journalGet: Statement; readonly journalPut: Statement } | undefined;
+  /** A hot statement, prepared on first use (after the migrations made its table). */
+  const hot = <A>(f: (st: NonNullable<typeof prepared>) => A): Effect.Effect<A, SqlError> =>
+    Effect.try({
+      try: () => {
+        if (!db) throw new Error("the SQLite handle is not available");
+        prepared ??= {
+          journalGet: db.prepare("SELECT * FROM journal WHERE key = ?"),
+          journalPut: db.prepare(
+            `INSERT INTO journal (key, session_id, turn_id, hash, status, outcome_json, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT (key) DO UPDATE SET session_id = excluded.session_id, turn_id = excluded.turn_id,
+               hash = excluded.hash, status = excluded.status, outcome_json = excluded.outcome_json,
+               updated_at = excluded.updated_at`,
+          ),
+        };
+        return f(prepared);
+      },
+      catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" }),
+    });
+
   const liveRow = (id: string) =>
     Effect.map(sql<SessionRow>`SELECT * FROM sessions WHERE id = ${id} AND deleted = 0`, (rows) => rows[0]);
 
@@ -1011,24 +1034,24 @@ function makeShape(
       );
     }),
 
-    journalGet: Effect.fn("SqliteStore.journalGet")(function* (key: string) {
-      return yield* guard(
-        Effect.map(sql<JournalRow>`SELECT * FROM journal WHERE key = ${key}`, (rows) =>
-          rows[0] ? toJournal(rows[0]) : undefined,
+    // The journal is written at every step of a turn: its two statements are prepared once
+    // and run directly (one autocommit statement each, on disk before the next step starts).
+    journalGet: (key: string) =>
+      guard(
+        // a row that does not decode is a defect the guard reports as a StoreError naming the key
+        Effect.map(
+          hot((st) => st.journalGet.get(key) as JournalRow | undefined),
+          (row) => (row ? toJournal(row) : undefined),
         ),
-      );
-    }),
+      ),
 
-    journalPut: Effect.fn("SqliteStore.journalPut")(function* (e: JournalEntry) {
-      const outcome = e.outcome === undefined ? null : JSON.stringify(e.outcome);
-      yield* guard(
-        sql`INSERT INTO journal (key, session_id, turn_id, hash, status, outcome_json, updated_at)
-          VALUES (${e.key}, ${e.sessionId}, ${e.turnId}, ${e.hash}, ${e.status}, ${outcome}, ${e.updatedAt})
-          ON CONFLICT (key) DO UPDATE SET session_id = excluded.session_id, turn_id = excluded.turn_id,
-            hash = excluded.hash, status = excluded.status, outcome_json = excluded.outcome_json,
-            updated_at = excluded.updated_at`,
-      );
-    }),
+    journalPut: (e: JournalEntry) =>
+      guard(
+        hot((st) => {
+          const outcome = e.outcome === undefined ? null : JSON.stringify(e.outcome);
+          st.journalPut.run(e.key, e.sessionId, e.turnId, e.hash, e.status, outcome, e.updatedAt);
+        }),
+      ),
 
     journalForTurn: Effect.fn("SqliteStore.journalForTurn")(function* (sessionId: string, turnId: string) {
       return yield* guard(

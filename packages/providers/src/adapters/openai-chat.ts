@@ -290,15 +290,18 @@ async function doneTrackingFetch(input: string | URL | Request, init?: RequestIn
   const mark = { done: false };
   const decoder = new TextDecoder();
   let tail = "";
-  const body = res.body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        tail = (tail + decoder.decode(chunk.subarray(Math.max(0, chunk.length - 32)))).slice(-32);
-        mark.done = DONE_RE.test(tail);
-        controller.enqueue(chunk);
-      },
-    }),
-  );
+  // A pull-through stream (no pipeTo machinery): each read of the SDK is one read of the body.
+  const reader = res.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) return controller.close();
+      tail = (tail + decoder.decode(value.subarray(Math.max(0, value.length - 32)))).slice(-32);
+      mark.done = DONE_RE.test(tail);
+      controller.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
   const wrapped = new Response(body, {
     status: res.status,
     statusText: res.statusText,

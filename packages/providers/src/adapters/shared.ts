@@ -1,6 +1,6 @@
 import type { LlmEvent, ModelInfo, Part, Usage } from "@lash/sansio";
-import { LlmError } from "@lash/sansio";
-import { Clock, Duration, Effect, Stream } from "effect";
+import { isLiveClock, type LlmCall, type LlmCallOptions, LlmError, streamOfCall } from "@lash/sansio";
+import { Clock, Duration, Effect, type Fiber, Runtime, type Stream } from "effect";
 import type { ErrorContext } from "../errors.ts";
 import { classifyError, formatMs } from "../errors.ts";
 
@@ -38,15 +38,19 @@ export interface Translator<T> {
 }
 
 /**
- * Runs an SDK stream under an AbortController tied to the Effect stream's scope:
- * interrupting the consumer aborts the HTTP request. The SDK is iterated by a plain
- * async loop (no per-event Effect work); events reach the stream's mailbox in batches.
+ * One SDK call as an `LlmCall` (and its stream view): the SDK's async iterable is read
+ * by a plain loop and each vendor event is translated and handed to `onEvent` at once —
+ * no per-event effect work, no fiber per request.
  *
- * Idle timeout: the loop stamps each vendor event (pings included) with the Effect
- * `Clock`'s time; a watchdog fiber sleeps until `last + idleTimeoutMs` and, if nothing
- * came in meanwhile, aborts the request and fails the stream with a retryable `timeout`.
- * The timeout is exact (it fires `idleTimeoutMs` after the last byte-carrying event or
- * the request start) and follows `TestClock` in tests.
+ * Interruption, an aborted `signal` (the caller's cancel) and the watchdog all abort the
+ * HTTP request through one `AbortController`. An external abort ends the call successfully
+ * (the caller keeps what arrived); interruption ends it as interrupted.
+ *
+ * Idle timeout: each vendor event (pings included) is stamped with the Effect `Clock`'s
+ * time; when nothing came for `idleTimeoutMs` the request is aborted and the call fails with
+ * a retryable `timeout`. `deadlineAt` ends it with a non-retryable `timeout`. With the live
+ * clock the watchdog is a timer; under another clock (`TestClock` in tests) it is a fiber
+ * sleeping on that clock, so the timeout is exact and follows the test's time.
  */
 export function runSdkStream<T>(
   ctx: ErrorContext,
@@ -54,89 +58,133 @@ export function runSdkStream<T>(
   translator: () => Translator<T>,
   idleTimeoutMs: number = defaultIdleTimeoutMs,
 ): Stream.Stream<LlmEvent, LlmError> {
-  return Stream.asyncPush<LlmEvent, LlmError>(
-    (emit) =>
-      Effect.gen(function* () {
-        const clock = yield* Effect.clock;
-        const state = yield* Effect.acquireRelease(
-          Effect.sync(() => {
-            const controller = new AbortController();
-            const signal = controller.signal;
-            const t = translator();
-            const s = { controller, last: clock.unsafeCurrentTimeMillis(), stalled: false, done: false };
-            // Events are batched per macrotask: everything parsed from one network read
-            // enters the Effect stream as one chunk (one wake-up of the consumer, not one per event).
-            let buffer: LlmEvent[] = [];
-            let scheduled = false;
-            const flush = (): void => {
-              scheduled = false;
-              if (buffer.length === 0 || signal.aborted) return;
-              const batch = buffer;
-              buffer = [];
-              emit.array(batch);
-            };
-            const push: Emit = (e) => {
-              buffer.push(e);
-              if (!scheduled) {
-                scheduled = true;
-                setImmediate(flush);
-              }
-            };
-            (async () => {
-              try {
-                const iterable = await open(signal);
-                s.last = clock.unsafeCurrentTimeMillis();
-                for await (const event of iterable) {
-                  s.last = clock.unsafeCurrentTimeMillis();
-                  if (t.push(event, push)) break;
-                }
-                if (s.stalled) throw new Error("stalled");
-                if (signal.aborted) return;
-                const err = t.end(push);
-                flush();
-                if (err) emit.fail(err);
-                else emit.end();
-              } catch (e) {
-                if (s.stalled) {
-                  flush();
-                  emit.fail(
-                    new LlmError({
-                      kind: "timeout",
-                      message: `${ctx.provider} (${ctx.model}): no data for ${formatMs(idleTimeoutMs)} — the stream stalled (the idle timeout; raise it with --request-timeout or requestTimeoutMs in config)`,
-                      provider: ctx.provider,
-                      retryable: true,
-                    }),
-                  );
-                  return;
-                }
-                if (signal.aborted) return;
-                flush();
-                emit.fail(classifyError(e, ctx, signal));
-              } finally {
-                s.done = true;
-              }
-            })();
-            return s;
+  const call: LlmCall = (onEvent, options) =>
+    Effect.clockWith((clock) =>
+      isLiveClock(clock)
+        ? sdkCall(ctx, open, translator, idleTimeoutMs, onEvent, options, clock, undefined)
+        : Effect.flatMap(Effect.runtime<never>(), (rt) =>
+            sdkCall(ctx, open, translator, idleTimeoutMs, onEvent, options, clock, rt),
+          ),
+    );
+  return streamOfCall(call);
+}
+
+function sdkCall<T>(
+  ctx: ErrorContext,
+  open: (signal: AbortSignal) => Promise<AsyncIterable<T>>,
+  translator: () => Translator<T>,
+  idleTimeoutMs: number,
+  onEvent: Emit,
+  options: LlmCallOptions,
+  clock: Clock.Clock,
+  rt: Runtime.Runtime<never> | undefined,
+): Effect.Effect<void, LlmError> {
+  return Effect.async<void, LlmError>((resume) => {
+    const controller = new AbortController();
+    const signal = controller.signal;
+    const external = options.signal;
+    const deadlineAt = options.deadlineAt;
+    const t = translator();
+    let last = clock.unsafeCurrentTimeMillis();
+    let why: "stalled" | "deadline" | undefined;
+    let settled = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let watcher: Fiber.RuntimeFiber<void> | undefined;
+    const onAbort = () => controller.abort();
+    const cleanup = () => {
+      settled = true;
+      if (timer !== undefined) clearTimeout(timer);
+      if (watcher) watcher.unsafeInterruptAsFork(watcher.id());
+      external?.removeEventListener("abort", onAbort);
+    };
+    const finish = (result: Effect.Effect<void, LlmError>) => {
+      if (settled) return;
+      cleanup();
+      resume(result);
+    };
+    /** What the watchdog decides at `now`: fire, or how long to wait before looking again. */
+    const check = (now: number): number | undefined => {
+      if (deadlineAt !== undefined && now >= deadlineAt) why = "deadline";
+      else if (idleTimeoutMs > 0 && now - last >= idleTimeoutMs) why = "stalled";
+      else {
+        const idleIn = idleTimeoutMs > 0 ? last + idleTimeoutMs - now : Number.POSITIVE_INFINITY;
+        const deadlineIn = deadlineAt !== undefined ? deadlineAt - now : Number.POSITIVE_INFINITY;
+        return Math.min(idleIn, deadlineIn);
+      }
+      controller.abort();
+      return undefined;
+    };
+    if (idleTimeoutMs > 0 || deadlineAt !== undefined) {
+      if (rt === undefined) {
+        const arm = (ms: number) => {
+          timer = setTimeout(() => {
+            timer = undefined;
+            if (settled) return;
+            const next = check(clock.unsafeCurrentTimeMillis());
+            if (next !== undefined) arm(next);
+          }, ms);
+        };
+        const first = check(last);
+        if (first !== undefined) arm(first);
+      } else {
+        watcher = Runtime.runFork(rt)(
+          Effect.gen(function* () {
+            for (;;) {
+              const next = check(yield* Clock.currentTimeMillis);
+              if (next === undefined || settled) return;
+              yield* Effect.sleep(Duration.millis(next));
+            }
           }),
-          (s) => Effect.sync(() => s.controller.abort()),
         );
-        if (idleTimeoutMs > 0)
-          yield* Effect.forkScoped(
-            Effect.gen(function* () {
-              while (!state.done) {
-                const idle = (yield* Clock.currentTimeMillis) - state.last;
-                if (idle >= idleTimeoutMs) {
-                  state.stalled = true;
-                  state.controller.abort();
-                  return;
-                }
-                yield* Effect.sleep(Duration.millis(idleTimeoutMs - idle));
-              }
-            }),
-          );
-      }),
-    { bufferSize: "unbounded" },
-  );
+      }
+    }
+    if (external) {
+      if (external.aborted) controller.abort();
+      else external.addEventListener("abort", onAbort, { once: true });
+    }
+    const failure = (e: unknown): LlmError | undefined => {
+      if (why === "deadline")
+        return new LlmError({
+          kind: "timeout",
+          message: `${ctx.provider} (${ctx.model}): no complete answer before the deadline of this model call`,
+          provider: ctx.provider,
+          retryable: false,
+        });
+      if (why === "stalled")
+        return new LlmError({
+          kind: "timeout",
+          message: `${ctx.provider} (${ctx.model}): no data for ${formatMs(idleTimeoutMs)} — the stream stalled (the idle timeout; raise it with --request-timeout or requestTimeoutMs in config)`,
+          provider: ctx.provider,
+          retryable: true,
+        });
+      if (signal.aborted) return undefined; // the caller cancelled: keep what arrived
+      return classifyError(e, ctx, signal);
+    };
+    (async () => {
+      try {
+        const iterable = await open(signal);
+        last = clock.unsafeCurrentTimeMillis();
+        for await (const event of iterable) {
+          if (settled) return;
+          last = clock.unsafeCurrentTimeMillis();
+          if (t.push(event, onEvent)) break;
+        }
+        if (why !== undefined) throw new Error(why);
+        if (signal.aborted) return finish(Effect.void);
+        const err = t.end(onEvent);
+        finish(err ? Effect.fail(err) : Effect.void);
+      } catch (e) {
+        const err = failure(e);
+        finish(err ? Effect.fail(err) : Effect.void);
+      }
+    })();
+    // interrupted: abort the request; the loop above ends without resuming
+    return Effect.sync(() => {
+      if (settled) return;
+      cleanup();
+      controller.abort();
+    });
+  });
 }
 
 // ---------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 import type { LlmErrorInfo, LlmEvent, LlmProvider, LlmRequest, StopReason } from "@lash/sansio";
-import { LlmError } from "@lash/sansio";
+import { callOf, LlmError, withCall } from "@lash/sansio";
 import { Chunk, Duration, Effect, Stream } from "effect";
 import type { MockReply } from "./reply.ts";
 import { argsText, defaultStatus, errorCodeOf, finishOf, reasoningOf, splitText } from "./reply.ts";
@@ -110,53 +110,81 @@ export class ScriptedProvider implements LlmProvider {
   }
 
   stream(request: LlmRequest): Stream.Stream<LlmEvent, LlmError> {
-    return Stream.suspend(() => {
-      const index = this.requests.length;
-      this.requests.push(request);
-      let step: ScriptStep | undefined;
-      if (typeof this.script === "function") step = this.script(request, index);
-      else {
-        if (this.next >= this.script.length && this.loop && this.script.length > 0) this.next = 0;
-        step = this.script[this.next++];
-      }
-      if (!step)
-        return Stream.fail(
-          new LlmError({
-            kind: "badRequest",
-            message: `ScriptedProvider: no scripted step for request #${index}`,
-            provider: this.name,
-            retryable: false,
-          }),
-        );
-      if ("events" in step) {
-        const events = Stream.fromChunk(Chunk.unsafeFromArray([...step.events]));
-        const err = step.error;
-        if (!err) return events;
-        return Stream.concat(events, Stream.fail(err instanceof LlmError ? err : new LlmError(err)));
-      }
-      const reply = step;
-      if (reply.hang) return Stream.never;
-      const error = replyError(reply, this.name);
-      if (error) return Stream.fail(error);
-      let events = replyEvents(reply, this.name, index);
-      if (reply.truncate) events = events.filter((e) => e.type !== "finish");
-      if (reply.hangAfterChunks !== undefined)
-        return Stream.concat(Stream.fromIterable(events.slice(0, reply.hangAfterChunks)), Stream.never);
-      if (reply.resetAfterChunks !== undefined)
-        return Stream.concat(
-          Stream.fromIterable(events.slice(0, reply.resetAfterChunks)),
-          Stream.fail(
-            new LlmError({
-              kind: "network",
-              message: "scripted connection reset",
-              provider: this.name,
-              retryable: true,
-            }),
-          ),
-        );
-      const s = Stream.fromChunk(Chunk.unsafeFromArray(events));
-      const delay = reply.chunkDelayMs;
-      return delay ? s.pipe(Stream.tap(() => Effect.sleep(Duration.millis(delay)))) : s;
+    const stream = Stream.suspend(() => this.play(request).stream());
+    // the direct call: a plain reply is handed over at once, anything timed runs its stream
+    return withCall(stream, (onEvent, options) =>
+      Effect.suspend(() => {
+        const played = this.play(request);
+        if (!played.events) return callOf(played.stream())(onEvent, options);
+        for (const e of played.events) onEvent(e);
+        return played.error ? Effect.fail(played.error) : Effect.void;
+      }),
+    );
+  }
+
+  /** Takes the next step for `request` (recording it): plain events, or a stream for the timed cases. */
+  private play(request: LlmRequest): {
+    readonly events?: readonly LlmEvent[];
+    readonly error?: LlmError;
+    readonly stream: () => Stream.Stream<LlmEvent, LlmError>;
+  } {
+    const index = this.requests.length;
+    this.requests.push(request);
+    let step: ScriptStep | undefined;
+    if (typeof this.script === "function") step = this.script(request, index);
+    else {
+      if (this.next >= this.script.length && this.loop && this.script.length > 0) this.next = 0;
+      step = this.script[this.next++];
+    }
+    const plain = (events: readonly LlmEvent[], error?: LlmError) => ({
+      events,
+      ...(error ? { error } : {}),
+      stream: () => {
+        const s = Stream.fromChunk(Chunk.unsafeFromArray([...events]));
+        return error ? Stream.concat(s, Stream.fail(error)) : s;
+      },
     });
+    if (!step)
+      return plain(
+        [],
+        new LlmError({
+          kind: "badRequest",
+          message: `ScriptedProvider: no scripted step for request #${index}`,
+          provider: this.name,
+          retryable: false,
+        }),
+      );
+    if ("events" in step) {
+      const err = step.error;
+      return plain(step.events, err ? (err instanceof LlmError ? err : new LlmError(err)) : undefined);
+    }
+    const reply = step;
+    if (reply.hang) return { stream: () => Stream.never };
+    const error = replyError(reply, this.name);
+    if (error) return plain([], error);
+    let events = replyEvents(reply, this.name, index);
+    if (reply.truncate) events = events.filter((e) => e.type !== "finish");
+    if (reply.hangAfterChunks !== undefined) {
+      const first = events.slice(0, reply.hangAfterChunks);
+      return { stream: () => Stream.concat(Stream.fromIterable(first), Stream.never) };
+    }
+    if (reply.resetAfterChunks !== undefined)
+      return plain(
+        events.slice(0, reply.resetAfterChunks),
+        new LlmError({
+          kind: "network",
+          message: "scripted connection reset",
+          provider: this.name,
+          retryable: true,
+        }),
+      );
+    const delay = reply.chunkDelayMs;
+    if (!delay) return plain(events);
+    return {
+      stream: () =>
+        Stream.fromChunk(Chunk.unsafeFromArray(events)).pipe(
+          Stream.tap(() => Effect.sleep(Duration.millis(delay))),
+        ),
+    };
   }
 }

@@ -1,0 +1,140 @@
+import {
+  callOf,
+  canonicalJson,
+  costOf,
+  type LlmEvent,
+  type LlmRequest,
+  type LlmResult,
+  llmErrorInfo,
+  ResponseAccumulator,
+  sha256Hex,
+  type TurnEffect,
+} from "@lash/sansio";
+import { Clock, Effect, Either } from "effect";
+import { step, type TurnScope } from "./scope.ts";
+
+type CallLlm = Extract<TurnEffect, { kind: "callLlm" }>;
+
+const toolsDigest = new WeakMap<object, string>();
+
+/**
+ * What the journal hashes for a model request, at a cost independent of the session's
+ * length: the messages become one chained digest (each step hashes the previous digest
+ * and the new message, and the chain of the previous request is reused up to the first
+ * message that differs — messages are compared by identity), the tool list one cached
+ * digest. Replay compares the same digests, so a changed history is still a mismatch.
+ */
+export function requestDigest(scope: TurnScope, request: LlmRequest): unknown {
+  const cache = scope.digests;
+  const messages = request.messages;
+  let same = 0;
+  const limit = Math.min(messages.length, cache.messages.length);
+  while (same < limit && messages[same] === cache.messages[same]) same++;
+  const prefix = cache.prefix.slice(0, same);
+  for (let i = same; i < messages.length; i++)
+    prefix.push(sha256Hex(`${prefix[i - 1] ?? ""}:${canonicalJson(messages[i])}`));
+  cache.messages = messages;
+  cache.prefix = prefix;
+  let tools: string | undefined;
+  if (request.tools) {
+    tools = toolsDigest.get(request.tools);
+    if (tools === undefined) {
+      tools = sha256Hex(canonicalJson(request.tools));
+      toolsDigest.set(request.tools, tools);
+    }
+  }
+  return {
+    ...request,
+    messages: { count: messages.length, digest: prefix[prefix.length - 1] ?? "" },
+    ...(tools !== undefined ? { tools } : {}),
+  };
+}
+
+/** One model call: hooks around it, events published as they arrive, cancel via the turn's signal. */
+export const callModel = (scope: TurnScope, request: LlmRequest): Effect.Effect<LlmResult> =>
+  Effect.gen(function* () {
+    const { hook, hooks, emit } = scope;
+    let req = request;
+    for (const { hooks: h } of hooks) {
+      if (h.transformContext) req = yield* Effect.orElseSucceed(h.transformContext(hook, req), () => req);
+    }
+    for (const { hooks: h } of hooks) if (h.beforeLlmCall) yield* Effect.ignore(h.beforeLlmCall(hook, req));
+    const acc = new ResponseAccumulator();
+    const onEvent = (event: LlmEvent) => {
+      acc.push(event);
+      switch (event.type) {
+        case "textDelta":
+          return emit({ type: "textDelta", text: event.text });
+        case "reasoningDelta":
+          return emit({ type: "reasoningDelta", text: event.text });
+        case "toolCallStart":
+          return emit({ type: "toolCallDelta", callId: event.id, name: event.name });
+        case "toolCallArgsDelta":
+          return emit({ type: "toolCallDelta", callId: event.id, argsDelta: event.delta });
+        case "retry":
+          return emit({
+            type: "retry",
+            attempt: event.attempt,
+            delayMs: event.delayMs,
+            error: event.error,
+            ...(event.reason !== undefined ? { reason: event.reason } : {}),
+            ...(event.maxAttempts !== undefined ? { maxAttempts: event.maxAttempts } : {}),
+          });
+        case "attemptReset":
+          return emit({ type: "attemptReset", attempt: event.attempt });
+        default:
+          return;
+      }
+    };
+    const r = yield* Effect.either(callOf(scope.provider.stream(req))(onEvent, { signal: scope.signal }));
+    if (scope.signal.aborted) return { ok: true, response: { ...acc.result(), stopReason: "cancelled" } };
+    if (Either.isLeft(r)) return { ok: false, error: llmErrorInfo(r.left) };
+    const response = acc.result();
+    for (const { hooks: h } of hooks)
+      if (h.afterLlmResponse) yield* Effect.ignore(h.afterLlmResponse(hook, response));
+    return { ok: true, response };
+  });
+
+/** The `callLlm` effect: journaled by its request digest; a replayed answer is re-published as text. */
+export const callLlm = step("lash.turn.callLlm")(function* (scope: TurnScope, effect: CallLlm) {
+  const t0 = yield* Clock.currentTimeMillis;
+  const { request } = effect;
+  const journal = scope.rt.journal;
+  const envelope = journal.enabled
+    ? {
+        kind: effect.kind,
+        effectId: effect.effectId,
+        iteration: effect.iteration,
+        request: requestDigest(scope, request),
+      }
+    : undefined;
+  const r = yield* journal
+    .once(scope.ids, scope.keyOf(effect), envelope, callModel(scope, request))
+    .pipe(Effect.mapError(scope.failTurn));
+  const t1 = yield* Clock.currentTimeMillis;
+  if (r.replayed && r.value.ok) {
+    const text = r.value.response.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("");
+    if (text) scope.emit({ type: "textDelta", text });
+  }
+  if (r.value.ok) {
+    const response = r.value.response;
+    const c = costOf(response.usage, scope.info?.pricing);
+    scope.emit({
+      type: "llmResponse",
+      iteration: effect.iteration,
+      stopReason: response.stopReason,
+      ...(response.responseId !== undefined ? { responseId: response.responseId } : {}),
+      ...(response.providerReason !== undefined ? { providerReason: response.providerReason } : {}),
+      usage: response.usage,
+      ...(c !== undefined ? { costUsd: c } : {}),
+      durationMs: t1 - t0,
+      replayed: r.replayed,
+    });
+  }
+  return {
+    kind: "llmComplete",
+    effectId: effect.effectId,
+    result: r.value,
+    textStreamed: !r.replayed,
+  } as const;
+});

@@ -1,0 +1,31 @@
+import type { Message, TurnEffect } from "@lash/sansio";
+import { Effect } from "effect";
+import { step, type TurnScope } from "./scope.ts";
+
+type Checkpoint = Extract<TurnEffect, { kind: "checkpoint" }>;
+
+/** The `checkpoint` effect: plugins' `onCheckpoint` hooks may add messages for the next iteration. */
+export const checkpoint = step("lash.turn.checkpoint")(function* (scope: TurnScope, effect: Checkpoint) {
+  const envelope = {
+    kind: effect.kind,
+    effectId: effect.effectId,
+    iteration: effect.iteration,
+    checkpoint: effect.checkpoint,
+  };
+  const collect = Effect.gen(function* () {
+    const out: Message[] = [];
+    for (const { hooks } of scope.hooks) {
+      if (!hooks.onCheckpoint) continue;
+      const r = yield* Effect.orElseSucceed(
+        hooks.onCheckpoint(scope.hook, effect.checkpoint),
+        () => undefined,
+      );
+      if (r) out.push(...r);
+    }
+    return out;
+  });
+  const r = yield* scope.rt.journal
+    .once(scope.ids, scope.keyOf(effect), envelope, collect)
+    .pipe(Effect.mapError(scope.failTurn));
+  return { kind: "checkpointDelivered", effectId: effect.effectId, messages: r.value } as const;
+});

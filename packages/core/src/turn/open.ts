@@ -1,0 +1,152 @@
+import { type Message, standardDriver, TurnMachine } from "@lash/sansio";
+import { Clock, type Deferred, Effect, Either } from "effect";
+import type { TurnActivityBody } from "../activity.ts";
+import { storeFailure } from "../lease.ts";
+import type { ProjectedResult } from "../plugin.ts";
+import { describe, TurnError, type TurnOptions } from "../runtime-api.ts";
+import type { PendingTurn, SessionNotFound } from "../store.ts";
+import { type ToolHost, toolSpec } from "../tool.ts";
+import type { RuntimeContext, TurnScope } from "./scope.ts";
+
+export interface OpenArgs {
+  readonly sessionId: string;
+  readonly input: readonly Message[];
+  readonly options: TurnOptions;
+  readonly pending?: PendingTurn;
+  readonly cancel: Deferred.Deferred<void>;
+  /** Aborted when `cancel` completes (the caller wires the two once per turn). */
+  readonly signal: AbortSignal;
+}
+
+export interface OpenedTurn {
+  readonly scope: TurnScope;
+  readonly machine: TurnMachine;
+  readonly startedAt: number;
+  readonly input: readonly Message[];
+  /** The input after `beforeTurn` hooks added to it. */
+  readonly turnInput: readonly Message[];
+  /** Set when a plugin stopped the turn before any model call. */
+  readonly abort: string | undefined;
+}
+
+/**
+ * Opens a turn: checks the model, writes the turn down as pending (not on resume),
+ * publishes `turnStarted`, restores plugin state, reads the active path, runs the
+ * `beforeTurn` hooks and builds the machine and the turn's scope.
+ */
+export const openTurn = (
+  rt: RuntimeContext,
+  args: OpenArgs,
+): Effect.Effect<OpenedTurn, TurnError | SessionNotFound> =>
+  Effect.gen(function* () {
+    const { sessionId, options, cancel } = args;
+    const { store, pluginHost } = rt;
+    const startedAt = yield* Clock.currentTimeMillis;
+    const session = yield* store.getSession(sessionId).pipe(Effect.catchAll(storeFailure(sessionId)));
+    const l = yield* rt.local(sessionId);
+    const turnId = args.pending?.turnId ?? (yield* rt.ids.next("turn"));
+    const resumed = args.pending !== undefined;
+    const input = args.input.map((m, i) => (m.id ? m : { ...m, id: `${turnId}.in${i}` }));
+    // a turn that cannot reach a model is refused before it is written down as pending
+    const provider = yield* rt.providers
+      .forModel(session.model)
+      .pipe(Effect.mapError((e) => new TurnError({ sessionId, reason: "unknownModel", message: e.message })));
+    if (!resumed) {
+      yield* store
+        .beginTurn({
+          sessionId,
+          turnId,
+          input: { messages: input, maxTurns: options.maxTurns },
+          expectedRevision: session.headRevision,
+          startedAt,
+        })
+        .pipe(Effect.catchAll(storeFailure(sessionId)));
+    }
+    const clock = yield* Effect.clock;
+    const emit = (body: TurnActivityBody): void => {
+      const event = l.hub.publishNow(turnId, body, clock.unsafeCurrentTimeMillis());
+      options.onEvent?.(event);
+    };
+    const emitEffect = (body: TurnActivityBody) => Effect.sync(() => emit(body));
+    const hook = { session, turnId };
+    const plugins = pluginHost.plugins(sessionId);
+    const hooks = pluginHost.hooks(sessionId);
+    const projector = pluginHost.projector(sessionId);
+    emit({ type: "turnStarted", input, resumed, model: session.model });
+    for (const p of plugins) if (p.restore) yield* Effect.ignore(p.restore(hook, session.state[p.name]));
+
+    const info = rt.catalog.info(session.model);
+    const path = yield* store.activePath(sessionId).pipe(Effect.catchAll(storeFailure(sessionId)));
+    const history: Message[] = [];
+    for (const n of path)
+      if (n.kind === "message" && n.frameId === session.frameId) history.push(n.payload as Message);
+
+    // beforeTurn hooks (a failure or abort stops the turn before any model call)
+    let turnInput: readonly Message[] = input;
+    let abort: string | undefined;
+    for (const { plugin, hooks: h } of hooks) {
+      if (!h.beforeTurn || abort) continue;
+      const r = yield* Effect.either(h.beforeTurn(hook, turnInput));
+      if (Either.isLeft(r)) abort = `the ${plugin} plugin failed before the turn: ${describe(r.left)}`;
+      else if (r.right && "abort" in r.right) abort = r.right.abort;
+      else if (r.right && "messages" in r.right) turnInput = [...turnInput, ...r.right.messages];
+    }
+
+    const initialCatalog = yield* rt.toolCatalog.forSession(session);
+    const initialSystem = pluginHost.systemPrompt(session);
+    const projectorFor = rt.projectors[session.mode];
+    const toolHost: ToolHost = { runtime: rt.self(), session, emit };
+    const scope: TurnScope = {
+      rt,
+      sessionId,
+      turnId,
+      session,
+      ids: { sessionId, turnId },
+      hook,
+      plugins,
+      hooks,
+      provider,
+      info,
+      emit,
+      emitEffect,
+      cancel,
+      signal: args.signal,
+      project: (call, out) =>
+        projector ? projector(hook, call, out) : Effect.succeed<ProjectedResult>({ content: out.content }),
+      toolHost,
+      failTurn: (e) =>
+        e._tag === "JournalMismatch"
+          ? new TurnError({
+              sessionId,
+              reason: "journalMismatch",
+              pendingTurnId: turnId,
+              message: `session ${sessionId}: the cut-off turn ${turnId} cannot be resumed: ${e.message}`,
+            })
+          : new TurnError({ sessionId, reason: "store", message: e.message }),
+      keyOf: (e) => `${sessionId}:${turnId}:${e.iteration}:${e.kind}:${e.effectId}`,
+      catalogNow: initialCatalog,
+      toolCalls: 0,
+      turnCost: undefined,
+      extraUsage: [],
+      digests: { messages: [], prefix: [] },
+    };
+    const machine = new TurnMachine({
+      sessionId,
+      turnId,
+      model: session.model,
+      driver: rt.drivers[session.mode] ?? standardDriver,
+      history,
+      input: turnInput,
+      tools: [...initialCatalog.values()].map(toolSpec),
+      maxTurns:
+        options.maxTurns ??
+        (args.pending?.input as { maxTurns?: number } | undefined)?.maxTurns ??
+        rt.maxTurns ??
+        50,
+      ...(initialSystem !== undefined ? { system: initialSystem } : {}),
+      ...(info ? { contextWindow: info.contextWindow } : {}),
+      ...(projectorFor ? { projector: projectorFor({ ...hook, tools: () => scope.catalogNow }) } : {}),
+    });
+    if (abort !== undefined) machine.cancel();
+    return { scope, machine, startedAt, input, turnInput, abort };
+  });

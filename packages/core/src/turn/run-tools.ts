@@ -1,0 +1,75 @@
+import type { CompletedToolCall, PendingToolCall, TurnEffect } from "@lash/sansio";
+import { Effect } from "effect";
+import { type BatchResult, runToolBatch } from "../dispatch.ts";
+import type { TurnError } from "../runtime-api.ts";
+import { step, type TurnScope } from "./scope.ts";
+
+type RunTools = Extract<TurnEffect, { kind: "runTools" }>;
+
+/**
+ * The one way a turn runs tool calls — the model's (standard mode) and a code cell's
+ * (RLM operations) alike: hooks, argument validation, projection and the output budget
+ * in `runToolBatch`, the batch journaled under `batchKey`, usage into the turn's ledger.
+ */
+export const dispatchTools = (
+  scope: TurnScope,
+  calls: readonly PendingToolCall[],
+  batchKey: string,
+  envelope: unknown,
+): Effect.Effect<{ readonly value: BatchResult; readonly replayed: boolean }, TurnError> => {
+  scope.toolCalls += calls.length;
+  const batch = runToolBatch(
+    {
+      hook: scope.hook,
+      catalog: scope.catalogNow,
+      hooks: scope.hooks,
+      project: scope.project,
+      journal: scope.rt.journal,
+      batchKey,
+      emit: scope.emitEffect,
+      signal: scope.signal,
+      host: scope.toolHost,
+      ...(scope.rt.dispatch ? { options: scope.rt.dispatch } : {}),
+    },
+    calls,
+  );
+  return scope.rt.journal.once(scope.ids, batchKey, envelope, batch).pipe(
+    Effect.mapError(scope.failTurn),
+    Effect.tap((r) => {
+      scope.extraUsage.push(...r.value.usage);
+    }),
+  );
+};
+
+/** The `runTools` effect. A replayed batch re-publishes each result as `toolCompleted`. */
+export const runTools = step("lash.turn.runTools")(function* (scope: TurnScope, effect: RunTools) {
+  const key = scope.keyOf(effect);
+  const envelope = {
+    kind: effect.kind,
+    effectId: effect.effectId,
+    iteration: effect.iteration,
+    // lash's call ids are derived, not input: a journal written before they existed still matches
+    calls: effect.calls.map(({ lashCallId: _, ...call }) => call),
+  };
+  const r = yield* dispatchTools(scope, effect.calls, key, envelope);
+  if (r.replayed) for (const res of r.value.results) scope.emit(replayedResult(res));
+  return {
+    kind: "toolResults",
+    effectId: effect.effectId,
+    results: r.value.results,
+    cancelled: r.value.cancelled,
+  } as const;
+});
+
+const replayedResult = (res: CompletedToolCall) =>
+  ({
+    type: "toolCompleted",
+    callId: res.callId,
+    ...(res.lashCallId !== undefined ? { lashCallId: res.lashCallId } : {}),
+    name: res.name,
+    isError: res.isError,
+    content: res.content,
+    ...(res.details !== undefined ? { details: res.details } : {}),
+    durationMs: res.durationMs ?? 0,
+    replayed: true,
+  }) as const;

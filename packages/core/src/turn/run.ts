@@ -1,0 +1,130 @@
+import type { Message, TurnOutcome } from "@lash/sansio";
+import { Clock, Deferred, Effect, Either, Fiber } from "effect";
+import { storeFailure } from "../lease.ts";
+import { TurnError, type TurnResult } from "../runtime-api.ts";
+import type { SessionNotFound } from "../store.ts";
+import { buildCommit } from "./commit.ts";
+import { runLoop } from "./loop.ts";
+import { type OpenArgs, openTurn } from "./open.ts";
+import type { RuntimeContext } from "./scope.ts";
+
+export type RunArgs = Omit<OpenArgs, "signal">;
+
+const MAX_FRAME_SWITCHES = 16;
+
+/** One turn: open it, run the loop, commit what it produced in one transaction, publish `turnFinished`. */
+export const runOneTurn = (
+  rt: RuntimeContext,
+  args: RunArgs,
+): Effect.Effect<TurnResult, TurnError | SessionNotFound> =>
+  Effect.gen(function* () {
+    const { sessionId } = args;
+    // the cancel signal, once per turn: aborting it stops the in-flight model call at once
+    const controller = new AbortController();
+    const watcher = yield* Effect.fork(
+      Effect.zipRight(
+        Deferred.await(args.cancel),
+        Effect.sync(() => controller.abort()),
+      ),
+    );
+    const [opened, done] = yield* Effect.flatMap(openTurn(rt, { ...args, signal: controller.signal }), (o) =>
+      Effect.map(
+        // a turn begun here has nothing in the journal yet: its steps skip the lookups
+        args.pending
+          ? runLoop(o.scope, o.machine)
+          : rt.journal.freshTurn(o.scope.turnId, runLoop(o.scope, o.machine)),
+        (d) => [o, d] as const,
+      ),
+    ).pipe(Effect.ensuring(Fiber.interrupt(watcher)));
+    const { scope, abort, turnInput } = opened;
+
+    let outcome: TurnOutcome = done.outcome;
+    // a plugin that aborts the turn stops it before the model is called; the input is still kept
+    const messages: readonly Message[] =
+      abort !== undefined && done.messages.length === 0 ? turnInput : done.messages;
+    if (abort !== undefined) outcome = { type: "stopped", reason: "pluginAbort", message: abort };
+
+    const snapshots: { [plugin: string]: unknown } = {};
+    for (const p of scope.plugins) {
+      if (!p.snapshot) continue;
+      const snap = yield* Effect.either(p.snapshot(scope.hook));
+      if (Either.isRight(snap) && snap.right !== undefined) snapshots[p.name] = snap.right;
+    }
+    const { commit, costUsd } = buildCommit({
+      session: scope.session,
+      turnId: scope.turnId,
+      input: opened.input,
+      messages,
+      outcome,
+      usage: done.usage,
+      extraUsage: scope.extraUsage,
+      info: scope.info,
+      snapshots,
+      expectedRevision: args.pending?.expectedRevision ?? scope.session.headRevision,
+      now: yield* Clock.currentTimeMillis,
+    });
+    const committed = yield* rt.store.commit(commit).pipe(
+      Effect.catchAll((e) =>
+        e._tag === "StoreConflict"
+          ? Effect.fail(
+              new TurnError({
+                sessionId,
+                reason: "conflict",
+                message: `${e.message} — another writer committed to this session first; this turn's messages were not committed (they are returned on this error and its journal is kept)`,
+                messages,
+              }),
+            )
+          : storeFailure(sessionId)(e),
+      ),
+    );
+    for (const { hooks } of scope.hooks) {
+      if (hooks.afterCommit)
+        yield* Effect.ignore(hooks.afterCommit(scope.hook, { headRevision: committed.headRevision }));
+    }
+    scope.emit({
+      type: "turnFinished",
+      outcome,
+      usage: done.usage,
+      ...(costUsd !== undefined ? { costUsd } : {}),
+      headRevision: committed.headRevision,
+    });
+    const endedAt = yield* Clock.currentTimeMillis;
+    const text =
+      outcome.type === "finished" && outcome.finish.kind === "assistantMessage"
+        ? outcome.finish.text
+        : outcome.type === "stopped"
+          ? (outcome.text ?? "")
+          : "";
+    return {
+      sessionId,
+      turnId: scope.turnId,
+      outcome,
+      text,
+      ...(outcome.type === "finished" && outcome.finish.kind !== "assistantMessage"
+        ? { finalValue: outcome.finish.value }
+        : {}),
+      usage: done.usage,
+      ...(costUsd !== undefined ? { costUsd } : {}),
+      messages,
+      headRevision: committed.headRevision,
+      toolCalls: scope.toolCalls,
+      durationMs: endedAt - opened.startedAt,
+      resumed: args.pending !== undefined,
+    } satisfies TurnResult;
+  });
+
+/** A logical turn: the turn plus follow-up turns after frame switches (at most 16). */
+export const runLogical = (rt: RuntimeContext, args: RunArgs) =>
+  Effect.gen(function* () {
+    let result = yield* runOneTurn(rt, args);
+    for (let n = 0; result.outcome.type === "frameSwitch" && n < MAX_FRAME_SWITCHES; n++) {
+      const task = result.outcome.task;
+      result = yield* runOneTurn(rt, {
+        sessionId: args.sessionId,
+        options: args.options,
+        cancel: args.cancel,
+        input: [{ id: "", role: "user", parts: [{ type: "text", text: task }] }],
+      });
+    }
+    return result;
+  });
