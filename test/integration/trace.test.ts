@@ -193,7 +193,9 @@ describe("a failing sink", () => {
       sinks: [broken, hanging, mem],
       writeTimeoutMs: 50,
       flushTimeoutMs: 50,
-      queueLimit: 5,
+      // room for the whole turn: the turn publishes its events without waiting for the sinks'
+      // drain fibers, so a tiny limit would make the healthy sink drop records too
+      queueLimit: 100,
       redact: { env: {} },
     });
     const sample = await buildSample((e) => recorder.record(e));

@@ -1,5 +1,6 @@
 import type { Message, TurnOutcome } from "@lash/sansio";
 import { Clock, Deferred, Effect, Either, Fiber } from "effect";
+import { ToolOutputs } from "../budget.ts";
 import { storeFailure } from "../lease.ts";
 import { TurnError, type TurnResult } from "../runtime-api.ts";
 import type { SessionNotFound } from "../store.ts";
@@ -35,7 +36,11 @@ export const runOneTurn = (
           : rt.journal.freshTurn(o.scope.turnId, runLoop(o.scope, o.machine)),
         (d) => [o, d] as const,
       ),
-    ).pipe(Effect.ensuring(Fiber.interrupt(watcher)));
+    ).pipe(
+      // cut tool outputs are kept in the store, so `read_output` serves them after a restart
+      Effect.provideService(ToolOutputs, ToolOutputs.fromStore(rt.store)),
+      Effect.ensuring(Fiber.interrupt(watcher)),
+    );
     const { scope, abort, turnInput } = opened;
 
     let outcome: TurnOutcome = done.outcome;
