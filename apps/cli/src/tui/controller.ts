@@ -1,10 +1,19 @@
 // The TUI's state machine: sessions, turns, the queue, cancellation and slash
 // commands, driving the real runtime. React subscribes to it (view/app.ts).
-import { type GraphNode, LashRuntime, type SessionRecord, SessionStore, type TurnActivity } from "@lash/core";
-import type { Message, Usage } from "@lash/sansio";
+import { spawn } from "node:child_process";
+import {
+  type GraphNode,
+  LashRuntime,
+  type SessionRecord,
+  SessionStore,
+  scrubEnv,
+  type TurnActivity,
+} from "@lash/core";
+import type { Message, Part, Usage } from "@lash/sansio";
 import { Cause, Effect, Exit, Fiber, Option } from "effect";
 import type { CliContext } from "../context.ts";
 import { pendingText, turnErrorMessage } from "../sessions.ts";
+import { resolveMentions } from "./assist.ts";
 import { helpLines, type ParsedCommand } from "./commands.ts";
 import { fmtAgo, fmtCost, fmtTokens } from "./format.ts";
 import { type Item, Transcript } from "./model.ts";
@@ -47,7 +56,19 @@ export interface TuiState {
   readonly picker: Picker | undefined;
   /** A transient line above the prompt ("press Ctrl+C again to quit"). */
   readonly hint: string | undefined;
+  /** `!command` outputs that go with the next prompt (one line each). */
+  readonly attached: readonly string[];
 }
+
+/** The output of a `!command`, kept for the next prompt. */
+export interface ShellContext {
+  readonly command: string;
+  readonly output: string;
+  readonly exit: string;
+}
+
+/** Characters of a `!command`'s output that go into the next prompt. */
+export const SHELL_CONTEXT_CHARS = 30_000;
 
 export interface ControllerOptions {
   readonly sessionId?: string;
@@ -118,6 +139,7 @@ export class TuiController {
   /** Leaves left by /tree in this process (to come back to when the store cannot list branches). */
   private visitedLeaves = new Map<string, Set<string>>();
   private idleWaiters: (() => void)[] = [];
+  private shellContext: ShellContext[] = [];
   /** Restores queued prompts into the editor after a cancel (set by the input view). */
   onRestoreDraft: ((text: string) => void) | undefined;
   /** Called when the user asked to leave (after the running turn committed). */
@@ -167,6 +189,9 @@ export class TuiController {
       expanded: this.expanded,
       picker: this.picker,
       hint: this.hint,
+      attached: this.shellContext.map(
+        (c) => `!${c.command.split("\n")[0]} (${c.exit}, ${countLines(c.output)})`,
+      ),
     };
   }
 
@@ -361,6 +386,100 @@ export class TuiController {
     void this.runTurn(text);
   }
 
+  /**
+   * `!command`: run it in a shell in the working directory (credentials removed from its
+   * environment, like the shell tool), show its output as a card, no model turn. Its output
+   * goes with the next prompt (`dropContext` forgets it). Esc/Ctrl+C kill it.
+   */
+  runShell(command: string): void {
+    if (!command.trim()) return;
+    if (this.running) {
+      this.info("a !command waits for the running turn: press Esc to cancel it, or try again when it ends");
+      return;
+    }
+    const finish = this.startRun();
+    const card = this.transcript.localShell(command, Date.now());
+    this.flushNow();
+    const child = spawn("/bin/sh", ["-c", command], {
+      cwd: this.ctx.settings.cwd,
+      env: { ...scrubEnv(process.env).env, PAGER: "cat", GIT_PAGER: "cat" },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
+    let killed: string | undefined;
+    this.cancelTurn = () => {
+      killed = "SIGTERM";
+      try {
+        if (child.pid) process.kill(-child.pid, "SIGTERM");
+      } catch {
+        // already gone
+      }
+    };
+    const onData = (b: Buffer) => {
+      card.output += b.toString("utf8");
+      if (card.output.length > SHELL_CONTEXT_CHARS * 4)
+        card.output = card.output.slice(-SHELL_CONTEXT_CHARS * 2);
+      this.changed();
+    };
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", onData);
+    const done = (code: number | null, signal: string | null, err?: Error) => {
+      card.endedAt = Date.now();
+      const sig = signal ?? killed;
+      if (err) card.output += `${card.output && !card.output.endsWith("\n") ? "\n" : ""}${err.message}`;
+      card.details = {
+        command,
+        ...(code !== null ? { exitCode: code } : {}),
+        ...(sig && code === null ? { signal: sig } : {}),
+      };
+      card.status = err ? "error" : sig && code === null ? "cancelled" : "ok";
+      card.resultText = card.output;
+      this.transcript.flush();
+      if (!killed) {
+        const exit = err ? "failed" : code !== null ? `exit ${code}` : `killed (${sig})`;
+        this.shellContext.push({ command, output: card.output, exit });
+        this.setHint("the output goes with your next prompt · Ctrl+X drops it", 6000);
+      }
+      void this.endRun(finish, killed !== undefined);
+    };
+    child.once("error", (err) => done(null, null, err));
+    child.once("close", (code, signal) => done(code, signal));
+  }
+
+  /** Forget the `!command` outputs waiting for the next prompt. */
+  dropContext(): boolean {
+    if (this.shellContext.length === 0) return false;
+    this.shellContext = [];
+    this.setHint("the !command output will not be sent");
+    return true;
+  }
+
+  /** The user message of a prompt: `!command` outputs first, then the text, then `@path` files and images. */
+  private async promptInput(text: string): Promise<{ text: string } | { messages: Message[] }> {
+    const ctxText = this.shellContext
+      .map(
+        (c) =>
+          `I ran \`${c.command}\` (${c.exit}); its output:\n\`\`\`\n${c.output.length > SHELL_CONTEXT_CHARS ? `… (cut to the last ${SHELL_CONTEXT_CHARS} characters)\n${c.output.slice(-SHELL_CONTEXT_CHARS)}` : c.output.replace(/\n$/, "")}\n\`\`\``,
+      )
+      .join("\n\n");
+    this.shellContext = [];
+    const full = ctxText ? `${ctxText}\n\n${text}` : text;
+    if (!/(^|\s)@\S/.test(text)) return { text: full };
+    const model = this.session?.model ?? this.ctx.settings.model;
+    const r = await resolveMentions(full, this.ctx.settings.cwd, {
+      images: safe(() => this.ctx.modelInfo(model)?.images) === true,
+      model,
+    });
+    for (const p of r.problems) this.transcript.notice("warn", p);
+    if (r.attached.length > 0)
+      this.transcript.notice(
+        "info",
+        `attached ${r.attached.length === 1 ? "1 file" : `${r.attached.length} files`}: ${r.attached.join(", ")}`,
+      );
+    if (r.parts.length === 1) return { text: full };
+    return { messages: [{ id: "", role: "user", parts: r.parts as Part[] }] };
+  }
+
   /** Remove the last queued prompt (to edit it); returns it. */
   unqueue(): string | undefined {
     const t = this.queue.pop();
@@ -408,12 +527,14 @@ export class TuiController {
     let cancelled = false;
     try {
       const id = await this.ensureSession();
+      const input = await this.promptInput(text);
+      this.flushNow();
       const result = await this.ctx.runtime.runPromise(
         Effect.scoped(
           Effect.gen(this, function* () {
             const rt = yield* LashRuntime;
             // a cut-off turn is never resumed behind the user's back: /finish or /abandon decide
-            const handle = yield* rt.startTurn(id, { text }, { onEvent: this.onEvent, resumePending: false });
+            const handle = yield* rt.startTurn(id, input, { onEvent: this.onEvent, resumePending: false });
             this.cancelTurn = () => {
               void this.ctx.runtime.runPromise(handle.cancel);
             };
@@ -891,6 +1012,11 @@ export function buildTree(nodes: readonly GraphNode[], activeIds: ReadonlySet<st
   };
   walk(null, 0);
   return out;
+}
+
+function countLines(s: string): string {
+  const n = s.replace(/\n$/, "") === "" ? 0 : s.replace(/\n$/, "").split("\n").length;
+  return `${n} line${n === 1 ? "" : "s"}`;
 }
 
 function safe<A>(f: () => A): A | undefined {

@@ -52,6 +52,8 @@ export interface ToolItem {
   details?: unknown;
   /** A subagent this call started (spawn_agent). */
   child?: { sessionId: string; capability?: string; model?: string; outcome?: string; costUsd?: number };
+  /** Run by the user with `!command` (not by the model). */
+  readonly local?: boolean;
   readonly iteration: number;
 }
 export interface CodeItem {
@@ -266,6 +268,26 @@ export class Transcript {
 
   notice(level: NoticeItem["level"], text: string, body?: readonly string[]): void {
     this.add({ kind: "notice", id: this.nextId("n"), level, text, ...(body ? { body } : {}) });
+  }
+
+  /** A `!command` the user ran directly (no model turn): a live shell card to update. */
+  localShell(command: string, at: number): ToolItem {
+    const t: ToolItem = {
+      kind: "tool",
+      id: this.nextId("t"),
+      callId: `local-${this.seq}`,
+      name: "shell",
+      family: "shell",
+      args: { command },
+      argsText: "",
+      status: "running",
+      output: "",
+      startedAt: at,
+      iteration: 0,
+      local: true,
+    };
+    this.add(t);
+    return t;
   }
 
   /** Forget everything shown (the session is untouched). */
