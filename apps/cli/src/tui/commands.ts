@@ -32,6 +32,12 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   { name: "tree", summary: "branches of this session; switch to another", whileRunning: false },
   { name: "model", args: "[provider/model]", summary: "show or switch the model", whileRunning: true },
+  {
+    name: "stop",
+    args: "[id]",
+    summary: "cancel just the running subagent (the newest, or by session id); the turn goes on",
+    whileRunning: true,
+  },
   { name: "export", args: "[html|json|md]", summary: "export this session to a file", whileRunning: true },
   {
     name: "info",

@@ -10,7 +10,8 @@ import {
   type TurnActivity,
 } from "@lash/core";
 import type { Message, Part, Usage } from "@lash/sansio";
-import { Cause, Effect, Exit, Fiber, Option } from "effect";
+import { cancelChild } from "@lash/subagents";
+import { Cause, Effect, Exit, Fiber, Option, Stream } from "effect";
 import type { CliContext } from "../context.ts";
 import { pendingText, turnErrorMessage } from "../sessions.ts";
 import { resolveMentions } from "./assist.ts";
@@ -505,11 +506,53 @@ export class TuiController {
 
   private onEvent = (e: TurnActivity): void => {
     this.transcript.apply(e);
+    if (e.type === "plugin" && e.plugin === "subagents") {
+      const child = (e.data as { childSessionId?: unknown } | undefined)?.childSessionId;
+      if (typeof child === "string" && e.name === "childStarted") this.watchChild(child);
+      if (typeof child === "string" && e.name === "childFinished") this.unwatchChild(child);
+    }
     if (e.type === "llmResponse" && e.usage.input !== undefined) this.contextTokens = e.usage.input;
     if (e.type === "usage" && e.costUsd !== undefined) this.turnCost = e.costUsd;
     if (e.type === "turnStarted") this.turnStartedAt = e.at;
     this.changed();
   };
+
+  /** Running subagents followed live (their session's activity → the spawn_agent card). */
+  private children = new Map<string, () => void>();
+
+  private watchChild(childId: string): void {
+    if (this.children.has(childId)) return;
+    const fiber = this.ctx.runtime.runFork(
+      Effect.flatMap(LashRuntime, (rt) =>
+        Stream.runForEach(rt.observe(childId), (ev) =>
+          Effect.sync(() => {
+            if (this.transcript.childActivity(childId, ev)) this.changed();
+          }),
+        ),
+      ),
+    );
+    this.children.set(childId, () => void this.ctx.runtime.runPromise(Fiber.interrupt(fiber)));
+  }
+
+  private unwatchChild(childId: string): void {
+    const stop = this.children.get(childId);
+    if (!stop) return;
+    this.children.delete(childId);
+    // the observer may still be delivering the child's last events
+    setTimeout(stop, 500).unref?.();
+  }
+
+  /** `/stop`: cancel just the newest running subagent (or the one whose session id starts with `arg`). */
+  stopChild(arg: string): void {
+    const ids = [...this.children.keys()];
+    const id = arg ? ids.find((c) => c.startsWith(arg)) : ids[ids.length - 1];
+    if (!id) {
+      this.info(arg ? `no running subagent matches "${arg}"` : "no subagent is running");
+      return;
+    }
+    if (cancelChild(id)) this.info(`stopping the subagent ${id} (the turn goes on)`);
+    else this.info(`the subagent ${id} is not running in this process`);
+  }
 
   private async ensureSession(): Promise<string> {
     if (this.sessionId) return this.sessionId;
@@ -579,6 +622,7 @@ export class TuiController {
   }
 
   private async endRun(finish: () => void, cancelled: boolean): Promise<void> {
+    for (const id of [...this.children.keys()]) this.unwatchChild(id);
     this.running = false;
     this.cancelling = false;
     this.cancelTurn = undefined;
@@ -677,6 +721,8 @@ export class TuiController {
           return this.model(args);
         case "export":
           return await this.exportSession(args);
+        case "stop":
+          return this.stopChild(args);
         case "info":
           return await this.showInfo();
         case "cost":

@@ -255,7 +255,8 @@ describe("cards without a built-in tool", () => {
     });
     const out = show(tr.committed);
     expect(out).toMatch(/● Code lashlang/);
-    expect(out).toContain("│ let x = 1 + 2");
+    expect(out).toMatch(/^\s+let x = 1 \+ 2$/m);
+    expect(out).not.toContain("│"); // no gutter in the copied rows
     expect(out).toMatch(/⎿ output\n\s+x is 3/);
   });
 

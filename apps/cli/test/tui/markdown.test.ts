@@ -50,7 +50,9 @@ describe("markdown", () => {
   it("renders fenced code with a language label and highlighting, without parsing markdown inside", () => {
     const lines = renderMarkdown('```ts\nconst x = "**no**"; // note\n```');
     expect(lineText(lines[0]!)).toBe("  ts");
-    expect(lineText(lines[1]!)).toBe('  │ const x = "**no**"; // note');
+    // no gutter: the line is the code alone (drawn at column 0, marked as code)
+    expect(lineText(lines[1]!)).toBe('const x = "**no**"; // note');
+    expect(lines[1]![0]?.code).toBe(true);
     const kw = lines[1]!.find((s) => s.text === "const");
     expect(kw?.color).toBe("magenta");
     expect(lines[1]!.find((s) => s.text.startsWith('"'))?.color).toBe("green");

@@ -27,7 +27,8 @@ export function LineView(props: {
   readonly wrap?: "wrap" | "truncate-end";
 }): React.ReactElement {
   const { line } = props;
-  if (line.length === 0) return h(Text, null, " ");
+  // an empty line (a blank line of a code block too) still takes its row
+  if (line.every((seg) => seg.text === "")) return h(Text, null, " ");
   return h(Text, { wrap: props.wrap ?? "wrap" }, ...line.map(segEl));
 }
 
