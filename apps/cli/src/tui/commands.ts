@@ -46,6 +46,18 @@ export const COMMANDS: readonly CommandSpec[] = [
     whileRunning: true,
   },
   { name: "cost", aliases: ["usage"], summary: "tokens and cost of this session", whileRunning: true },
+  {
+    name: "expand",
+    args: "[n]",
+    summary: "print the newest (or n-th newest) folded card again in full: diff, output, thinking, code",
+    whileRunning: true,
+  },
+  {
+    name: "theme",
+    args: "[dark|light|high-contrast]",
+    summary: "colour theme for what is drawn from now on (also LASH_THEME; NO_COLOR turns colour off)",
+    whileRunning: true,
+  },
   { name: "clear", summary: "clear the screen (the session is kept)", whileRunning: true },
   { name: "quit", aliases: ["exit", "q"], summary: "leave lash", whileRunning: true },
 ];

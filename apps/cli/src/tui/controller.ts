@@ -18,6 +18,7 @@ import { resolveMentions } from "./assist.ts";
 import { helpLines, type ParsedCommand } from "./commands.ts";
 import { fmtAgo, fmtCost, fmtTokens } from "./format.ts";
 import { type Item, Transcript } from "./model.ts";
+import { isTheme, setTheme, THEMES, themeName } from "./theme.ts";
 
 export interface PickerOption {
   readonly label: string;
@@ -723,6 +724,22 @@ export class TuiController {
           return await this.exportSession(args);
         case "stop":
           return this.stopChild(args);
+        case "expand": {
+          const n = args ? Number(args) : 1;
+          if (!Number.isInteger(n) || n < 1)
+            return this.error(`/expand takes a card number (1 = the newest), not "${args}"`);
+          if (!this.transcript.unfoldCopy(n)) return this.info("no finished card to expand");
+          return this.changed();
+        }
+        case "theme": {
+          const name = args.toLowerCase();
+          if (!name) return this.info(`theme: ${themeName()} (${THEMES.join(", ")})`);
+          if (!isTheme(name)) return this.error(`unknown theme "${args}": ${THEMES.join(", ")}`);
+          setTheme(name);
+          return this.info(
+            `theme: ${name} (for what is drawn from now on; LASH_THEME=${name} makes it the default)`,
+          );
+        }
         case "info":
           return await this.showInfo();
         case "cost":

@@ -308,7 +308,8 @@ export function renderMarkdown(text: string, width = 80): Line[] {
       const level = heading[1]!.length;
       blank();
       const segs = parseInline(heading[2]!, { bold: true, color: theme.heading, underline: level === 1 });
-      push(level <= 2 ? segs : [{ text: `${"#".repeat(level)} `, dim: true, color: theme.heading }, ...segs]);
+      // no `###` markers at any level: level 1 is underlined, every heading bold
+      push(segs);
       blank();
       i++;
       continue;

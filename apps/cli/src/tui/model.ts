@@ -31,6 +31,7 @@ export interface ReasoningItem {
   readonly startedAt: number;
   endedAt?: number;
   readonly iteration: number;
+  readonly unfold?: boolean;
 }
 export interface ToolItem {
   readonly kind: "tool";
@@ -54,6 +55,8 @@ export interface ToolItem {
   child?: ChildInfo;
   /** Run by the user with `!command` (not by the model). */
   readonly local?: boolean;
+  /** A copy printed unfolded by `/expand`. */
+  readonly unfold?: boolean;
   readonly iteration: number;
 }
 /** A tool call of a running subagent, as its card shows it. */
@@ -99,6 +102,7 @@ export interface CodeItem {
   output: string;
   error?: string;
   done: boolean;
+  readonly unfold?: boolean;
 }
 export interface AgentItem {
   readonly kind: "agent";
@@ -368,6 +372,23 @@ export class Transcript {
       default:
         return false;
     }
+  }
+
+  /**
+   * `/expand [n]`: print the n-th newest finished card that folds (tool card, thinking, code
+   * cell) again, unfolded, at the bottom (what is in the scrollback is never redrawn).
+   */
+  unfoldCopy(n = 1): Item | undefined {
+    let seen = 0;
+    for (let i = this.committed.length - 1; i >= 0; i--) {
+      const it = this.committed[i]!;
+      if ((it.kind !== "tool" && it.kind !== "reasoning" && it.kind !== "code") || it.unfold) continue;
+      if (++seen < n) continue;
+      const copy = { ...it, id: this.nextId("x"), unfold: true } as Item;
+      this.add(copy);
+      return copy;
+    }
+    return undefined;
   }
 
   /** Forget everything shown (the session is untouched). */

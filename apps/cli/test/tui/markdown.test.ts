@@ -45,6 +45,9 @@ describe("markdown", () => {
     expect(out.some((l) => /^─{3,}$/.test(l))).toBe(true);
     const heading = renderMarkdown("## Sub")[0]!;
     expect(heading[0]?.bold).toBe(true);
+    // level 3 and deeper keep no `###` either (issue 25 item 9)
+    expect(lineText(renderMarkdown("### Third level")[0]!)).toBe("Third level");
+    expect(lineText(renderMarkdown("###### Sixth")[0]!)).toBe("Sixth");
   });
 
   it("renders fenced code with a language label and highlighting, without parsing markdown inside", () => {

@@ -2,8 +2,9 @@
 // cards per family, code cells, subagents, notices and turn ends.
 import { Box, Text } from "ink";
 import type React from "react";
+import { renderDiff } from "../diff.ts";
 import { fmtCost, fmtTokens } from "../format.ts";
-import { diffSeg, highlightCode, type Line, renderMarkdown, type Seg } from "../markdown.ts";
+import { highlightCode, type Line, renderMarkdown, type Seg } from "../markdown.ts";
 import {
   type AgentItem,
   type AssistantItem,
@@ -32,7 +33,8 @@ export interface ItemProps {
 
 /** One transcript item, laid out at the terminal width (<Static> output is absolutely positioned). */
 export function ItemView(props: ItemProps): React.ReactElement | null {
-  const inner = itemBody(props);
+  const unfold = "unfold" in props.item && props.item.unfold === true;
+  const inner = itemBody(unfold ? { ...props, expanded: true } : props);
   return inner ? h(Box, { width: props.width, flexDirection: "column" }, inner) : null;
 }
 
@@ -127,7 +129,12 @@ function ReasoningView(props: ItemProps & { readonly item: ReasoningItem }): Rea
         Math.max(10, props.width - 20),
       )}`;
   const showBody = expanded && item.text.trim();
-  let body = showBody ? item.text.trim().split("\n") : [];
+  // thinking is markdown: rendered like an answer, dimmed
+  let body: Line[] = showBody
+    ? renderMarkdown(item.text.trim(), props.width - 4).map((l) =>
+        l.map((seg): Seg => ({ ...seg, dim: true, italic: seg.code !== true })),
+      )
+    : [];
   if (!item.done && body.length > 12) body = body.slice(-12);
   return h(
     Box,
@@ -138,13 +145,7 @@ function ReasoningView(props: ItemProps & { readonly item: ReasoningItem }): Rea
       head,
       !expanded && item.done && words > 0 ? h(Text, { dimColor: true }, "  ctrl+o to expand") : null,
     ),
-    showBody
-      ? h(
-          Box,
-          { paddingLeft: 2, flexDirection: "column" },
-          ...body.map((l, i) => h(Text, { key: i, dimColor: true, italic: true, wrap: "wrap" }, l || " ")),
-        )
-      : null,
+    showBody ? h(Box, { paddingLeft: 2, flexDirection: "column" }, h(Lines, { lines: body })) : null,
   );
 }
 
@@ -311,9 +312,9 @@ function editCard(t: ToolItem, a: Record<string, unknown>, expanded: boolean): C
   if (diff && t.status !== "error") {
     const dl = diff.replace(/\n+$/, "").split("\n");
     const n = expanded ? 400 : 14;
-    for (const l of dl.slice(0, n)) body.push([diffSeg(l)]);
+    body.push(...renderDiff(diff).slice(0, n));
     if (dl.length > n)
-      body.push([{ text: `… ${dl.length - n} more diff lines (ctrl+o to expand)`, dim: true }]);
+      body.push([{ text: `… ${dl.length - n} more diff lines (/expand shows this card)`, dim: true }]);
   }
   return {
     title,
@@ -451,6 +452,7 @@ function agentToolCard(t: ToolItem, a: Record<string, unknown>, expanded: boolea
   const meta: Seg[] = [];
   const capability = c?.capability ?? str(a.capability);
   if (capability) meta.push({ text: capability, color: "magenta" });
+  if (c?.model && width >= 100) meta.push({ text: c.model, dim: true });
   if (c?.outcome && c.outcome !== "finished")
     meta.push({ text: c.outcome, color: c.outcome === "cancelled" ? "yellow" : "red" });
   const calls = c?.calls ?? [];
@@ -473,7 +475,7 @@ function agentToolCard(t: ToolItem, a: Record<string, unknown>, expanded: boolea
   if (running && c)
     body.push([
       {
-        text: `${width >= 110 ? "working in " : ""}${c.sessionId}${c.model && width >= 110 ? ` (${c.model})` : ""} · /stop cancels just this subagent`,
+        text: `working in ${c.sessionId} · /stop cancels just this subagent`,
         dim: true,
       },
     ]);

@@ -1,6 +1,7 @@
 import { Box, Text } from "ink";
 import React from "react";
 import type { Line, Seg } from "../markdown.ts";
+import { palette } from "../theme.ts";
 
 export const h = React.createElement;
 
@@ -13,7 +14,7 @@ function segEl(s: Seg, key: number): React.ReactElement {
       ...(s.italic ? { italic: true } : {}),
       ...(s.underline ? { underline: true } : {}),
       ...(s.strikethrough ? { strikethrough: true } : {}),
-      ...(s.dim ? { dimColor: true } : {}),
+      ...(s.dim && !palette().noDim ? { dimColor: true } : {}),
       ...(s.color ? { color: s.color } : {}),
       ...(s.bg ? { backgroundColor: s.bg } : {}),
     },
