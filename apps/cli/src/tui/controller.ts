@@ -1,6 +1,8 @@
 // The TUI's state machine: sessions, turns, the queue, cancellation and slash
 // commands, driving the real runtime. React subscribes to it (view/app.ts).
 import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { dirname, join, resolve as resolvePath } from "node:path";
 import {
   type GraphNode,
   LashRuntime,
@@ -26,6 +28,8 @@ export interface PickerOption {
   readonly value: string;
   /** Indentation (tree pickers). */
   readonly depth?: number;
+  /** Tree glyphs drawn before the label (`├─ `, `│  └─ `). */
+  readonly tree?: string;
   readonly current?: boolean;
 }
 
@@ -52,6 +56,8 @@ export interface TuiState {
   readonly cwd: string;
   readonly gitBranch: string | undefined;
   readonly contextTokens: number | undefined;
+  /** `contextTokens` is an estimate from the transcript (no model call reported it yet). */
+  readonly contextEstimated?: boolean;
   readonly contextWindow: number | undefined;
   readonly costUsd: number | undefined;
   readonly expanded: boolean;
@@ -80,6 +86,8 @@ export interface ControllerOptions {
   readonly maxLiveLines?: number;
   /** Coalesce UI updates over this many ms (0: notify synchronously). */
   readonly throttleMs?: number;
+  /** Open the session picker at start (`lash --resume` without an id). */
+  readonly pick?: boolean;
 }
 
 type Listener = () => void;
@@ -117,6 +125,7 @@ export class TuiController {
   private scheduled: ReturnType<typeof setTimeout> | undefined;
   private readonly throttleMs: number;
   private readonly clearScreen: () => void;
+  private readonly pickAtStart: boolean;
 
   private sessionId: string | undefined;
   private session: SessionRecord | undefined;
@@ -127,6 +136,7 @@ export class TuiController {
   private turnDone: Promise<void> = Promise.resolve();
   private queue: string[] = [];
   private contextTokens: number | undefined;
+  private contextEstimate: number | undefined;
   private baseCost: number | undefined;
   private turnCost: number | undefined;
   private expanded = false;
@@ -152,6 +162,7 @@ export class TuiController {
     this.sessionId = options.sessionId;
     this.throttleMs = options.throttleMs ?? 16;
     this.clearScreen = options.clearScreen ?? (() => {});
+    this.pickAtStart = options.pick === true;
     this.transcript = new Transcript(options.maxLiveLines ? { maxLiveLines: options.maxLiveLines } : {});
     this.gitBranch = safe(() => ctx.gitBranch());
     this.snapshot = this.build();
@@ -185,7 +196,8 @@ export class TuiController {
       mode: this.session?.mode ?? this.ctx.settings.mode,
       cwd: this.ctx.settings.cwd,
       gitBranch: this.gitBranch,
-      contextTokens: this.contextTokens,
+      contextTokens: this.contextTokens ?? this.contextEstimate,
+      contextEstimated: this.contextTokens === undefined && this.contextEstimate !== undefined,
       contextWindow: safe(() => this.ctx.modelInfo(model)?.contextWindow),
       costUsd: cost,
       expanded: this.expanded,
@@ -296,6 +308,7 @@ export class TuiController {
     ]);
     if (this.sessionId) await this.open(this.sessionId, false);
     else this.flushNow();
+    if (this.pickAtStart) await this.resume("");
     if (initialPrompt?.trim()) this.submit(initialPrompt);
   }
 
@@ -311,8 +324,15 @@ export class TuiController {
     if (redraw) this.redraw(true);
     this.syncShown(false);
     this.transcript.loadMessages(messages);
+    // the context is shown at once (resume, --continue): estimated from the transcript (~4 characters
+    // a token) until the next model call reports it
+    this.contextEstimate = Math.round(JSON.stringify(messages).length / 4);
     this.syncShown(true);
     await this.refreshUsage();
+    this.transcript.notice(
+      "info",
+      `session ${session.title ? `"${firstLine(session.title, 60)}" ` : ""}${session.id} · ${session.turnCount} turn${session.turnCount === 1 ? "" : "s"} · ${session.model}`,
+    );
     this.flushNow();
     await this.offerPending(id);
   }
@@ -404,7 +424,7 @@ export class TuiController {
     this.flushNow();
     const child = spawn("/bin/sh", ["-c", command], {
       cwd: this.ctx.settings.cwd,
-      env: { ...scrubEnv(process.env).env, PAGER: "cat", GIT_PAGER: "cat" },
+      env: { ...(this.ctx.shellEnv?.() ?? scrubEnv(process.env).env), PAGER: "cat", GIT_PAGER: "cat" },
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });
@@ -439,7 +459,8 @@ export class TuiController {
       this.transcript.flush();
       if (!killed) {
         const exit = err ? "failed" : code !== null ? `exit ${code}` : `killed (${sig})`;
-        this.shellContext.push({ command, output: card.output, exit });
+        const output = this.ctx.redact ? this.ctx.redact(card.output) : card.output;
+        this.shellContext.push({ command, output, exit });
         this.setHint("the output goes with your next prompt · Ctrl+X drops it", 6000);
       }
       void this.endRun(finish, killed !== undefined);
@@ -472,14 +493,18 @@ export class TuiController {
       images: safe(() => this.ctx.modelInfo(model)?.images) === true,
       model,
     });
+    const redact = this.ctx.redact;
+    const parts = redact
+      ? r.parts.map((p) => (p.type === "text" ? { ...p, text: redact(p.text) } : p))
+      : r.parts;
     for (const p of r.problems) this.transcript.notice("warn", p);
     if (r.attached.length > 0)
       this.transcript.notice(
         "info",
         `attached ${r.attached.length === 1 ? "1 file" : `${r.attached.length} files`}: ${r.attached.join(", ")}`,
       );
-    if (r.parts.length === 1) return { text: full };
-    return { messages: [{ id: "", role: "user", parts: r.parts as Part[] }] };
+    if (parts.length === 1) return { text: full };
+    return { messages: [{ id: "", role: "user", parts: parts as Part[] }] };
   }
 
   /** Remove the last queued prompt (to edit it); returns it. */
@@ -665,6 +690,15 @@ export class TuiController {
   /** True when the user left without waiting for a cancel to finish. */
   forced = false;
 
+  /** The line printed after the TUI is gone: how to come back to this session. */
+  resumeHint(): string | undefined {
+    const id = this.sessionId;
+    if (!id || (this.session && this.session.turnCount === 0 && this.session.leafId === null))
+      return undefined;
+    const title = this.session?.title ? ` "${firstLine(this.session.title, 50)}"` : "";
+    return `Resume this session${title} with: lash --resume ${id}`;
+  }
+
   /** Leave now, without waiting for the running turn (exit code 130). */
   forceExit(): void {
     this.exiting = true;
@@ -762,6 +796,7 @@ export class TuiController {
     this.baseCost = undefined;
     this.turnCost = undefined;
     this.contextTokens = undefined;
+    this.contextEstimate = undefined;
     this.redraw(true);
     this.info("new session — it is saved when you send the first prompt");
   }
@@ -916,7 +951,7 @@ export class TuiController {
       const list = models.includes(current) ? models : [current, ...models];
       this.picker = {
         kind: "model",
-        title: "Model for new turns",
+        title: "Model for new sessions (providers with a key)",
         hint: "↑/↓ choose · Enter switch · Esc close (or /model provider/model)",
         initial: Math.max(0, list.indexOf(current)),
         options: list.map((m) => {
@@ -944,17 +979,26 @@ export class TuiController {
       this.info(
         `model set to ${this.ctx.settings.model} for new sessions; this session keeps ${sessionModel} (/new to start one on the new model)`,
       );
-    else this.info(`model: ${this.ctx.settings.model}`);
+    else
+      this.info(
+        `model: ${this.ctx.settings.model} (for new sessions${this.sessionId ? "" : ", the next prompt starts one"})`,
+      );
   }
 
   async exportSession(arg: string): Promise<void> {
     const id = this.sessionId;
     if (!id) return this.info("nothing to export yet: send a prompt first");
-    const format = (arg || "html").toLowerCase();
+    const [first = "", ...rest] = arg.split(/\s+/).filter(Boolean);
+    const format = (first || "html").toLowerCase();
     if (format !== "html" && format !== "json" && format !== "md")
-      return this.error(`unknown export format "${arg}" (html, json or md)`);
+      return this.error(`unknown export format "${first}" (html, json or md; then an optional file path)`);
+    // next to the sessions (never into the repository) unless a path is given
+    const out = rest.length
+      ? resolvePath(this.ctx.settings.cwd, rest.join(" "))
+      : join(dirname(this.ctx.paths.db), "exports", `${id}.${format}`);
     try {
-      const path = await this.ctx.exportSession(id, format);
+      mkdirSync(dirname(out), { recursive: true });
+      const path = await this.ctx.exportSession(id, format, out);
       this.transcript.notice("success", `exported to ${path}`);
       this.changed();
     } catch (err) {
@@ -1059,21 +1103,29 @@ export function buildTree(nodes: readonly GraphNode[], activeIds: ReadonlySet<st
     kids.set(p, list);
   }
   const out: PickerOption[] = [];
-  const walk = (parent: string | null, depth: number) => {
+  // drawn as a tree: ├─/└─ where a prompt has several continuations, │ down the open branches
+  const walk = (parent: string | null, depth: number, prefix: string) => {
     const list = kids.get(parent) ?? [];
-    for (const u of list) {
+    const branching = list.length > 1;
+    list.forEach((u, i) => {
       const onPath = activeIds.has(u.id);
+      const last = i === list.length - 1;
       out.push({
         value: u.id,
         label: firstLine(userText(u) ?? "", 64),
         depth,
+        tree: branching ? `${prefix}${last ? "└─ " : "├─ "}` : prefix,
         current: onPath,
         detail: `${fmtAgo(u.createdAt)}${onPath ? " · on the current branch" : ""}`,
       });
-      walk(u.id, (kids.get(u.id)?.length ?? 0) > 1 ? depth + 1 : depth);
-    }
+      walk(
+        u.id,
+        (kids.get(u.id)?.length ?? 0) > 1 ? depth + 1 : depth,
+        branching ? `${prefix}${last ? "   " : "│  "}` : prefix,
+      );
+    });
   };
-  walk(null, 0);
+  walk(null, 0, "");
   return out;
 }
 

@@ -124,8 +124,13 @@ export function App(props: AppProps): React.ReactElement {
   const menuKey = useRef("");
   const [search, setSearch] = useState<{ query: string; skip: number } | undefined>(undefined);
 
+  // leaving: one last frame without the prompt box and status bar, then unmount
+  const [leaving, setLeaving] = useState(false);
   useEffect(() => {
-    controller.onExit = () => exit();
+    if (leaving) exit();
+  }, [leaving, exit]);
+  useEffect(() => {
+    controller.onExit = () => setLeaving(true);
     controller.onRestoreDraft = (text) => {
       const ed = editorRef.current;
       const cur = ed.text;
@@ -137,7 +142,7 @@ export function App(props: AppProps): React.ReactElement {
       controller.onExit = undefined;
       controller.onRestoreDraft = undefined;
     };
-  }, [controller, exit, rerender]);
+  }, [controller, rerender]);
 
   // reset the picker cursor when a new picker opens
   if (state.picker !== pickerRef.current) {
@@ -430,6 +435,12 @@ export function App(props: AppProps): React.ReactElement {
   );
 
   const pickerOptions = state.picker ? filterOptions(state.picker, filter) : [];
+  if (leaving)
+    return h(Static<Item>, {
+      key: `static-${state.staticKey}`,
+      items: state.committed as Item[],
+      children: renderItem,
+    });
   return h(
     React.Fragment,
     null,

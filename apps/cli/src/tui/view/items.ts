@@ -351,7 +351,7 @@ function searchCard(t: ToolItem, a: Record<string, unknown>, expanded: boolean):
   if (typeof d.count === "number") {
     const total = typeof d.total === "number" && d.total > d.count ? ` of ${d.total}` : "";
     meta.push({
-      text: `${d.count}${total} ${isGlob ? "files" : d.count === 1 ? "match" : "matches"}`,
+      text: `${d.count}${total} ${isGlob ? (d.count === 1 && !total ? "file" : "files") : d.count === 1 && !total ? "match" : "matches"}`,
       dim: true,
     });
   }
