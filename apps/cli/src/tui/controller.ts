@@ -331,7 +331,7 @@ export class TuiController {
     await this.refreshUsage();
     this.transcript.notice(
       "info",
-      `session ${session.title ? `"${firstLine(session.title, 60)}" ` : ""}${session.id} · ${session.turnCount} turn${session.turnCount === 1 ? "" : "s"} · ${session.model}`,
+      `session ${session.title ? `"${firstLine(session.title, 40)}" ` : ""}${session.id} · ${session.turnCount} turn${session.turnCount === 1 ? "" : "s"} · ${session.model}`,
     );
     this.flushNow();
     await this.offerPending(id);
@@ -695,8 +695,7 @@ export class TuiController {
     const id = this.sessionId;
     if (!id || (this.session && this.session.turnCount === 0 && this.session.leafId === null))
       return undefined;
-    const title = this.session?.title ? ` "${firstLine(this.session.title, 50)}"` : "";
-    return `Resume this session${title} with: lash --resume ${id}`;
+    return `Resume this session with: lash --resume ${id}`;
   }
 
   /** Leave now, without waiting for the running turn (exit code 130). */

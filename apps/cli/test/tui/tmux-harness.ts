@@ -25,6 +25,10 @@ export interface LashTerm {
   type(text: string): void;
   /** Send tmux key names (`Enter`, `C-r`, `Escape`, `Down`). */
   keys(...names: string[]): void;
+  /** Paste text as a terminal does (bracketed paste when the app asked for it). */
+  paste(text: string): void;
+  /** The visible screen with its colour escapes (`capture-pane -e`). */
+  screenAnsi(): string;
   /** Poll the whole pane until `pred` holds. */
   waitFor(pred: (s: string) => boolean, what: string, timeoutMs?: number): Promise<string>;
   stderr(): string;
@@ -124,6 +128,11 @@ export async function startLash(options: StartOptions): Promise<LashTerm & { rea
     keys: (...names) => {
       for (const n of names) tm("send-keys", "-t", name, n);
     },
+    paste: (text) => {
+      tm("set-buffer", "-b", "lashpaste", text);
+      tm("paste-buffer", "-p", "-b", "lashpaste", "-t", name);
+    },
+    screenAnsi: () => tm("capture-pane", "-p", "-e", "-t", name),
     async waitFor(pred, what, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       let last = "";
