@@ -2,6 +2,7 @@
 // tools package's ignore-aware walker + a fuzzy ranking), Ctrl+R history
 // search, and turning `@path` mentions into what the model receives. Pure
 // except the file index (reads the workspace) and `resolveMentions` (reads files).
+import { existsSync, statSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { isAbsolute, relative, resolve } from "node:path";
 import type { AttachmentPart, Part } from "@lash/sansio";
@@ -177,6 +178,25 @@ export function searchHistory(
     return { text: e, index: from };
   }
   return undefined;
+}
+
+/**
+ * A paste that is one image file's path (what terminals paste when a file is dropped on them:
+ * maybe quoted, spaces maybe backslash-escaped), unescaped; undefined otherwise. Paths with
+ * spaces cannot be @mentions, so they are not taken.
+ */
+export function pastedImagePath(text: string): string | undefined {
+  let p = text.trim();
+  if (p.includes("\n")) return undefined;
+  if ((p.startsWith("'") && p.endsWith("'")) || (p.startsWith('"') && p.endsWith('"'))) p = p.slice(1, -1);
+  p = p.replace(/\\ /g, " ");
+  if (p.startsWith("file://")) p = decodeURIComponent(p.slice(7));
+  if (!/\.(png|jpe?g|gif|webp)$/i.test(p) || /\s/.test(p) || !isAbsolute(p)) return undefined;
+  try {
+    return existsSync(p) && statSync(p).isFile() ? p : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 // ---- @path mentions → what the model gets ----

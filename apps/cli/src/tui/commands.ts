@@ -126,11 +126,16 @@ export const KEYS: readonly (readonly [string, string])[] = [
   ["Esc, Ctrl+C", "cancel the running turn (what finished is kept)"],
   ["Ctrl+C", "clear the prompt; twice on an empty prompt: quit"],
   ["Ctrl+D", "quit (on an empty prompt)"],
-  ["Ctrl+O", "expand/collapse thinking and tool output (redraws)"],
+  ["Ctrl+O", "expand/collapse thinking and tool output (redraws); /expand unfolds one card"],
   ["Ctrl+A/E, Home/End", "start/end of line"],
   ["Ctrl+U/K/W", "delete to line start / line end / word"],
   ["Alt+←/→, Alt+B/F", "move by word"],
-  ["Tab", "complete a /command"],
+  ["/ …", "command menu as you type (↑/↓ choose, Tab or Enter complete, Esc close)"],
+  ["@path", "file menu (fuzzy, .gitignore respected); the file is attached when sent (images too)"],
+  ["!command", "run it in a shell, no model turn; its output goes with your next prompt"],
+  ["Ctrl+R", "search your earlier prompts (again: older match, Enter: use it)"],
+  ["Ctrl+X", "drop the !command output waiting for the next prompt"],
+  ["Tab", "complete a /command or an @path"],
 ];
 
 export function helpLines(): string[] {

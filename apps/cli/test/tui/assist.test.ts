@@ -10,6 +10,7 @@ import {
   FileIndex,
   fileMenu,
   fuzzyScore,
+  pastedImagePath,
   resolveMentions,
   searchHistory,
 } from "../../src/tui/assist.ts";
@@ -85,6 +86,16 @@ describe("@path mentions → the user message", () => {
     expect(r.parts[2]).toMatchObject({ type: "attachment", mediaType: "image/png", name: "shot.png" });
     expect(Buffer.from((r.parts[2] as { data: string }).data, "base64").equals(PNG)).toBe(true);
     expect(r.problems).toEqual([]);
+  });
+
+  it("a pasted (dropped) image path becomes a mention; other pastes do not", () => {
+    const png = join(root, "shot.png");
+    expect(pastedImagePath(png)).toBe(png);
+    expect(pastedImagePath(`'${png}'`)).toBe(png);
+    expect(pastedImagePath(`file://${png}`)).toBe(png);
+    expect(pastedImagePath(join(root, "src/widget.ts"))).toBeUndefined();
+    expect(pastedImagePath(join(root, "missing.png"))).toBeUndefined();
+    expect(pastedImagePath(`${png}\n${png}`)).toBeUndefined();
   });
 
   it("an image for a model without image input is not attached, and says why", async () => {

@@ -83,3 +83,29 @@ describe("thinking", () => {
     expect(out).not.toContain("**");
   });
 });
+
+describe("counts", () => {
+  it('a glob with one hit says "1 file", a grep with one "1 match"', () => {
+    const tr = new Transcript();
+    for (const [callId, name] of [
+      ["g1", "glob"],
+      ["g2", "grep"],
+    ] as const) {
+      tr.apply({ ...base, type: "toolStarted", callId, name, args: { pattern: "*.ts" }, family: "search" });
+      tr.apply({
+        ...base,
+        type: "toolCompleted",
+        callId,
+        name,
+        isError: false,
+        content: [{ type: "text", text: "a.ts" }],
+        details: { count: 1 },
+        durationMs: 1,
+        replayed: false,
+      });
+    }
+    const out = show(tr.committed);
+    expect(out).toMatch(/Glob \*\.ts {2}1 file ·/);
+    expect(out).toMatch(/Grep "\*\.ts" {2}1 match ·/);
+  });
+});

@@ -53,12 +53,19 @@ describe.each(SIZES)("small items at $cols×$rows (tmux)", ({ cols, rows }) => {
     const picker = await a.waitFor((s) => s.includes("Model for new sessions"), "the model picker");
     expect(picker).not.toMatch(/anthropic\/|openai\/gpt|google\//);
     a.keys("Escape");
-    await a.waitFor((s) => s.includes("ask anything") && !s.includes("Model for new sessions ("), "the closed picker");
+    await a.waitFor(
+      (s) => s.includes("ask anything") && !s.includes("Model for new sessions ("),
+      "the closed picker",
+    );
 
     // the Ctrl+C hint goes away by itself
     a.keys("C-c");
     await a.waitFor((s) => s.includes("press Ctrl+C again to quit"), "the Ctrl+C hint");
-    await a.waitFor((s) => !a.screen().includes("press Ctrl+C again to quit") && s.includes("ask anything"), "the hint to time out", 10_000);
+    await a.waitFor(
+      (s) => !a.screen().includes("press Ctrl+C again to quit") && s.includes("ask anything"),
+      "the hint to time out",
+      10_000,
+    );
 
     // leaving: the resume hint, and no prompt box or status bar left behind
     a.keys("C-d");
@@ -79,10 +86,15 @@ describe.each(SIZES)("small items at $cols×$rows (tmux)", ({ cols, rows }) => {
     });
     terms.push(b);
     const cont = await b.waitFor(
-      (s) => s.includes("ask anything") && s.includes("First answer.") && / · 1 turn · /.test(s.replace(/\s+/g, " ")),
+      (s) =>
+        s.includes("ask anything") &&
+        s.includes("First answer.") &&
+        / · 1 turn · /.test(s.replace(/\s+/g, " ")),
       "the continued session",
     );
-    expect(cont.replace(/\s+/g, " ")).toMatch(/session (?:"[^"]+" )?ses_\w+ · 1 turn · openai-compatible\/mock/);
+    expect(cont.replace(/\s+/g, " ")).toMatch(
+      /session (?:"[^"]+" )?ses_\w+ · 1 turn · openai-compatible\/mock/,
+    );
     expect(cont).toMatch(/ctx ~\d/);
     expect(cont).toContain("First answer.");
     b.keys("C-d");

@@ -9,6 +9,7 @@ import {
   fileMenu,
   type Menu,
   mentionAt,
+  pastedImagePath,
   searchHistory,
 } from "../assist.ts";
 import { complete, parseCommand } from "../commands.ts";
@@ -425,7 +426,10 @@ export function App(props: AppProps): React.ReactElement {
 
   usePaste((text) => {
     if (state.picker) return;
-    editorRef.current.paste(text);
+    // a dropped/pasted image file path becomes an @mention (attached as an image when sent)
+    const image = pastedImagePath(text);
+    if (image) editorRef.current.insert(`@${image} `);
+    else editorRef.current.paste(text);
     rerender();
   });
 
