@@ -38,7 +38,12 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "cancel just the running subagent (the newest, or by session id); the turn goes on",
     whileRunning: true,
   },
-  { name: "export", args: "[html|json|md]", summary: "export this session to a file", whileRunning: true },
+  {
+    name: "export",
+    args: "[html|json|md] [path]",
+    summary: "export this session (default: next to the sessions, in exports/)",
+    whileRunning: true,
+  },
   {
     name: "info",
     aliases: ["status"],

@@ -461,7 +461,6 @@ export class TuiController {
         const exit = err ? "failed" : code !== null ? `exit ${code}` : `killed (${sig})`;
         const output = this.ctx.redact ? this.ctx.redact(card.output) : card.output;
         this.shellContext.push({ command, output, exit });
-        this.setHint("the output goes with your next prompt · Ctrl+X drops it", 6000);
       }
       void this.endRun(finish, killed !== undefined);
     };
