@@ -181,8 +181,13 @@ export function App(props: AppProps): React.ReactElement {
     props.onSubmitted?.(ed.text.includes("[pasted ") ? value : ed.text);
     ed.clear();
     rerender();
+    // `!command` runs a shell; `!!text` sends `!text` to the model
     if (value.startsWith("!") && !value.startsWith("!!")) {
       controller.runShell(value.slice(1));
+      return;
+    }
+    if (value.startsWith("!!")) {
+      controller.submit(value.slice(1));
       return;
     }
     const parsed = parseCommand(value);
@@ -259,8 +264,12 @@ export function App(props: AppProps): React.ReactElement {
         menuDismissed.current = ed.text;
         return rerender();
       }
-      // Enter on a complete command runs it as typed
-      const exact = key.return && menu.kind === "command" && parseCommand(ed.text).kind === "command";
+      // Enter on a complete command runs it as typed; on an @path already complete it sends
+      const exact =
+        key.return &&
+        (menu.kind === "command"
+          ? parseCommand(ed.text).kind === "command"
+          : ed.text.slice(menu.start, menu.end) === entry?.insert.trimEnd());
       if (entry && !exact && (key.tab || (key.return && !key.shift && !key.meta))) {
         const next = applyEntry(ed.text, menu, entry);
         const noArgs = menu.kind === "command" && !entry.insert.endsWith(" ");
