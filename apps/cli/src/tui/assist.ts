@@ -70,9 +70,12 @@ export function mentionAt(
  * starts and matches in the file name score best; shorter targets break ties.
  */
 export function fuzzyScore(query: string, target: string): number | undefined {
-  if (query === "") return target.length;
-  const q = query.toLowerCase();
-  const t = target.toLowerCase();
+  return scoreLower(query.toLowerCase(), target.toLowerCase());
+}
+
+/** `fuzzyScore` of an already lower-cased query and target. */
+function scoreLower(q: string, t: string): number | undefined {
+  if (q === "") return t.length;
   const base = t.lastIndexOf("/") + 1;
   let score = 0;
   let ti = 0;
@@ -87,16 +90,19 @@ export function fuzzyScore(query: string, target: string): number | undefined {
     ti = at + 1;
   }
   // a query that appears verbatim in the name is the best of all
-  const inName = t.slice(base).indexOf(q);
-  if (inName >= 0) score -= 20 + (inName === 0 ? 10 : 0);
-  return score * 1000 + target.length;
+  const inName = t.indexOf(q, base);
+  if (inName >= 0) score -= 20 + (inName === base ? 10 : 0);
+  return score * 1000 + t.length;
 }
 
 /** The workspace's files (ignore-aware, the tools' walker), listed once and cached. */
 export class FileIndex {
   private files: string[] | undefined;
+  private lower: string[] = [];
   private loading: Promise<string[]> | undefined;
   private loadedAt = 0;
+  /** The last query and the files it matched: a longer query only searches those. */
+  private last: { readonly q: string; readonly hits: readonly number[] } | undefined;
   readonly root: string;
   readonly max: number;
 
@@ -127,30 +133,58 @@ export class FileIndex {
         // an unreadable workspace completes nothing
       }
       this.files = out;
+      this.lower = out.map((f) => f.toLowerCase());
+      this.last = undefined;
       this.loadedAt = Date.now();
       this.loading = undefined;
       return out;
     })();
     return this.loading;
   }
+
+  /** Version of the list (changes when it is listed again). */
+  get version(): number {
+    return this.loadedAt;
+  }
+
+  /**
+   * The best `limit` fuzzy matches of `query`, best first. Typing narrows: a query that
+   * extends the previous one only looks at what that one matched (a subsequence of a
+   * longer query matches a subset).
+   */
+  rank(query: string, limit = 50): string[] {
+    const files = this.files;
+    if (!files) return [];
+    const q = query.toLowerCase();
+    const pool = this.last && q.startsWith(this.last.q) ? this.last.hits : undefined;
+    const hits: number[] = [];
+    // the best `limit`, kept sorted (no sort of every hit)
+    const top: { i: number; s: number }[] = [];
+    const better = (a: { i: number; s: number }, b: { i: number; s: number }) =>
+      a.s < b.s || (a.s === b.s && files[a.i]! < files[b.i]!);
+    const visit = (i: number) => {
+      const s = scoreLower(q, this.lower[i]!);
+      if (s === undefined) return;
+      hits.push(i);
+      const x = { i, s };
+      if (top.length === limit && !better(x, top[limit - 1]!)) return;
+      let at = top.length;
+      while (at > 0 && better(x, top[at - 1]!)) at--;
+      top.splice(at, 0, x);
+      if (top.length > limit) top.pop();
+    };
+    if (pool) for (const i of pool) visit(i);
+    else for (let i = 0; i < files.length; i++) visit(i);
+    this.last = { q, hits };
+    return top.map((x) => files[x.i]!);
+  }
 }
 
 /** The `@` menu: the best fuzzy matches of the token among the files. */
-export function fileMenu(
-  text: string,
-  cursor: number,
-  files: readonly string[] | undefined,
-  limit = 50,
-): Menu | undefined {
+export function fileMenu(text: string, cursor: number, index: FileIndex, limit = 50): Menu | undefined {
   const at = mentionAt(text, cursor);
-  if (!at || !files) return undefined;
-  const scored: { f: string; s: number }[] = [];
-  for (const f of files) {
-    const s = fuzzyScore(at.query, f);
-    if (s !== undefined) scored.push({ f, s });
-  }
-  scored.sort((a, b) => a.s - b.s || (a.f < b.f ? -1 : 1));
-  const entries = scored.slice(0, limit).map(({ f }): MenuEntry => ({ insert: `@${f} `, label: f }));
+  if (!at || index.list === undefined) return undefined;
+  const entries = index.rank(at.query, limit).map((f): MenuEntry => ({ insert: `@${f} `, label: f }));
   if (entries.length === 0) return undefined;
   return { kind: "file", start: at.start, end: at.end, entries };
 }

@@ -47,7 +47,7 @@ describe("@path completion", () => {
     expect(files).toContain("src/widget.ts");
     expect(files).not.toContain("build/widget.js");
     expect(files).not.toContain("debug.log");
-    const menu = fileMenu("look at @widg", "look at @widg".length, files)!;
+    const menu = fileMenu("look at @widg", "look at @widg".length, index)!;
     expect(menu.kind).toBe("file");
     expect(menu.entries.map((e) => e.label)).toEqual(["src/widget.ts", "src/deep/widget-helper.ts"]);
     const applied = applyEntry("look at @widg now", { ...menu, end: 13 }, menu.entries[0]!);
@@ -57,7 +57,13 @@ describe("@path completion", () => {
     expect(fuzzyScore("zzz", "src/widget.ts")).toBeUndefined();
     expect(fuzzyScore("other", "src/other.ts")!).toBeLessThan(fuzzyScore("other", "other/src/x.ts")!);
     // an email address is no mention
-    expect(fileMenu("mail a@widget", 13, files)).toBeUndefined();
+    expect(fileMenu("mail a@widget", 13, index)).toBeUndefined();
+    // narrowing: a longer query searches what the shorter one matched, with the same result as afresh
+    expect(index.rank("w")).toContain("src/widget.ts");
+    const fresh = new FileIndex(root);
+    await fresh.load();
+    expect(index.rank("wdgt")).toEqual(fresh.rank("wdgt"));
+    expect(index.rank("wdgt")).toEqual(["src/widget.ts", "src/deep/widget-helper.ts"]);
   });
 
   it("the / menu filters commands by prefix; Ctrl+R finds older entries", () => {

@@ -120,6 +120,7 @@ export function App(props: AppProps): React.ReactElement {
   const [filter, setFilter] = useState("");
   const pickerRef = useRef<Picker | undefined>(undefined);
   const filesRef = useRef<FileIndex>(new FileIndex(controller.ctx.settings.cwd));
+  const fileMenuRef = useRef<{ sig: string; menu: Menu | undefined } | undefined>(undefined);
   const [menuIndex, setMenuIndex] = useState(0);
   const menuDismissed = useRef<string | undefined>(undefined);
   const menuKey = useRef("");
@@ -162,7 +163,11 @@ export function App(props: AppProps): React.ReactElement {
     if (!menu && mentionAt(ed0.text, ed0.cursor)) {
       const files = filesRef.current;
       if (files.list === undefined) void files.load().then(() => rerender());
-      menu = fileMenu(ed0.text, ed0.cursor, files.list);
+      // ranked once per text/cursor (not again for spinner frames)
+      const sig = `${files.version}\0${ed0.cursor}\0${ed0.text}`;
+      if (fileMenuRef.current?.sig !== sig)
+        fileMenuRef.current = { sig, menu: fileMenu(ed0.text, ed0.cursor, files) };
+      menu = fileMenuRef.current.menu;
     }
   }
   const menuSig = menu ? `${menu.kind}:${menu.entries.map((e) => e.insert).join("|")}` : "";
