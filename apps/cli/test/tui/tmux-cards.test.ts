@@ -2,7 +2,7 @@
 // subagent shows its child's tool calls live and `/stop` cancels just the child;
 // a code block's rows copy as the code alone (no gutter).
 import { afterEach, describe, expect, it } from "vitest";
-import { type LashTerm, paneLines, SIZES, startLash } from "./tmux-harness.ts";
+import { type LashTerm, paneLines, SIZES, startLash } from "./tmux-term.ts";
 
 let term: LashTerm | undefined;
 afterEach(async () => {

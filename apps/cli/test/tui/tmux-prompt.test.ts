@@ -2,7 +2,7 @@
 // you type, `@path` completion and attachment, Ctrl+R history search, and
 // `!command` without a model turn (its output goes with the next prompt).
 import { afterEach, describe, expect, it } from "vitest";
-import { type LashTerm, SIZES, startLash } from "./tmux-harness.ts";
+import { type LashTerm, SIZES, startLash } from "./tmux-term.ts";
 
 let term: LashTerm | undefined;
 afterEach(async () => {

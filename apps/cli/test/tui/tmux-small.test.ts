@@ -5,7 +5,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type LashTerm, paneLines, SIZES, startLash } from "./tmux-harness.ts";
+import { type LashTerm, paneLines, SIZES, startLash } from "./tmux-term.ts";
 
 const terms: LashTerm[] = [];
 afterEach(async () => {

@@ -68,7 +68,7 @@ export async function startLash(options: StartOptions): Promise<LashTerm & { rea
   }
   if (options.history) writeFileSync(join(home, "prompt-history.json"), JSON.stringify(options.history));
   const server = await startMockServer({ replies: options.replies });
-  const name = `lash-t2-${process.pid}-${++counter}`;
+  const name = `lash-term-${process.pid}-${++counter}`;
   const socket = join(root, `tmux-${counter}.sock`);
   const errLog = join(root, `stderr-${counter}.log`);
   const env: Record<string, string> = {
