@@ -35,8 +35,12 @@ export interface CliContext {
   /** Current settings; `/model` changes them through `setModel`. */
   settings: CliSettings;
   readonly modelInfo: (model: string) => ModelInfo | undefined;
-  /** Models the catalog knows, for `/model`. */
+  /** Models the catalog knows whose provider has a key (or base URL), for `/model`. */
   readonly knownModels: () => readonly string[];
+  /** The environment of a `!command` (credentials removed, like the shell tool's). */
+  readonly shellEnv?: () => Record<string, string>;
+  /** Known secret values replaced (text that goes to the model, e.g. `!command` output). */
+  readonly redact?: (text: string) => string;
   /** Switch the model for new turns (validated: throws an Error naming the problem). */
   setModel(model: string): void;
   /** A new session with the current settings. */
@@ -56,6 +60,8 @@ export interface TuiOptions {
   readonly sessionId?: string;
   /** Submitted as the first prompt. */
   readonly initialPrompt?: string;
+  /** Open the session picker first (`lash --resume` without an id). */
+  readonly pick?: boolean;
   readonly stdin?: NodeJS.ReadStream;
   readonly stdout?: NodeJS.WriteStream;
 }

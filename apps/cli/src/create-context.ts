@@ -17,6 +17,7 @@ import {
   type SecretValue,
   SessionStore,
   SqliteStore,
+  scrubEnv,
   type TurnActivity,
   withRlm,
 } from "@lash/core";
@@ -38,7 +39,14 @@ import { gitBranch } from "./git.ts";
 import { VERSION } from "./help.ts";
 import { enabledMcpServers, type McpRuntime, startMcp } from "./mcp.ts";
 import { recordSessionEndpoint, sessionEndpoint } from "./paths.ts";
-import { baseUrlFor, noProviderMessage, VENDOR_ENV, type Vendor, vendorOf } from "./providers.ts";
+import {
+  baseUrlFor,
+  configuredVendors,
+  noProviderMessage,
+  VENDOR_ENV,
+  type Vendor,
+  vendorOf,
+} from "./providers.ts";
 
 export interface ContextOptions {
   readonly settings: CliSettings;
@@ -408,7 +416,16 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
     paths,
     settings,
     modelInfo: (model: string): ModelInfo | undefined => catalog.lookup(model),
-    knownModels: () => catalog.list().map((m) => m.id),
+    // only models of providers with a key (or, openai-compatible, a base URL)
+    knownModels: () => {
+      const ok = new Set<string | undefined>(configuredVendors(env, config));
+      return catalog
+        .list()
+        .map((m) => m.id)
+        .filter((id) => ok.has(vendorOf(id)));
+    },
+    shellEnv: () => scrubEnv(env, { secretNames: secrets.names, pass: config.shell?.passEnv ?? [] }).env,
+    redact: (text: string) => redactor.text(text),
     setModel(model: string) {
       try {
         providerFor(model);

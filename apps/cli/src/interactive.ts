@@ -62,7 +62,10 @@ export async function runInteractive(ctx: LocalContext, flags: RunFlags, io: Mai
     return ExitCode.usage;
   }
   let sessionId: string | undefined;
-  if (flags.resume === "") sessionId = await pickSession(ctx, io);
+  // `--resume` without an id: the TUI's own session picker (a numbered prompt when not on a terminal)
+  const pick = flags.resume === "" && io.stdout.isTTY === true;
+  if (flags.resume === "" && !pick) sessionId = await pickSession(ctx, io);
+  else if (flags.resume === "") sessionId = undefined;
   else if (
     flags.session !== undefined ||
     flags.resume !== undefined ||
@@ -126,6 +129,7 @@ export async function runInteractive(ctx: LocalContext, flags: RunFlags, io: Mai
     ctx,
     ...(sessionId !== undefined ? { sessionId } : {}),
     ...(flags.prompt !== undefined ? { initialPrompt: flags.prompt } : {}),
+    ...(pick ? { pick: true } : {}),
     stdin: io.stdin,
     stdout: io.stdout,
   });

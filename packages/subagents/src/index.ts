@@ -12,11 +12,13 @@ export { extractJson, type OutputSpec, outputSchema, shorthandType } from "./out
 export {
   type ChildFinishedData,
   type ChildStartedData,
+  cancelChild,
   DEFAULT_MAX_DEPTH,
   interpretOutcome,
   outcomeFromTranscript,
   PLUGIN_NAME,
   rlmChildState,
+  runningChildren,
   SPAWN_AGENT,
   SPAWN_STATE_KEY,
   type SpawnArgs,

@@ -15,7 +15,7 @@ import {
   type TurnResult,
 } from "@lash/core";
 import { addUsage, type Message, type TurnOutcome, type Usage } from "@lash/sansio";
-import { Effect } from "effect";
+import { Deferred, Effect, Exit } from "effect";
 import { type Capability, CapabilityRegistry } from "./capabilities.ts";
 import { CHILD_ONLY_TOOLS, childPlugin, SUBMIT_ERROR, SUBMIT_RESULT, unwrapSubmitted } from "./child.ts";
 import { checkOutput, extractJson, outputSchema } from "./output.ts";
@@ -118,6 +118,26 @@ const toFailure = (e: { readonly message: string }) =>
 
 function renderValue(value: unknown): string {
   return typeof value === "string" ? value : JSON.stringify(value, null, 2);
+}
+
+/** Stop signals of the children running in this process, by child session id. */
+const running = new Map<string, () => void>();
+
+/**
+ * Cancel one running child agent (and only it): its turn is cancelled gracefully (what
+ * finished is committed), and its `spawn_agent` call returns a cancelled result, so the
+ * parent's turn goes on. False when no child with this session id runs in this process.
+ */
+export function cancelChild(childSessionId: string): boolean {
+  const stop = running.get(childSessionId);
+  if (!stop) return false;
+  stop();
+  return true;
+}
+
+/** Session ids of the child agents running in this process, oldest first. */
+export function runningChildren(): readonly string[] {
+  return [...running.keys()];
 }
 
 /** Map a child's outcome to its result for the parent (validated against the required output). */
@@ -448,17 +468,34 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
         return result;
       }).pipe(Effect.mapError(toFailure));
 
-      const result = yield* body.pipe(
-        Effect.onInterrupt(() =>
-          Effect.flatMap(rollUp(runtime, childId), (u) =>
-            finished("cancelled", {
-              error: "the parent cancelled the child agent",
-              usage: u.total,
-              ...(u.costUsd !== undefined ? { costUsd: u.costUsd } : {}),
-            }),
+      // cancelChild(childId) stops just this child: its turn is interrupted (a graceful cancel)
+      const stop = yield* Deferred.make<void>();
+      let stoppedByUser = false;
+      running.set(childId, () => {
+        stoppedByUser = true;
+        Deferred.unsafeDone(stop, Exit.void);
+      });
+      const stoppedResult: ChildResult = {
+        ok: false,
+        error: "the child agent was cancelled by the user",
+        cancelled: true,
+      };
+      const result = yield* Effect.raceFirst(
+        body.pipe(
+          Effect.onInterrupt(() =>
+            stoppedByUser
+              ? Effect.void
+              : Effect.flatMap(rollUp(runtime, childId), (u) =>
+                  finished("cancelled", {
+                    error: "the parent cancelled the child agent",
+                    usage: u.total,
+                    ...(u.costUsd !== undefined ? { costUsd: u.costUsd } : {}),
+                  }),
+                ),
           ),
         ),
-      );
+        Effect.as(Deferred.await(stop), stoppedResult),
+      ).pipe(Effect.ensuring(Effect.sync(() => running.delete(childId))));
       const spent = yield* rollUp(runtime, childId);
       const outcome: ChildFinishedData["outcome"] = result.ok
         ? "finished"

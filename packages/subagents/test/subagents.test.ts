@@ -4,6 +4,7 @@ import { Effect } from "effect";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   CapabilityRegistry,
+  cancelChild,
   defineCapability,
   exploreCapability,
   extractJson,
@@ -12,10 +13,11 @@ import {
   outputSchema,
   peerCapability,
   renderTask,
+  runningChildren,
   SPAWN_STATE_KEY,
   subagentsPlugin,
 } from "../src/index.ts";
-import { MODEL, parse, type Req, testTools, withRuntime } from "./helpers.ts";
+import { childEvents, MODEL, parse, type Req, testTools, turnEvents, withRuntime } from "./helpers.ts";
 
 describe("output specs", () => {
   it("shorthand records become closed object schemas; `?` marks optional fields", () => {
@@ -324,6 +326,53 @@ describe("spawn_agent through a runtime", () => {
           ]);
         }),
       { plugins: [plugin] },
+    );
+  });
+
+  it("cancelChild stops just that child: its spawn_agent call is cancelled, its sibling and the parent go on", async () => {
+    const server = await serve((req) => {
+      if (req.first === "PARENT")
+        return req.step === 0
+          ? {
+              toolCalls: [
+                { id: "c_slow", name: "spawn_agent", arguments: { task: "CHILD slow", capability: "peer" } },
+                { id: "c_fast", name: "spawn_agent", arguments: { task: "CHILD fast", capability: "peer" } },
+              ],
+            }
+          : {
+              text: `parent saw: ${req.results.map((r) => `${r.id}=${r.isError ? "error" : "ok"}:${r.text}`).join(" | ")}`,
+            };
+      if (req.first.includes("CHILD slow")) return { hang: true };
+      return { text: "fast result", usage: { input: 5, output: 1 } };
+    });
+    await withRuntime(server, (rt) =>
+      Effect.gen(function* () {
+        const parent = yield* rt.createSession({ model: MODEL });
+        const fiber = yield* Effect.fork(rt.turn(parent.id, { text: "PARENT" }));
+        // wait until the slow child's model call hangs
+        while (
+          !server.requests.some((r) => parse(r).first.includes("CHILD slow")) ||
+          runningChildren().length === 0
+        )
+          yield* Effect.sleep(20);
+        const children = yield* rt.children(parent.id);
+        const slow = children.find((c) => c.title?.includes("CHILD slow"))!;
+        expect(cancelChild("no-such-child")).toBe(false);
+        expect(cancelChild(slow.id)).toBe(true);
+        const r = yield* fiber.await.pipe(Effect.flatten);
+        expect(r.outcome.type).toBe("finished");
+        expect(r.text).toMatch(/c_slow=error:the child agent was cancelled by the user/);
+        expect(r.text).toMatch(/c_fast=ok:fast result/);
+        expect(runningChildren()).toEqual([]);
+        const finished = childEvents(yield* turnEvents(rt, parent.id)).filter(
+          (e) => e.name === "childFinished",
+        );
+        // one childFinished per child, the slow one cancelled
+        expect(finished.map((e) => `${e.data.callId}:${e.data.outcome}`).sort()).toEqual([
+          "c_fast:finished",
+          "c_slow:cancelled",
+        ]);
+      }),
     );
   });
 });

@@ -40,7 +40,7 @@ export {
   shellTool,
 } from "./shell.ts";
 export { imageMediaType, isBinary, unifiedDiff } from "./text.ts";
-export { ALWAYS_SKIPPED } from "./walk.ts";
+export { ALWAYS_SKIPPED, type WalkEntry, walkFiles } from "./walk.ts";
 export {
   type Access,
   asWorkspace,

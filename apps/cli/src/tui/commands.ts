@@ -32,7 +32,18 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   { name: "tree", summary: "branches of this session; switch to another", whileRunning: false },
   { name: "model", args: "[provider/model]", summary: "show or switch the model", whileRunning: true },
-  { name: "export", args: "[html|json|md]", summary: "export this session to a file", whileRunning: true },
+  {
+    name: "stop",
+    args: "[id]",
+    summary: "cancel just the running subagent (the newest, or by session id); the turn goes on",
+    whileRunning: true,
+  },
+  {
+    name: "export",
+    args: "[html|json|md] [path]",
+    summary: "export this session (default: next to the sessions, in exports/)",
+    whileRunning: true,
+  },
   {
     name: "info",
     aliases: ["status"],
@@ -40,6 +51,18 @@ export const COMMANDS: readonly CommandSpec[] = [
     whileRunning: true,
   },
   { name: "cost", aliases: ["usage"], summary: "tokens and cost of this session", whileRunning: true },
+  {
+    name: "expand",
+    args: "[n]",
+    summary: "print the newest (or n-th newest) folded card again in full: diff, output, thinking, code",
+    whileRunning: true,
+  },
+  {
+    name: "theme",
+    args: "[dark|light|high-contrast]",
+    summary: "colour theme for what is drawn from now on (also LASH_THEME; NO_COLOR turns colour off)",
+    whileRunning: true,
+  },
   { name: "clear", summary: "clear the screen (the session is kept)", whileRunning: true },
   { name: "quit", aliases: ["exit", "q"], summary: "leave lash", whileRunning: true },
 ];
@@ -108,11 +131,16 @@ export const KEYS: readonly (readonly [string, string])[] = [
   ["Esc, Ctrl+C", "cancel the running turn (what finished is kept)"],
   ["Ctrl+C", "clear the prompt; twice on an empty prompt: quit"],
   ["Ctrl+D", "quit (on an empty prompt)"],
-  ["Ctrl+O", "expand/collapse thinking and tool output (redraws)"],
+  ["Ctrl+O", "expand/collapse thinking and tool output (redraws); /expand unfolds one card"],
   ["Ctrl+A/E, Home/End", "start/end of line"],
   ["Ctrl+U/K/W", "delete to line start / line end / word"],
   ["Alt+←/→, Alt+B/F", "move by word"],
-  ["Tab", "complete a /command"],
+  ["/ …", "command menu as you type (↑/↓ choose, Tab or Enter complete, Esc close)"],
+  ["@path", "file menu (fuzzy, .gitignore respected); the file is attached when sent (images too)"],
+  ["!command", "run it in a shell, no model turn; its output goes with your next prompt"],
+  ["Ctrl+R", "search your earlier prompts (again: older match, Enter: use it)"],
+  ["Ctrl+X", "drop the !command output waiting for the next prompt"],
+  ["Tab", "complete a /command or an @path"],
 ];
 
 export function helpLines(): string[] {

@@ -1,13 +1,26 @@
 // The TUI's state machine: sessions, turns, the queue, cancellation and slash
 // commands, driving the real runtime. React subscribes to it (view/app.ts).
-import { type GraphNode, LashRuntime, type SessionRecord, SessionStore, type TurnActivity } from "@lash/core";
-import type { Message, Usage } from "@lash/sansio";
-import { Cause, Effect, Exit, Fiber, Option } from "effect";
+import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { dirname, join, resolve as resolvePath } from "node:path";
+import {
+  type GraphNode,
+  LashRuntime,
+  type SessionRecord,
+  SessionStore,
+  scrubEnv,
+  type TurnActivity,
+} from "@lash/core";
+import type { Message, Part, Usage } from "@lash/sansio";
+import { cancelChild } from "@lash/subagents";
+import { Cause, Effect, Exit, Fiber, Option, Stream } from "effect";
 import type { CliContext } from "../context.ts";
 import { pendingText, turnErrorMessage } from "../sessions.ts";
+import { resolveMentions } from "./assist.ts";
 import { helpLines, type ParsedCommand } from "./commands.ts";
 import { fmtAgo, fmtCost, fmtTokens } from "./format.ts";
 import { type Item, Transcript } from "./model.ts";
+import { isTheme, setTheme, THEMES, themeName } from "./theme.ts";
 
 export interface PickerOption {
   readonly label: string;
@@ -15,6 +28,8 @@ export interface PickerOption {
   readonly value: string;
   /** Indentation (tree pickers). */
   readonly depth?: number;
+  /** Tree glyphs drawn before the label (`├─ `, `│  └─ `). */
+  readonly tree?: string;
   readonly current?: boolean;
 }
 
@@ -41,13 +56,27 @@ export interface TuiState {
   readonly cwd: string;
   readonly gitBranch: string | undefined;
   readonly contextTokens: number | undefined;
+  /** `contextTokens` is an estimate from the transcript (no model call reported it yet). */
+  readonly contextEstimated?: boolean;
   readonly contextWindow: number | undefined;
   readonly costUsd: number | undefined;
   readonly expanded: boolean;
   readonly picker: Picker | undefined;
   /** A transient line above the prompt ("press Ctrl+C again to quit"). */
   readonly hint: string | undefined;
+  /** `!command` outputs that go with the next prompt (one line each). */
+  readonly attached: readonly string[];
 }
+
+/** The output of a `!command`, kept for the next prompt. */
+export interface ShellContext {
+  readonly command: string;
+  readonly output: string;
+  readonly exit: string;
+}
+
+/** Characters of a `!command`'s output that go into the next prompt. */
+export const SHELL_CONTEXT_CHARS = 30_000;
 
 export interface ControllerOptions {
   readonly sessionId?: string;
@@ -57,6 +86,8 @@ export interface ControllerOptions {
   readonly maxLiveLines?: number;
   /** Coalesce UI updates over this many ms (0: notify synchronously). */
   readonly throttleMs?: number;
+  /** Open the session picker at start (`lash --resume` without an id). */
+  readonly pick?: boolean;
 }
 
 type Listener = () => void;
@@ -94,6 +125,7 @@ export class TuiController {
   private scheduled: ReturnType<typeof setTimeout> | undefined;
   private readonly throttleMs: number;
   private readonly clearScreen: () => void;
+  private readonly pickAtStart: boolean;
 
   private sessionId: string | undefined;
   private session: SessionRecord | undefined;
@@ -104,6 +136,7 @@ export class TuiController {
   private turnDone: Promise<void> = Promise.resolve();
   private queue: string[] = [];
   private contextTokens: number | undefined;
+  private contextEstimate: number | undefined;
   private baseCost: number | undefined;
   private turnCost: number | undefined;
   private expanded = false;
@@ -118,6 +151,7 @@ export class TuiController {
   /** Leaves left by /tree in this process (to come back to when the store cannot list branches). */
   private visitedLeaves = new Map<string, Set<string>>();
   private idleWaiters: (() => void)[] = [];
+  private shellContext: ShellContext[] = [];
   /** Restores queued prompts into the editor after a cancel (set by the input view). */
   onRestoreDraft: ((text: string) => void) | undefined;
   /** Called when the user asked to leave (after the running turn committed). */
@@ -128,6 +162,7 @@ export class TuiController {
     this.sessionId = options.sessionId;
     this.throttleMs = options.throttleMs ?? 16;
     this.clearScreen = options.clearScreen ?? (() => {});
+    this.pickAtStart = options.pick === true;
     this.transcript = new Transcript(options.maxLiveLines ? { maxLiveLines: options.maxLiveLines } : {});
     this.gitBranch = safe(() => ctx.gitBranch());
     this.snapshot = this.build();
@@ -161,12 +196,16 @@ export class TuiController {
       mode: this.session?.mode ?? this.ctx.settings.mode,
       cwd: this.ctx.settings.cwd,
       gitBranch: this.gitBranch,
-      contextTokens: this.contextTokens,
+      contextTokens: this.contextTokens ?? this.contextEstimate,
+      contextEstimated: this.contextTokens === undefined && this.contextEstimate !== undefined,
       contextWindow: safe(() => this.ctx.modelInfo(model)?.contextWindow),
       costUsd: cost,
       expanded: this.expanded,
       picker: this.picker,
       hint: this.hint,
+      attached: this.shellContext.map(
+        (c) => `!${c.command.split("\n")[0]} (${c.exit}, ${countLines(c.output)})`,
+      ),
     };
   }
 
@@ -269,6 +308,7 @@ export class TuiController {
     ]);
     if (this.sessionId) await this.open(this.sessionId, false);
     else this.flushNow();
+    if (this.pickAtStart) await this.resume("");
     if (initialPrompt?.trim()) this.submit(initialPrompt);
   }
 
@@ -284,8 +324,15 @@ export class TuiController {
     if (redraw) this.redraw(true);
     this.syncShown(false);
     this.transcript.loadMessages(messages);
+    // the context is shown at once (resume, --continue): estimated from the transcript (~4 characters
+    // a token) until the next model call reports it
+    this.contextEstimate = Math.round(JSON.stringify(messages).length / 4);
     this.syncShown(true);
     await this.refreshUsage();
+    this.transcript.notice(
+      "info",
+      `session ${session.title ? `"${firstLine(session.title, 40)}" ` : ""}${session.id} · ${session.turnCount} turn${session.turnCount === 1 ? "" : "s"} · ${session.model}`,
+    );
     this.flushNow();
     await this.offerPending(id);
   }
@@ -361,6 +408,104 @@ export class TuiController {
     void this.runTurn(text);
   }
 
+  /**
+   * `!command`: run it in a shell in the working directory (credentials removed from its
+   * environment, like the shell tool), show its output as a card, no model turn. Its output
+   * goes with the next prompt (`dropContext` forgets it). Esc/Ctrl+C kill it.
+   */
+  runShell(command: string): void {
+    if (!command.trim()) return;
+    if (this.running) {
+      this.info("a !command waits for the running turn: press Esc to cancel it, or try again when it ends");
+      return;
+    }
+    const finish = this.startRun();
+    const card = this.transcript.localShell(command, Date.now());
+    this.flushNow();
+    const child = spawn("/bin/sh", ["-c", command], {
+      cwd: this.ctx.settings.cwd,
+      env: { ...(this.ctx.shellEnv?.() ?? scrubEnv(process.env).env), PAGER: "cat", GIT_PAGER: "cat" },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
+    let killed: string | undefined;
+    this.cancelTurn = () => {
+      killed = "SIGTERM";
+      try {
+        if (child.pid) process.kill(-child.pid, "SIGTERM");
+      } catch {
+        // already gone
+      }
+    };
+    const onData = (b: Buffer) => {
+      card.output += b.toString("utf8");
+      if (card.output.length > SHELL_CONTEXT_CHARS * 4)
+        card.output = card.output.slice(-SHELL_CONTEXT_CHARS * 2);
+      this.changed();
+    };
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", onData);
+    const done = (code: number | null, signal: string | null, err?: Error) => {
+      card.endedAt = Date.now();
+      const sig = signal ?? killed;
+      if (err) card.output += `${card.output && !card.output.endsWith("\n") ? "\n" : ""}${err.message}`;
+      card.details = {
+        command,
+        ...(code !== null ? { exitCode: code } : {}),
+        ...(sig && code === null ? { signal: sig } : {}),
+      };
+      card.status = err ? "error" : sig && code === null ? "cancelled" : "ok";
+      card.resultText = card.output;
+      this.transcript.flush();
+      if (!killed) {
+        const exit = err ? "failed" : code !== null ? `exit ${code}` : `killed (${sig})`;
+        const output = this.ctx.redact ? this.ctx.redact(card.output) : card.output;
+        this.shellContext.push({ command, output, exit });
+      }
+      void this.endRun(finish, killed !== undefined);
+    };
+    child.once("error", (err) => done(null, null, err));
+    child.once("close", (code, signal) => done(code, signal));
+  }
+
+  /** Forget the `!command` outputs waiting for the next prompt. */
+  dropContext(): boolean {
+    if (this.shellContext.length === 0) return false;
+    this.shellContext = [];
+    this.setHint("the !command output will not be sent");
+    return true;
+  }
+
+  /** The user message of a prompt: `!command` outputs first, then the text, then `@path` files and images. */
+  private async promptInput(text: string): Promise<{ text: string } | { messages: Message[] }> {
+    const ctxText = this.shellContext
+      .map(
+        (c) =>
+          `I ran \`${c.command}\` (${c.exit}); its output:\n\`\`\`\n${c.output.length > SHELL_CONTEXT_CHARS ? `… (cut to the last ${SHELL_CONTEXT_CHARS} characters)\n${c.output.slice(-SHELL_CONTEXT_CHARS)}` : c.output.replace(/\n$/, "")}\n\`\`\``,
+      )
+      .join("\n\n");
+    this.shellContext = [];
+    const full = ctxText ? `${ctxText}\n\n${text}` : text;
+    if (!/(^|\s)@\S/.test(text)) return { text: full };
+    const model = this.session?.model ?? this.ctx.settings.model;
+    const r = await resolveMentions(full, this.ctx.settings.cwd, {
+      images: safe(() => this.ctx.modelInfo(model)?.images) === true,
+      model,
+    });
+    const redact = this.ctx.redact;
+    const parts = redact
+      ? r.parts.map((p) => (p.type === "text" ? { ...p, text: redact(p.text) } : p))
+      : r.parts;
+    for (const p of r.problems) this.transcript.notice("warn", p);
+    if (r.attached.length > 0)
+      this.transcript.notice(
+        "info",
+        `attached ${r.attached.length === 1 ? "1 file" : `${r.attached.length} files`}: ${r.attached.join(", ")}`,
+      );
+    if (parts.length === 1) return { text: full };
+    return { messages: [{ id: "", role: "user", parts: parts as Part[] }] };
+  }
+
   /** Remove the last queued prompt (to edit it); returns it. */
   unqueue(): string | undefined {
     const t = this.queue.pop();
@@ -386,11 +531,53 @@ export class TuiController {
 
   private onEvent = (e: TurnActivity): void => {
     this.transcript.apply(e);
+    if (e.type === "plugin" && e.plugin === "subagents") {
+      const child = (e.data as { childSessionId?: unknown } | undefined)?.childSessionId;
+      if (typeof child === "string" && e.name === "childStarted") this.watchChild(child);
+      if (typeof child === "string" && e.name === "childFinished") this.unwatchChild(child);
+    }
     if (e.type === "llmResponse" && e.usage.input !== undefined) this.contextTokens = e.usage.input;
     if (e.type === "usage" && e.costUsd !== undefined) this.turnCost = e.costUsd;
     if (e.type === "turnStarted") this.turnStartedAt = e.at;
     this.changed();
   };
+
+  /** Running subagents followed live (their session's activity → the spawn_agent card). */
+  private children = new Map<string, () => void>();
+
+  private watchChild(childId: string): void {
+    if (this.children.has(childId)) return;
+    const fiber = this.ctx.runtime.runFork(
+      Effect.flatMap(LashRuntime, (rt) =>
+        Stream.runForEach(rt.observe(childId), (ev) =>
+          Effect.sync(() => {
+            if (this.transcript.childActivity(childId, ev)) this.changed();
+          }),
+        ),
+      ),
+    );
+    this.children.set(childId, () => void this.ctx.runtime.runPromise(Fiber.interrupt(fiber)));
+  }
+
+  private unwatchChild(childId: string): void {
+    const stop = this.children.get(childId);
+    if (!stop) return;
+    this.children.delete(childId);
+    // the observer may still be delivering the child's last events
+    setTimeout(stop, 500).unref?.();
+  }
+
+  /** `/stop`: cancel just the newest running subagent (or the one whose session id starts with `arg`). */
+  stopChild(arg: string): void {
+    const ids = [...this.children.keys()];
+    const id = arg ? ids.find((c) => c.startsWith(arg)) : ids[ids.length - 1];
+    if (!id) {
+      this.info(arg ? `no running subagent matches "${arg}"` : "no subagent is running");
+      return;
+    }
+    if (cancelChild(id)) this.info(`stopping the subagent ${id} (the turn goes on)`);
+    else this.info(`the subagent ${id} is not running in this process`);
+  }
 
   private async ensureSession(): Promise<string> {
     if (this.sessionId) return this.sessionId;
@@ -408,12 +595,14 @@ export class TuiController {
     let cancelled = false;
     try {
       const id = await this.ensureSession();
+      const input = await this.promptInput(text);
+      this.flushNow();
       const result = await this.ctx.runtime.runPromise(
         Effect.scoped(
           Effect.gen(this, function* () {
             const rt = yield* LashRuntime;
             // a cut-off turn is never resumed behind the user's back: /finish or /abandon decide
-            const handle = yield* rt.startTurn(id, { text }, { onEvent: this.onEvent, resumePending: false });
+            const handle = yield* rt.startTurn(id, input, { onEvent: this.onEvent, resumePending: false });
             this.cancelTurn = () => {
               void this.ctx.runtime.runPromise(handle.cancel);
             };
@@ -458,6 +647,7 @@ export class TuiController {
   }
 
   private async endRun(finish: () => void, cancelled: boolean): Promise<void> {
+    for (const id of [...this.children.keys()]) this.unwatchChild(id);
     this.running = false;
     this.cancelling = false;
     this.cancelTurn = undefined;
@@ -498,6 +688,14 @@ export class TuiController {
   private exiting = false;
   /** True when the user left without waiting for a cancel to finish. */
   forced = false;
+
+  /** The line printed after the TUI is gone: how to come back to this session. */
+  resumeHint(): string | undefined {
+    const id = this.sessionId;
+    if (!id || (this.session && this.session.turnCount === 0 && this.session.leafId === null))
+      return undefined;
+    return `Resume this session with: lash --resume ${id}`;
+  }
 
   /** Leave now, without waiting for the running turn (exit code 130). */
   forceExit(): void {
@@ -556,6 +754,24 @@ export class TuiController {
           return this.model(args);
         case "export":
           return await this.exportSession(args);
+        case "stop":
+          return this.stopChild(args);
+        case "expand": {
+          const n = args ? Number(args) : 1;
+          if (!Number.isInteger(n) || n < 1)
+            return this.error(`/expand takes a card number (1 = the newest), not "${args}"`);
+          if (!this.transcript.unfoldCopy(n)) return this.info("no finished card to expand");
+          return this.changed();
+        }
+        case "theme": {
+          const name = args.toLowerCase();
+          if (!name) return this.info(`theme: ${themeName()} (${THEMES.join(", ")})`);
+          if (!isTheme(name)) return this.error(`unknown theme "${args}": ${THEMES.join(", ")}`);
+          setTheme(name);
+          return this.info(
+            `theme: ${name} (for what is drawn from now on; LASH_THEME=${name} makes it the default)`,
+          );
+        }
         case "info":
           return await this.showInfo();
         case "cost":
@@ -578,6 +794,7 @@ export class TuiController {
     this.baseCost = undefined;
     this.turnCost = undefined;
     this.contextTokens = undefined;
+    this.contextEstimate = undefined;
     this.redraw(true);
     this.info("new session — it is saved when you send the first prompt");
   }
@@ -732,7 +949,7 @@ export class TuiController {
       const list = models.includes(current) ? models : [current, ...models];
       this.picker = {
         kind: "model",
-        title: "Model for new turns",
+        title: "Model for new sessions (providers with a key)",
         hint: "↑/↓ choose · Enter switch · Esc close (or /model provider/model)",
         initial: Math.max(0, list.indexOf(current)),
         options: list.map((m) => {
@@ -760,17 +977,26 @@ export class TuiController {
       this.info(
         `model set to ${this.ctx.settings.model} for new sessions; this session keeps ${sessionModel} (/new to start one on the new model)`,
       );
-    else this.info(`model: ${this.ctx.settings.model}`);
+    else
+      this.info(
+        `model: ${this.ctx.settings.model} (for new sessions${this.sessionId ? "" : ", the next prompt starts one"})`,
+      );
   }
 
   async exportSession(arg: string): Promise<void> {
     const id = this.sessionId;
     if (!id) return this.info("nothing to export yet: send a prompt first");
-    const format = (arg || "html").toLowerCase();
+    const [first = "", ...rest] = arg.split(/\s+/).filter(Boolean);
+    const format = (first || "html").toLowerCase();
     if (format !== "html" && format !== "json" && format !== "md")
-      return this.error(`unknown export format "${arg}" (html, json or md)`);
+      return this.error(`unknown export format "${first}" (html, json or md; then an optional file path)`);
+    // next to the sessions (never into the repository) unless a path is given
+    const out = rest.length
+      ? resolvePath(this.ctx.settings.cwd, rest.join(" "))
+      : join(dirname(this.ctx.paths.db), "exports", `${id}.${format}`);
     try {
-      const path = await this.ctx.exportSession(id, format);
+      mkdirSync(dirname(out), { recursive: true });
+      const path = await this.ctx.exportSession(id, format, out);
       this.transcript.notice("success", `exported to ${path}`);
       this.changed();
     } catch (err) {
@@ -875,22 +1101,35 @@ export function buildTree(nodes: readonly GraphNode[], activeIds: ReadonlySet<st
     kids.set(p, list);
   }
   const out: PickerOption[] = [];
-  const walk = (parent: string | null, depth: number) => {
+  // drawn as a tree: ├─/└─ where a prompt has several continuations, │ down the open branches
+  const walk = (parent: string | null, depth: number, prefix: string) => {
     const list = kids.get(parent) ?? [];
-    for (const u of list) {
+    const branching = list.length > 1;
+    list.forEach((u, i) => {
       const onPath = activeIds.has(u.id);
+      const last = i === list.length - 1;
       out.push({
         value: u.id,
         label: firstLine(userText(u) ?? "", 64),
         depth,
+        tree: branching ? `${prefix}${last ? "└─ " : "├─ "}` : prefix,
         current: onPath,
         detail: `${fmtAgo(u.createdAt)}${onPath ? " · on the current branch" : ""}`,
       });
-      walk(u.id, (kids.get(u.id)?.length ?? 0) > 1 ? depth + 1 : depth);
-    }
+      walk(
+        u.id,
+        (kids.get(u.id)?.length ?? 0) > 1 ? depth + 1 : depth,
+        branching ? `${prefix}${last ? "   " : "│  "}` : prefix,
+      );
+    });
   };
-  walk(null, 0);
+  walk(null, 0, "");
   return out;
+}
+
+function countLines(s: string): string {
+  const n = s.replace(/\n$/, "") === "" ? 0 : s.replace(/\n$/, "").split("\n").length;
+  return `${n} line${n === 1 ? "" : "s"}`;
 }
 
 function safe<A>(f: () => A): A | undefined {

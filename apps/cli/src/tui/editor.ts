@@ -58,7 +58,8 @@ export class Editor {
   /** Insert pasted text, collapsed to a placeholder when it is large. */
   paste(raw: string): void {
     const text = raw.replace(/\r\n?/g, "\n");
-    const lines = text.split("\n").length;
+    // a trailing newline ends the last line, it does not start another
+    const lines = text.replace(/\n$/, "").split("\n").length;
     if (lines >= PASTE_COLLAPSE_LINES || text.length >= PASTE_COLLAPSE_CHARS) {
       const id = ++this.pasteSeq;
       this.pastes.set(id, text);

@@ -11,6 +11,8 @@ export interface Seg {
   readonly dim?: boolean;
   readonly color?: string;
   readonly bg?: string;
+  /** Marks a line of a fenced code block (on its first segment): drawn at column 0, no gutter, so it copies clean. */
+  readonly code?: boolean;
 }
 
 export type Line = readonly Seg[];
@@ -290,7 +292,7 @@ export function renderMarkdown(text: string, width = 80): Line[] {
           break;
         }
         const src = l.slice(Math.min(indent, l.length - l.trimStart().length));
-        push([{ text: "  │ ", dim: true }, ...highlightCode(src, lang)]);
+        push([{ text: "", code: true }, ...highlightCode(src, lang)]);
         i++;
       }
       blank();
@@ -306,7 +308,8 @@ export function renderMarkdown(text: string, width = 80): Line[] {
       const level = heading[1]!.length;
       blank();
       const segs = parseInline(heading[2]!, { bold: true, color: theme.heading, underline: level === 1 });
-      push(level <= 2 ? segs : [{ text: `${"#".repeat(level)} `, dim: true, color: theme.heading }, ...segs]);
+      // no `###` markers at any level: level 1 is underlined, every heading bold
+      push(segs);
       blank();
       i++;
       continue;

@@ -31,6 +31,7 @@ export interface ReasoningItem {
   readonly startedAt: number;
   endedAt?: number;
   readonly iteration: number;
+  readonly unfold?: boolean;
 }
 export interface ToolItem {
   readonly kind: "tool";
@@ -51,9 +52,48 @@ export interface ToolItem {
   resultText?: string;
   details?: unknown;
   /** A subagent this call started (spawn_agent). */
-  child?: { sessionId: string; capability?: string; model?: string; outcome?: string; costUsd?: number };
+  child?: ChildInfo;
+  /** Run by the user with `!command` (not by the model). */
+  readonly local?: boolean;
+  /** A copy printed unfolded by `/expand`. */
+  readonly unfold?: boolean;
   readonly iteration: number;
 }
+/** A tool call of a running subagent, as its card shows it. */
+export interface ChildCall {
+  readonly id: string;
+  readonly name: string;
+  readonly family: Family;
+  readonly args: unknown;
+  status: ToolStatus;
+  /** First line of the result (errors). */
+  note?: string;
+}
+
+/** The subagent a `spawn_agent` call started, followed live through its session's activity. */
+export interface ChildInfo {
+  sessionId: string;
+  capability?: string;
+  model?: string;
+  outcome?: string;
+  costUsd?: number;
+  /** Its tool calls so far (all of them; the card shows the newest). */
+  calls?: ChildCall[];
+  /** Tokens (input + output) and cost per child turn, from its `usage` events. */
+  turns?: Record<string, { tokens: number; costUsd?: number }>;
+}
+
+/** Tokens and cost a child spent so far (all its turns). */
+export function childSpent(c: ChildInfo): { tokens: number; costUsd?: number } {
+  let tokens = 0;
+  let cost: number | undefined;
+  for (const t of Object.values(c.turns ?? {})) {
+    tokens += t.tokens;
+    if (t.costUsd !== undefined) cost = (cost ?? 0) + t.costUsd;
+  }
+  return { tokens, ...(cost !== undefined ? { costUsd: cost } : {}) };
+}
+
 export interface CodeItem {
   readonly kind: "code";
   readonly id: string;
@@ -62,6 +102,7 @@ export interface CodeItem {
   output: string;
   error?: string;
   done: boolean;
+  readonly unfold?: boolean;
 }
 export interface AgentItem {
   readonly kind: "agent";
@@ -266,6 +307,88 @@ export class Transcript {
 
   notice(level: NoticeItem["level"], text: string, body?: readonly string[]): void {
     this.add({ kind: "notice", id: this.nextId("n"), level, text, ...(body ? { body } : {}) });
+  }
+
+  /** A `!command` the user ran directly (no model turn): a live shell card to update. */
+  localShell(command: string, at: number): ToolItem {
+    const t: ToolItem = {
+      kind: "tool",
+      id: this.nextId("t"),
+      callId: `local-${this.seq}`,
+      name: "shell",
+      family: "shell",
+      args: { command },
+      argsText: "",
+      status: "running",
+      output: "",
+      startedAt: at,
+      iteration: 0,
+      local: true,
+    };
+    this.add(t);
+    return t;
+  }
+
+  /** One activity event of a running subagent's session: its card (the spawn_agent call) follows it. */
+  childActivity(childSessionId: string, e: TurnActivity): boolean {
+    let card: ToolItem | undefined;
+    for (const it of this.live) if (it.kind === "tool" && it.child?.sessionId === childSessionId) card = it;
+    if (!card?.child) return false;
+    const c = card.child;
+    switch (e.type) {
+      case "toolStarted": {
+        c.calls ??= [];
+        const calls = c.calls;
+        const id = e.lashCallId ?? e.callId;
+        const known = calls.find((x) => x.id === id);
+        if (known) known.status = "running";
+        else
+          calls.push({
+            id,
+            name: e.name,
+            family: familyOf(e.name, e.family),
+            args: e.args,
+            status: "running",
+          });
+        return true;
+      }
+      case "toolCompleted": {
+        const id = e.lashCallId ?? e.callId;
+        const call = c.calls?.find((x) => x.id === id);
+        if (!call) return false;
+        const text = textOf(e.content);
+        call.status = e.isError ? (isCancelText(text) ? "cancelled" : "error") : "ok";
+        if (e.isError) call.note = text.trim().split("\n")[0]?.slice(0, 200);
+        return true;
+      }
+      case "usage": {
+        c.turns ??= {};
+        c.turns[e.turnId] = {
+          tokens: (e.cumulative.input ?? 0) + (e.cumulative.output ?? 0),
+          ...(e.costUsd !== undefined ? { costUsd: e.costUsd } : {}),
+        };
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  /**
+   * `/expand [n]`: print the n-th newest finished card that folds (tool card, thinking, code
+   * cell) again, unfolded, at the bottom (what is in the scrollback is never redrawn).
+   */
+  unfoldCopy(n = 1): Item | undefined {
+    let seen = 0;
+    for (let i = this.committed.length - 1; i >= 0; i--) {
+      const it = this.committed[i]!;
+      if ((it.kind !== "tool" && it.kind !== "reasoning" && it.kind !== "code") || it.unfold) continue;
+      if (++seen < n) continue;
+      const copy = { ...it, id: this.nextId("x"), unfold: true } as Item;
+      this.add(copy);
+      return copy;
+    }
+    return undefined;
   }
 
   /** Forget everything shown (the session is untouched). */

@@ -81,6 +81,7 @@ export const runTuiImpl: RunTui = async (options: TuiOptions): Promise<number> =
   let instance: ReturnType<typeof render> | undefined;
   const controller = new TuiController(ctx, {
     ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+    ...(options.pick ? { pick: true } : {}),
     maxLiveLines: Math.max(6, (stdout.rows || 40) - 16),
     clearScreen: () => {
       instance?.clear();
@@ -105,6 +106,8 @@ export const runTuiImpl: RunTui = async (options: TuiOptions): Promise<number> =
   try {
     await controller.start(options.initialPrompt);
     await instance.waitUntilExit();
+    const hint = controller.resumeHint();
+    if (hint) stdout.write(`${hint}\n`);
     return controller.forced ? 130 : 0;
   } catch (err) {
     instance.unmount();

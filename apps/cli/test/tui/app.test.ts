@@ -457,8 +457,10 @@ describe("TUI: slash commands", () => {
     await send(m, "gamma");
     await send(m, "/tree");
     const tree = await m.wait((f) => f.includes("Branches of") && f.includes("gamma ●"));
-    expect(tree).toMatch(/└ beta/);
-    expect(tree).toMatch(/❯ .*└ gamma ●/);
+    // drawn as a tree: the two continuations of "alpha" branch off it
+    expect(tree).toMatch(/ {2}alpha ●/);
+    expect(tree).toMatch(/├─ beta/);
+    expect(tree).toMatch(/❯ └─ gamma ●/);
     // back to the beta branch
     await m.type(UP);
     await m.type("\r");
@@ -547,7 +549,8 @@ describe("TUI: long sessions", () => {
       );
     const m = await mount([], { context: t, sessionId: s.id });
     const shown = m.controller.getState().committed;
-    expect(shown.length).toBeLessThanOrEqual(HISTORY_REPLAY_CAP + 2);
+    // the replayed items, the elision notice, the banner and the "session …" line
+    expect(shown.length).toBeLessThanOrEqual(HISTORY_REPLAY_CAP + 3);
     expect(m.frame()).toMatch(
       /2\d earlier items of this session are not shown here — \/export html has all of it/,
     );

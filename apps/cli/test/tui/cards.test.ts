@@ -76,8 +76,9 @@ describe("tool cards from real turns", () => {
     expect(out).toMatch(/● Glob \*\.txt {2}2 files/);
     // edit: path, +/- counts and the unified diff
     expect(out).toMatch(/● Edit notes\.txt {2}\+1 −1/);
-    expect(out).toMatch(/-two/);
-    expect(out).toMatch(/\+TWO/);
+    // numbered diff lines (old number for a removed line, new for an added one)
+    expect(out).toMatch(/^\s+2 - two$/m);
+    expect(out).toMatch(/^\s+2 \+ TWO$/m);
     // shell: command, output lines, non-zero exit code (a failure: ✗, not the success bullet)
     expect(out).toMatch(/✗ Shell \$ echo out-1; echo out-2; exit 3 {2}exit 3/);
     expect(out).toMatch(/⎿ out-1\n\s+out-2/);
@@ -255,7 +256,8 @@ describe("cards without a built-in tool", () => {
     });
     const out = show(tr.committed);
     expect(out).toMatch(/● Code lashlang/);
-    expect(out).toContain("│ let x = 1 + 2");
+    expect(out).toMatch(/^\s+let x = 1 \+ 2$/m);
+    expect(out).not.toContain("│"); // no gutter in the copied rows
     expect(out).toMatch(/⎿ output\n\s+x is 3/);
   });
 

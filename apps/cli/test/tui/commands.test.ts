@@ -27,7 +27,7 @@ describe("slash commands", () => {
   });
 
   it("completes prefixes and documents every command", () => {
-    expect(complete("/e")).toEqual(["export"]);
+    expect(complete("/e")).toEqual(["export", "expand"]);
     expect(complete("c")).toEqual(["cost", "clear"]);
     const help = helpLines().join("\n");
     for (const c of COMMANDS) expect(help).toContain(`/${c.name}`);

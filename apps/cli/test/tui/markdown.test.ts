@@ -45,12 +45,17 @@ describe("markdown", () => {
     expect(out.some((l) => /^─{3,}$/.test(l))).toBe(true);
     const heading = renderMarkdown("## Sub")[0]!;
     expect(heading[0]?.bold).toBe(true);
+    // level 3 and deeper keep no `###` either (issue 25 item 9)
+    expect(lineText(renderMarkdown("### Third level")[0]!)).toBe("Third level");
+    expect(lineText(renderMarkdown("###### Sixth")[0]!)).toBe("Sixth");
   });
 
   it("renders fenced code with a language label and highlighting, without parsing markdown inside", () => {
     const lines = renderMarkdown('```ts\nconst x = "**no**"; // note\n```');
     expect(lineText(lines[0]!)).toBe("  ts");
-    expect(lineText(lines[1]!)).toBe('  │ const x = "**no**"; // note');
+    // no gutter: the line is the code alone (drawn at column 0, marked as code)
+    expect(lineText(lines[1]!)).toBe('const x = "**no**"; // note');
+    expect(lines[1]![0]?.code).toBe(true);
     const kw = lines[1]!.find((s) => s.text === "const");
     expect(kw?.color).toBe("magenta");
     expect(lines[1]!.find((s) => s.text.startsWith('"'))?.color).toBe("green");

@@ -2,12 +2,23 @@
 // every key binding.
 import { Box, type Key, Static, Text, useAnimation, useApp, useInput, usePaste, useWindowSize } from "ink";
 import React, { useCallback, useEffect, useRef, useState, useSyncExternalStore } from "react";
+import {
+  applyEntry,
+  commandMenu,
+  FileIndex,
+  fileMenu,
+  type Menu,
+  mentionAt,
+  pastedImagePath,
+  searchHistory,
+} from "../assist.ts";
 import { complete, parseCommand } from "../commands.ts";
 import type { Picker, TuiController, TuiState } from "../controller.ts";
 import { Editor, History } from "../editor.ts";
 import type { Item } from "../model.ts";
 import { InputBox } from "./input.ts";
 import { ItemView } from "./items.ts";
+import { AttachedView, MenuView, SearchView } from "./menu.ts";
 import { filterOptions, PickerView } from "./picker.ts";
 import { StatusBar } from "./status.ts";
 import { fmtDuration, h, SPINNER, truncate } from "./text.ts";
@@ -108,9 +119,20 @@ export function App(props: AppProps): React.ReactElement {
   const [pickIndex, setPickIndex] = useState(0);
   const [filter, setFilter] = useState("");
   const pickerRef = useRef<Picker | undefined>(undefined);
+  const filesRef = useRef<FileIndex>(new FileIndex(controller.ctx.settings.cwd));
+  const fileMenuRef = useRef<{ sig: string; menu: Menu | undefined } | undefined>(undefined);
+  const [menuIndex, setMenuIndex] = useState(0);
+  const menuDismissed = useRef<string | undefined>(undefined);
+  const menuKey = useRef("");
+  const [search, setSearch] = useState<{ query: string; skip: number } | undefined>(undefined);
 
+  // leaving: one last frame without the prompt box and status bar, then unmount
+  const [leaving, setLeaving] = useState(false);
   useEffect(() => {
-    controller.onExit = () => exit();
+    if (leaving) exit();
+  }, [leaving, exit]);
+  useEffect(() => {
+    controller.onExit = () => setLeaving(true);
     controller.onRestoreDraft = (text) => {
       const ed = editorRef.current;
       const cur = ed.text;
@@ -122,7 +144,7 @@ export function App(props: AppProps): React.ReactElement {
       controller.onExit = undefined;
       controller.onRestoreDraft = undefined;
     };
-  }, [controller, exit, rerender]);
+  }, [controller, rerender]);
 
   // reset the picker cursor when a new picker opens
   if (state.picker !== pickerRef.current) {
@@ -133,6 +155,29 @@ export function App(props: AppProps): React.ReactElement {
     }
   }
 
+  // the completion menu: `/` commands while the prompt is a bare /word, files after an `@`
+  const ed0 = editorRef.current;
+  let menu: Menu | undefined;
+  if (!state.picker && !search && menuDismissed.current !== ed0.text) {
+    menu = commandMenu(ed0.text);
+    if (!menu && mentionAt(ed0.text, ed0.cursor)) {
+      const files = filesRef.current;
+      if (files.list === undefined) void files.load().then(() => rerender());
+      // ranked once per text/cursor (not again for spinner frames)
+      const sig = `${files.version}\0${ed0.cursor}\0${ed0.text}`;
+      if (fileMenuRef.current?.sig !== sig)
+        fileMenuRef.current = { sig, menu: fileMenu(ed0.text, ed0.cursor, files) };
+      menu = fileMenuRef.current.menu;
+    }
+  }
+  const menuSig = menu ? `${menu.kind}:${menu.entries.map((e) => e.insert).join("|")}` : "";
+  if (menuSig !== menuKey.current) {
+    menuKey.current = menuSig;
+    if (menuIndex !== 0) setMenuIndex(0);
+  }
+  const menuAt = menu ? Math.min(menuIndex, menu.entries.length - 1) : 0;
+  const searchHit = search ? searchHistory(historyRef.current.texts(), search.query, search.skip) : undefined;
+
   const submit = useCallback(() => {
     const ed = editorRef.current;
     const value = ed.value();
@@ -141,6 +186,15 @@ export function App(props: AppProps): React.ReactElement {
     props.onSubmitted?.(ed.text.includes("[pasted ") ? value : ed.text);
     ed.clear();
     rerender();
+    // `!command` runs a shell; `!!text` sends `!text` to the model
+    if (value.startsWith("!") && !value.startsWith("!!")) {
+      controller.runShell(value.slice(1));
+      return;
+    }
+    if (value.startsWith("!!")) {
+      controller.submit(value.slice(1));
+      return;
+    }
     const parsed = parseCommand(value);
     if (parsed.kind === "command") void controller.command(parsed.command);
     else if (parsed.kind === "unknown")
@@ -179,6 +233,58 @@ export function App(props: AppProps): React.ReactElement {
     const ed = editorRef.current;
     const picker = state.picker;
     if (picker) return handlePicker(input, key, picker);
+
+    // Ctrl+R reverse history search
+    if (search) {
+      if (key.escape || (key.ctrl && (input === "c" || input === "g"))) return setSearch(undefined);
+      if (key.ctrl && input === "r") {
+        const older = searchHistory(historyRef.current.texts(), search.query, search.skip + 1);
+        return setSearch({ ...search, skip: older ? search.skip + 1 : search.skip });
+      }
+      if (key.return || key.tab || key.rightArrow || key.leftArrow) {
+        if (searchHit) {
+          ed.clear();
+          ed.insert(searchHit.text);
+        }
+        setSearch(undefined);
+        return;
+      }
+      if (key.backspace || key.delete) return setSearch({ query: search.query.slice(0, -1), skip: 0 });
+      if (input && !key.ctrl && !key.meta && input >= " ")
+        return setSearch({ query: search.query + input, skip: 0 });
+      return;
+    }
+    if (key.ctrl && input === "r") return setSearch({ query: "", skip: 0 });
+    if (key.ctrl && input === "x") {
+      controller.dropContext();
+      return;
+    }
+
+    // the completion menu
+    if (menu) {
+      const entry = menu.entries[menuAt];
+      if (key.upArrow) return setMenuIndex(Math.max(0, menuAt - 1));
+      if (key.downArrow) return setMenuIndex(Math.min(menu.entries.length - 1, menuAt + 1));
+      if (key.escape) {
+        menuDismissed.current = ed.text;
+        return rerender();
+      }
+      // Enter on a complete command runs it as typed; on an @path already complete it sends
+      const exact =
+        key.return &&
+        (menu.kind === "command"
+          ? parseCommand(ed.text).kind === "command"
+          : ed.text.slice(menu.start, menu.end) === entry?.insert.trimEnd());
+      if (entry && !exact && (key.tab || (key.return && !key.shift && !key.meta))) {
+        const next = applyEntry(ed.text, menu, entry);
+        const noArgs = menu.kind === "command" && !entry.insert.endsWith(" ");
+        ed.clear();
+        ed.insert(next.text);
+        ed.cursor = next.cursor;
+        if (key.return && noArgs) return submit();
+        return rerender();
+      }
+    }
 
     // cancel / quit
     if (key.ctrl && input === "c") {
@@ -334,7 +440,10 @@ export function App(props: AppProps): React.ReactElement {
 
   usePaste((text) => {
     if (state.picker) return;
-    editorRef.current.paste(text);
+    // a dropped/pasted image file path becomes an @mention (attached as an image when sent)
+    const image = pastedImagePath(text);
+    if (image) editorRef.current.insert(`@${image} `);
+    else editorRef.current.paste(text);
     rerender();
   });
 
@@ -344,6 +453,12 @@ export function App(props: AppProps): React.ReactElement {
   );
 
   const pickerOptions = state.picker ? filterOptions(state.picker, filter) : [];
+  if (leaving)
+    return h(Static<Item>, {
+      key: `static-${state.staticKey}`,
+      items: state.committed as Item[],
+      children: renderItem,
+    });
   return h(
     React.Fragment,
     null,
@@ -357,6 +472,7 @@ export function App(props: AppProps): React.ReactElement {
       { flexDirection: "column", width },
       h(LiveArea, { state, width, rows: rows || 40 }),
       h(Queue, { queue: state.queue, width }),
+      h(AttachedView, { attached: state.attached, width }),
       state.picker
         ? h(PickerView, {
             picker: state.picker,
@@ -365,11 +481,14 @@ export function App(props: AppProps): React.ReactElement {
             filter,
             width,
           })
-        : h(
-            Box,
-            { marginTop: 1 },
-            h(InputBox, { editor: editorRef.current, running: state.running, width, focused: true }),
-          ),
+        : search
+          ? h(Box, { marginTop: 1 }, h(SearchView, { query: search.query, match: searchHit?.text, width }))
+          : h(
+              Box,
+              { marginTop: 1 },
+              h(InputBox, { editor: editorRef.current, running: state.running, width, focused: true }),
+            ),
+      menu && !state.picker && !search ? h(MenuView, { menu, index: menuAt, width }) : null,
       state.hint ? h(Text, { color: "yellow" }, state.hint) : null,
       h(StatusBar, { state, width }),
     ),

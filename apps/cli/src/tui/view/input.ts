@@ -29,20 +29,20 @@ export function InputBox(props: {
   const { editor } = props;
   const lines = editor.text.split("\n");
   const { line: cl, col } = editor.position();
+  // the prompt mark sits in its own column, so a wrapped line continues indented under the text
+  const row = (i: number, ...text: React.ReactNode[]) =>
+    h(
+      Box,
+      { key: i, flexDirection: "row" },
+      h(Box, { flexShrink: 0, width: 2 }, h(Text, { color: "cyan", bold: true }, i === 0 ? "› " : "  ")),
+      h(Box, { flexShrink: 1, flexGrow: 1 }, h(Text, { wrap: "wrap" }, ...text)),
+    );
   const rows = lines.map((l, i) => {
-    const prefix = h(Text, { color: "cyan", bold: true }, i === 0 ? "› " : "  ");
-    if (i !== cl || !props.focused) return h(Text, { key: i, wrap: "wrap" }, prefix, ...styled(l, `l${i}`));
+    if (i !== cl || !props.focused) return row(i, ...(l ? styled(l, `l${i}`) : [" "]));
     const before = l.slice(0, col);
     const at = l.slice(col, col + 1) || " ";
     const after = l.slice(col + 1);
-    return h(
-      Text,
-      { key: i, wrap: "wrap" },
-      prefix,
-      ...styled(before, `b${i}`),
-      h(Text, { inverse: true }, at),
-      ...styled(after, `a${i}`),
-    );
+    return row(i, ...styled(before, `b${i}`), h(Text, { inverse: true }, at), ...styled(after, `a${i}`));
   });
   const empty = editor.isEmpty;
   return h(

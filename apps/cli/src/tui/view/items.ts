@@ -2,18 +2,21 @@
 // cards per family, code cells, subagents, notices and turn ends.
 import { Box, Text } from "ink";
 import type React from "react";
-import { fmtCost } from "../format.ts";
-import { diffSeg, highlightCode, type Line, renderMarkdown, type Seg } from "../markdown.ts";
-import type {
-  AgentItem,
-  AssistantItem,
-  CodeItem,
-  Item,
-  NoticeItem,
-  ReasoningItem,
-  ToolItem,
-  TurnEndItem,
-  UserItem,
+import { renderDiff } from "../diff.ts";
+import { fmtCost, fmtTokens } from "../format.ts";
+import { highlightCode, type Line, renderMarkdown, type Seg } from "../markdown.ts";
+import {
+  type AgentItem,
+  type AssistantItem,
+  type ChildCall,
+  type CodeItem,
+  childSpent,
+  type Item,
+  type NoticeItem,
+  type ReasoningItem,
+  type ToolItem,
+  type TurnEndItem,
+  type UserItem,
 } from "../model.ts";
 import { fmtDuration, h, Lines, SPINNER, truncate } from "./text.ts";
 
@@ -30,7 +33,8 @@ export interface ItemProps {
 
 /** One transcript item, laid out at the terminal width (<Static> output is absolutely positioned). */
 export function ItemView(props: ItemProps): React.ReactElement | null {
-  const inner = itemBody(props);
+  const unfold = "unfold" in props.item && props.item.unfold === true;
+  const inner = itemBody(unfold ? { ...props, expanded: true } : props);
   return inner ? h(Box, { width: props.width, flexDirection: "column" }, inner) : null;
 }
 
@@ -80,15 +84,27 @@ function AssistantView(props: ItemProps & { readonly item: AssistantItem }): Rea
     hidden = lines.length - props.maxLines;
     lines = lines.slice(hidden);
   }
+  // fenced code is drawn at column 0 without a gutter, so that its rows copy as the code alone
+  const runs: { code: boolean; lines: Line[] }[] = [];
+  for (const l of lines) {
+    const code = l[0]?.code === true;
+    const last = runs[runs.length - 1];
+    if (last && last.code === code) last.lines.push(l);
+    else runs.push({ code, lines: [l] });
+  }
   return h(
     Box,
-    { marginTop: item.cont ? 0 : 1, flexDirection: "row" },
-    h(Text, null, item.cont ? "  " : "● "),
-    h(
-      Box,
-      { flexDirection: "column", flexShrink: 1 },
-      hidden > 0 ? h(Text, { dimColor: true }, `… ${hidden} lines above`) : null,
-      h(Lines, { lines }),
+    { marginTop: item.cont ? 0 : 1, flexDirection: "column" },
+    hidden > 0 ? h(Text, { dimColor: true }, `  … ${hidden} lines above`) : null,
+    ...runs.map((run, i) =>
+      run.code
+        ? h(Lines, { key: i, lines: run.lines })
+        : h(
+            Box,
+            { key: i, flexDirection: "row" },
+            h(Text, null, i === 0 && !item.cont && hidden === 0 ? "● " : "  "),
+            h(Box, { flexDirection: "column", flexShrink: 1 }, h(Lines, { lines: run.lines })),
+          ),
     ),
   );
 }
@@ -113,7 +129,12 @@ function ReasoningView(props: ItemProps & { readonly item: ReasoningItem }): Rea
         Math.max(10, props.width - 20),
       )}`;
   const showBody = expanded && item.text.trim();
-  let body = showBody ? item.text.trim().split("\n") : [];
+  // thinking is markdown: rendered like an answer, dimmed
+  let body: Line[] = showBody
+    ? renderMarkdown(item.text.trim(), props.width - 4).map((l) =>
+        l.map((seg): Seg => ({ ...seg, dim: true, italic: seg.code !== true })),
+      )
+    : [];
   if (!item.done && body.length > 12) body = body.slice(-12);
   return h(
     Box,
@@ -124,13 +145,7 @@ function ReasoningView(props: ItemProps & { readonly item: ReasoningItem }): Rea
       head,
       !expanded && item.done && words > 0 ? h(Text, { dimColor: true }, "  ctrl+o to expand") : null,
     ),
-    showBody
-      ? h(
-          Box,
-          { paddingLeft: 2, flexDirection: "column" },
-          ...body.map((l, i) => h(Text, { key: i, dimColor: true, italic: true, wrap: "wrap" }, l || " ")),
-        )
-      : null,
+    showBody ? h(Box, { paddingLeft: 2, flexDirection: "column" }, h(Lines, { lines: body })) : null,
   );
 }
 
@@ -297,9 +312,9 @@ function editCard(t: ToolItem, a: Record<string, unknown>, expanded: boolean): C
   if (diff && t.status !== "error") {
     const dl = diff.replace(/\n+$/, "").split("\n");
     const n = expanded ? 400 : 14;
-    for (const l of dl.slice(0, n)) body.push([diffSeg(l)]);
+    body.push(...renderDiff(diff).slice(0, n));
     if (dl.length > n)
-      body.push([{ text: `… ${dl.length - n} more diff lines (ctrl+o to expand)`, dim: true }]);
+      body.push([{ text: `… ${dl.length - n} more diff lines (/expand shows this card)`, dim: true }]);
   }
   return {
     title,
@@ -336,7 +351,7 @@ function searchCard(t: ToolItem, a: Record<string, unknown>, expanded: boolean):
   if (typeof d.count === "number") {
     const total = typeof d.total === "number" && d.total > d.count ? ` of ${d.total}` : "";
     meta.push({
-      text: `${d.count}${total} ${isGlob ? "files" : d.count === 1 ? "match" : "matches"}`,
+      text: `${d.count}${total} ${isGlob ? (d.count === 1 && !total ? "file" : "files") : d.count === 1 && !total ? "match" : "matches"}`,
       dim: true,
     });
   }
@@ -402,11 +417,34 @@ function codeToolCard(t: ToolItem, a: Record<string, unknown>, expanded: boolean
   const lang = str(a.language) ?? "lashlang";
   const src = source.split("\n");
   const n = expanded ? 200 : 10;
-  const body: Line[] = src.slice(0, n).map((l) => [{ text: "│ ", dim: true }, ...highlightCode(l, lang)]);
+  const body: Line[] = src.slice(0, n).map((l) => highlightCode(l, lang));
   if (src.length > n) body.push([{ text: `… ${src.length - n} more lines`, dim: true }]);
   body.push(...resultBody(t, expanded, 6));
   return { title: "Code", subject: lang, meta: [], body };
 }
+
+function childCallLine(c: ChildCall, width: number): Line {
+  const a = obj(c.args);
+  const subject =
+    c.family === "shell"
+      ? `$ ${(str(a.command) ?? "").split("\n")[0]}`
+      : (str(a.path) ?? str(a.file_path) ?? str(a.pattern) ?? compactArgs(a, Math.max(10, width - 30)));
+  const icon =
+    c.status === "running" || c.status === "pending"
+      ? { text: "◌ ", color: "cyan" }
+      : c.status === "ok"
+        ? { text: "● ", color: "green" }
+        : { text: "✗ ", color: c.status === "cancelled" ? "yellow" : "red" };
+  return [
+    icon,
+    { text: c.name, bold: true },
+    { text: ` ${truncate(subject, Math.max(10, width - c.name.length - 12))}` },
+    ...(c.note ? [{ text: `  ${truncate(c.note, 60)}`, color: "red" }] : []),
+  ];
+}
+
+/** Newest child calls shown under a subagent card (all of them with Ctrl+O). */
+const CHILD_CALLS_SHOWN = 3;
 
 function agentToolCard(t: ToolItem, a: Record<string, unknown>, expanded: boolean, width: number): CardParts {
   const task = str(a.task) ?? str(a.prompt) ?? str(a.description) ?? "";
@@ -414,15 +452,39 @@ function agentToolCard(t: ToolItem, a: Record<string, unknown>, expanded: boolea
   const meta: Seg[] = [];
   const capability = c?.capability ?? str(a.capability);
   if (capability) meta.push({ text: capability, color: "magenta" });
-  if (c?.model) meta.push({ text: c.model, dim: true });
+  if (c?.model && width >= 100) meta.push({ text: c.model, dim: true });
   if (c?.outcome && c.outcome !== "finished")
     meta.push({ text: c.outcome, color: c.outcome === "cancelled" ? "yellow" : "red" });
-  if (c?.costUsd !== undefined) meta.push({ text: fmtCost(c.costUsd), dim: true });
+  const calls = c?.calls ?? [];
+  const spent = c ? childSpent(c) : { tokens: 0 };
+  if (calls.length > 0)
+    meta.push({ text: `${calls.length} tool call${calls.length === 1 ? "" : "s"}`, dim: true });
+  if (spent.tokens > 0) meta.push({ text: `${fmtTokens(spent.tokens)} tokens`, dim: true });
+  const cost = c?.costUsd ?? spent.costUsd;
+  if (cost !== undefined) meta.push({ text: fmtCost(cost), dim: true });
+  const body: Line[] = [];
+  const running = live(t);
+  if (calls.length > 0 && (running || expanded)) {
+    const shown = expanded ? calls : calls.slice(-CHILD_CALLS_SHOWN);
+    if (shown.length < calls.length)
+      body.push([
+        { text: `… ${calls.length - shown.length} earlier tool calls (ctrl+o shows all)`, dim: true },
+      ]);
+    for (const call of shown) body.push(childCallLine(call, width - 6));
+  }
+  if (running && c)
+    body.push([
+      {
+        text: `working in ${c.sessionId} · /stop cancels just this subagent`,
+        dim: true,
+      },
+    ]);
+  else if (!running) body.push(...resultBody(t, expanded, 3));
   return {
     title: "Subagent",
     subject: truncate(task.split("\n")[0] ?? "", Math.max(20, width - 50)),
     meta,
-    body: live(t) && c ? [[{ text: `working in ${c.sessionId}`, dim: true }]] : resultBody(t, expanded, 3),
+    body,
   };
 }
 
@@ -551,9 +613,8 @@ function CodeView(props: ItemProps & { readonly item: CodeItem }): React.ReactEl
   const { item, expanded } = props;
   const src = item.source.replace(/\n+$/, "").split("\n");
   const n = expanded ? 400 : 12;
-  const lines: Line[] = src
-    .slice(0, n)
-    .map((l) => [{ text: "│ ", dim: true }, ...highlightCode(l, item.language)]);
+  // no gutter: the rows copy as the code (indented)
+  const lines: Line[] = src.slice(0, n).map((l) => highlightCode(l, item.language));
   if (src.length > n) lines.push([{ text: `… ${src.length - n} more lines (ctrl+o to expand)`, dim: true }]);
   const out = tailLines(item.output, expanded ? 200 : 8);
   const outLines: Line[] = [];

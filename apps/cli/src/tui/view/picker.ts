@@ -31,8 +31,8 @@ export function PickerView(props: {
     start > 0 ? h(Text, { dimColor: true }, `  ↑ ${start} more`) : null,
     ...shown.map((o, i) => {
       const selected = start + i === index;
-      const pad = "  ".repeat(o.depth ?? 0);
-      const label = truncate(`${pad}${o.depth ? "└ " : ""}${o.label}`, Math.max(10, width - 40));
+      const pad = o.tree ?? `${"  ".repeat(o.depth ?? 0)}${o.depth ? "└ " : ""}`;
+      const label = truncate(`${pad}${o.label}`, Math.max(10, width - 40));
       return h(
         Text,
         { key: o.value, wrap: "truncate-end" },

@@ -10,11 +10,16 @@ export function shortPath(p: string, home = homedir()): string {
   return home && (p === home || p.startsWith(`${home}/`)) ? `~${p.slice(home.length)}` : p;
 }
 
-export function contextLabel(tokens: number | undefined, window: number | undefined): string {
+export function contextLabel(
+  tokens: number | undefined,
+  window: number | undefined,
+  estimated = false,
+): string {
   if (tokens === undefined) return window ? `ctx — / ${fmtTokens(window)}` : "ctx —";
-  if (!window) return `ctx ${fmtTokens(tokens)}`;
+  const t = `${estimated ? "~" : ""}${fmtTokens(tokens)}`;
+  if (!window) return `ctx ${t}`;
   const pct = Math.round((100 * tokens) / window);
-  return `ctx ${fmtTokens(tokens)} / ${fmtTokens(window)} (${pct}%)`;
+  return `ctx ${t} / ${fmtTokens(window)} (${pct}%)`;
 }
 
 export function StatusBar(props: { readonly state: TuiState; readonly width: number }): React.ReactElement {
@@ -28,7 +33,7 @@ export function StatusBar(props: { readonly state: TuiState; readonly width: num
     h(
       Text,
       { key: "c", dimColor: !ctxColor, ...(ctxColor ? { color: ctxColor } : {}) },
-      ` · ${contextLabel(s.contextTokens, s.contextWindow)}`,
+      ` · ${contextLabel(s.contextTokens, s.contextWindow, s.contextEstimated === true)}`,
     ),
     h(Text, { key: "$", dimColor: true }, ` · ${fmtCost(s.costUsd)}`),
   ];

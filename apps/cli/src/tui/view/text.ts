@@ -1,6 +1,7 @@
 import { Box, Text } from "ink";
 import React from "react";
 import type { Line, Seg } from "../markdown.ts";
+import { palette } from "../theme.ts";
 
 export const h = React.createElement;
 
@@ -13,7 +14,7 @@ function segEl(s: Seg, key: number): React.ReactElement {
       ...(s.italic ? { italic: true } : {}),
       ...(s.underline ? { underline: true } : {}),
       ...(s.strikethrough ? { strikethrough: true } : {}),
-      ...(s.dim ? { dimColor: true } : {}),
+      ...(s.dim && !palette().noDim ? { dimColor: true } : {}),
       ...(s.color ? { color: s.color } : {}),
       ...(s.bg ? { backgroundColor: s.bg } : {}),
     },
@@ -27,7 +28,8 @@ export function LineView(props: {
   readonly wrap?: "wrap" | "truncate-end";
 }): React.ReactElement {
   const { line } = props;
-  if (line.length === 0) return h(Text, null, " ");
+  // an empty line (a blank line of a code block too) still takes its row
+  if (line.every((seg) => seg.text === "")) return h(Text, null, " ");
   return h(Text, { wrap: props.wrap ?? "wrap" }, ...line.map(segEl));
 }
 
