@@ -19,7 +19,8 @@ export type LlmCall = (
   options: LlmCallOptions,
 ) => Effect.Effect<void, LlmError>;
 
-const calls = new WeakMap<object, LlmCall>();
+/** Where a stream made by `withCall` keeps its call (a property: cheaper than a WeakMap per request). */
+const CALL: unique symbol = Symbol.for("@lash/sansio/LlmCall");
 
 const liveClock: Clock.Clock = Effect.runSync(Effect.clock);
 
@@ -31,7 +32,7 @@ export const isLiveClock = (clock: Clock.Clock): boolean => clock === liveClock;
 
 /** Marks `stream` as the stream view of `call`, so that `callOf(stream)` finds the direct path. */
 export function withCall<S extends Stream.Stream<LlmEvent, LlmError>>(stream: S, call: LlmCall): S {
-  calls.set(stream, call);
+  (stream as unknown as { [CALL]: LlmCall })[CALL] = call;
   return stream;
 }
 
@@ -52,7 +53,7 @@ export const abortWait = (signal: AbortSignal | undefined): Effect.Effect<void> 
  * stream consumed event by event (third-party providers), with the same signal and deadline.
  */
 export function callOf(stream: Stream.Stream<LlmEvent, LlmError>): LlmCall {
-  const direct = calls.get(stream);
+  const direct = (stream as unknown as { [CALL]?: LlmCall })[CALL];
   if (direct) return direct;
   return (onEvent, options) => {
     const consume: Effect.Effect<void, LlmError> = Stream.runForEach(stream, (e) =>

@@ -1,9 +1,18 @@
-import type { TurnEffect } from "@lash/sansio";
+import type { ToolSpec, TurnEffect } from "@lash/sansio";
 import { Effect } from "effect";
-import { toolSpec } from "../tool.ts";
+import { type ToolDefinition, toolSpec } from "../tool.ts";
 import { step, type TurnScope } from "./scope.ts";
 
 type SyncEnvironment = Extract<TurnEffect, { kind: "syncEnvironment" }>;
+
+const specs = new WeakMap<ReadonlyMap<string, ToolDefinition>, readonly ToolSpec[]>();
+
+function sameTools(a: ReadonlyMap<string, ToolDefinition>, b: ReadonlyMap<string, ToolDefinition>): boolean {
+  if (a.size !== b.size) return false;
+  const ia = a.values();
+  for (const tool of b.values()) if (ia.next().value !== tool) return false;
+  return true;
+}
 
 /** The `syncEnvironment` effect: the session's tool catalog and system prompt as they are now. */
 export const syncEnvironment = step("lash.turn.syncEnvironment")(function* (
@@ -17,10 +26,15 @@ export const syncEnvironment = step("lash.turn.syncEnvironment")(function* (
       scope.keyOf(effect),
       { kind: effect.kind, effectId: effect.effectId, iteration: effect.iteration },
       Effect.gen(function* () {
-        scope.catalogNow = yield* toolCatalog.forSession(scope.session);
+        const before = scope.catalogNow;
+        const now = yield* toolCatalog.forSession(scope.session);
+        scope.catalogNow = now;
+        // the same tools as before: the same spec list (request digests are cached by its identity)
+        if (!specs.has(before) || !sameTools(before, now)) specs.set(now, [...now.values()].map(toolSpec));
+        else specs.set(now, specs.get(before)!);
         const system = pluginHost.systemPrompt(scope.session);
         return {
-          tools: [...scope.catalogNow.values()].map(toolSpec),
+          tools: specs.get(now)!,
           ...(system !== undefined ? { system } : {}),
         };
       }),
