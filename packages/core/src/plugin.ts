@@ -95,4 +95,6 @@ export interface Plugin {
    */
   readonly snapshot?: (ctx: HookContext) => Effect.Effect<unknown>;
   readonly restore?: (ctx: HookContext, state: unknown) => Effect.Effect<void>;
+  /** The session was deleted: drop whatever this plugin keeps for it in memory. */
+  readonly forget?: (sessionId: string) => void;
 }

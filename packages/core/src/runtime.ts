@@ -108,6 +108,7 @@ export const makeRuntime = (options: RuntimeOptions) =>
           store.deleteSession(id),
           Effect.sync(() => {
             locals.delete(id);
+            for (const p of pluginHost.plugins(id)) p.forget?.(id);
             pluginHost.detach(id);
           }),
         ),

@@ -122,6 +122,10 @@ export function rlmMode(options: RlmOptions = {}): RlmMode {
         if (ctx.session.mode !== "rlm") return undefined;
         return sessions.get(ctx.session.id)?.snapshot();
       }),
+    // the durable state lives in the session record; a deleted session's live state goes with it
+    forget: (sessionId) => {
+      sessions.delete(sessionId);
+    },
   };
 
   return {

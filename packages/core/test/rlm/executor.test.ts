@@ -117,6 +117,39 @@ describe("rlm executor in a LashRuntime", () => {
     );
   });
 
+  it("deleteSession drops the session's live RLM state; another session starts empty", async () => {
+    const rlm = rlmMode();
+    const provider = scriptedProvider([cell("secret = 41 + 1\nfinish secret"), cell("print secret")]);
+    await Effect.runPromise(
+      withRuntime(
+        provider,
+        (rt) =>
+          Effect.gen(function* () {
+            const s = yield* rt.createSession({ model: "test/model", mode: "rlm" });
+            const t1 = yield* rt.turn(s.id, { text: "Keep a value." });
+            expect(t1.finalValue).toBe(42);
+            expect(rlm.session(s.id)?.frame().state.snapshotJson().globals).toMatchObject({ secret: 42 });
+            yield* rt.deleteSession(s.id);
+            expect(rlm.session(s.id)).toBeUndefined();
+            // a new session does not see the deleted one's variables
+            const other = yield* rt.createSession({ model: "test/model", mode: "rlm" });
+            yield* rt.turn(other.id, { text: "What is secret?" }).pipe(Effect.ignore);
+            const observation = provider.requests
+              .slice(1)
+              .flatMap((r) =>
+                r.messages.flatMap((m) => m.parts.map((p) => (p.type === "text" ? p.text : ""))),
+              )
+              .join("\n");
+            expect(observation).not.toContain("42");
+            expect(rlm.session(other.id)?.frame().state.snapshotJson().globals ?? {}).not.toHaveProperty(
+              "secret",
+            );
+          }),
+        withRlm({ plugins: [tools] }, rlm),
+      ),
+    );
+  });
+
   it("keeps printed output whole in the graph while the prompt shows a preview", async () => {
     const big = "x".repeat(60_000);
     const provider = scriptedProvider([cell('print join(["x" for i in range(60000)], "")'), say("ok")]);
