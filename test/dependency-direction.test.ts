@@ -62,7 +62,7 @@ const external: Record<string, readonly string[]> = {
     "@effect/experimental",
     "@cfworker/json-schema",
   ],
-  "packages/providers": ["effect", "@anthropic-ai/sdk", "openai", "@google/genai"],
+  "packages/providers": ["effect", "@anthropic-ai/sdk", "openai", "@google/genai", "@cfworker/json-schema"],
   "packages/tools": ["effect", "ignore", "diff"],
   "packages/plugin-mcp": ["effect", "@modelcontextprotocol/sdk", "zod"],
   "packages/subagents": ["effect"],

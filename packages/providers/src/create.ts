@@ -10,6 +10,7 @@ export { providerEnv } from "./vendors.ts";
 import { ProviderConfigError, parseModelId } from "./model-id.ts";
 import type { RetryPolicy } from "./retry.ts";
 import { withRetry } from "./retry.ts";
+import { type OutputValidator, withOutputCheck } from "./structured.ts";
 
 export interface CreateProviderOptions {
   /** API key; default from the provider's environment variable. */
@@ -33,6 +34,11 @@ export interface CreateProviderOptions {
   readonly deadlineMs?: number;
   /** Extra HTTP headers on every request. */
   readonly headers?: Record<string, string>;
+  /**
+   * Validates structured-output replies (`LlmRequest.output`); default `defaultOutputValidator`
+   * (`@cfworker/json-schema`). Hosts pass core's `validateJson` for its wording.
+   */
+  readonly validateOutput?: OutputValidator;
 }
 
 /** A ready provider plus what the catalog knows about its model. */
@@ -100,11 +106,15 @@ export function createProvider(model: string, options: CreateProviderOptions = {
   const provider = lazyProvider(id.provider, load);
   const wrapped =
     options.retry === false
-      ? provider
-      : withRetry(provider, {
-          ...(options.deadlineMs !== undefined ? { deadlineMs: options.deadlineMs } : {}),
-          ...options.retry,
-        });
+      ? withOutputCheck(provider, options.validateOutput)
+      : withRetry(
+          provider,
+          {
+            ...(options.deadlineMs !== undefined ? { deadlineMs: options.deadlineMs } : {}),
+            ...options.retry,
+          },
+          options.validateOutput ? { validateOutput: options.validateOutput } : {},
+        );
   return {
     name: wrapped.name,
     stream: (request) => wrapped.stream(request.model === "" ? { ...request, model: id.id } : request),

@@ -9,3 +9,10 @@ export type { ModelId, ProviderKind } from "./model-id.ts";
 export { ProviderConfigError, parseModelId, providerKinds, wireModelName } from "./model-id.ts";
 export type { RetryPolicy } from "./retry.ts";
 export { defaultRetryPolicy, withRetry } from "./retry.ts";
+export type { OutputFormat, OutputValidator } from "./structured.ts";
+export {
+  defaultOutputValidator,
+  outputFormat,
+  strictProblems,
+  withOutputCheck,
+} from "./structured.ts";

@@ -2,6 +2,7 @@ import type { LlmEvent, LlmProvider, LlmRequest } from "@lash/sansio";
 import { LlmError, llmErrorInfo } from "@lash/sansio";
 import { Chunk, Clock, Duration, Effect, Random, Stream } from "effect";
 import { formatMs } from "./errors.ts";
+import { type OutputValidator, withOutputCheck } from "./structured.ts";
 
 /** How `withRetry` retries. All times in milliseconds. */
 export interface RetryPolicy {
@@ -185,8 +186,16 @@ function requireFinish(provider: LlmProvider, request: LlmRequest): Stream.Strea
  * long) and then `attemptReset` (readers drop what the failed attempt streamed).
  * "gave up after N attempts" counts every request made. Waits go through Effect's
  * `Clock` (`TestClock` in tests), jitter through `Random`.
+ *
+ * A request with an `output` schema is checked on top (`withOutputCheck`): a finished reply
+ * that does not match is retried once with the validation problems for the model, then fails
+ * with `outputMismatch`. `validateOutput` is the validator (default: `defaultOutputValidator`).
  */
-export function withRetry(provider: LlmProvider, policy: Partial<RetryPolicy> = {}): LlmProvider {
+export function withRetry(
+  provider: LlmProvider,
+  policy: Partial<RetryPolicy> = {},
+  options: { readonly validateOutput?: OutputValidator } = {},
+): LlmProvider {
   const p: RetryPolicy = { ...defaultRetryPolicy, ...policy };
   const deadline = p.deadlineMs > 0 ? p.deadlineMs : Number.POSITIVE_INFINITY;
   const stream = (request: LlmRequest): Stream.Stream<LlmEvent, LlmError> =>
@@ -252,5 +261,5 @@ export function withRetry(provider: LlmProvider, policy: Partial<RetryPolicy> = 
         );
       }),
     );
-  return { name: provider.name, stream };
+  return withOutputCheck({ name: provider.name, stream }, options.validateOutput);
 }

@@ -11,6 +11,7 @@ import type {
 import type { ErrorContext } from "../errors.ts";
 import { classifyError, incompleteStream } from "../errors.ts";
 import { wireModelName } from "../model-id.ts";
+import { outputFormat } from "../structured.ts";
 import type { AdapterConfig, Emit, Translator } from "./shared.ts";
 import {
   attachmentPlaceholder,
@@ -144,6 +145,11 @@ export function responsesParams(request: LlmRequest, config: AdapterConfig): Res
     if (tc !== undefined)
       params.tool_choice = typeof tc === "string" ? tc : { type: "function", name: tc.name };
   }
+  const format = outputFormat(request, PROVIDER);
+  if (format)
+    params.text = {
+      format: { type: "json_schema", name: format.name, schema: { ...format.schema }, strict: format.strict },
+    };
   if (reasoningModel) {
     params.include = ["reasoning.encrypted_content"];
     params.reasoning = {
