@@ -8,6 +8,7 @@ import { providerEnv } from "./vendors.ts";
 export { providerEnv } from "./vendors.ts";
 
 import { ProviderConfigError, parseModelId } from "./model-id.ts";
+import { keyLimiter, type RateLimits, withRateLimit } from "./ratelimit.ts";
 import type { RetryPolicy } from "./retry.ts";
 import { withRetry } from "./retry.ts";
 import { type OutputValidator, withOutputCheck } from "./structured.ts";
@@ -39,6 +40,12 @@ export interface CreateProviderOptions {
    * (`@cfworker/json-schema`). Hosts pass core's `validateJson` for its wording.
    */
   readonly validateOutput?: OutputValidator;
+  /**
+   * Client-side rate limits for this provider key (`{ rpm, tpm }` per minute), shared by every
+   * handle of the same provider, base URL and key in the process; `false` turns the limiter off.
+   * Default: on, learning the limits from the vendor's rate-limit headers.
+   */
+  readonly rateLimits?: RateLimits | false;
 }
 
 /** A ready provider plus what the catalog knows about its model. */
@@ -103,7 +110,12 @@ export function createProvider(model: string, options: CreateProviderOptions = {
         return (await import("./adapters/google.ts")).googleProvider(config);
     }
   };
-  const provider = lazyProvider(id.provider, load);
+  let provider = lazyProvider(id.provider, load);
+  if (options.rateLimits !== false) {
+    const limiter = keyLimiter(id.provider, baseUrl, apiKey);
+    if (options.rateLimits) limiter.configure(options.rateLimits, Date.now());
+    provider = withRateLimit(provider, limiter);
+  }
   const wrapped =
     options.retry === false
       ? withOutputCheck(provider, options.validateOutput)

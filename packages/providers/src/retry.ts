@@ -2,6 +2,7 @@ import type { LlmEvent, LlmProvider, LlmRequest } from "@lash/sansio";
 import { LlmError, llmErrorInfo } from "@lash/sansio";
 import { Chunk, Clock, Duration, Effect, Random, Stream } from "effect";
 import { formatMs } from "./errors.ts";
+import { RATE_LIMIT_WAIT } from "./ratelimit.ts";
 import { type OutputValidator, withOutputCheck } from "./structured.ts";
 
 /** How `withRetry` retries. All times in milliseconds. */
@@ -206,6 +207,12 @@ export function withRetry(
         let tries = 1;
         const run = (s: State): Stream.Stream<LlmEvent, LlmError> =>
           requireFinish(provider, request).pipe(
+            // a rate-limiter wait inside this attempt is numbered as this try
+            Stream.map((e) =>
+              e.type === "retry" && e.reason === RATE_LIMIT_WAIT && e.attempt !== s.tries
+                ? { ...e, attempt: s.tries }
+                : e,
+            ),
             Stream.catchAll((error) =>
               Stream.unwrap(
                 Effect.gen(function* () {

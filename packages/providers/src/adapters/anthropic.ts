@@ -486,7 +486,11 @@ export function anthropicProvider(config: AdapterConfig): LlmProvider {
       };
       return runSdkStream(
         ctx,
-        (signal) => client.messages.create(params, { signal }),
+        async (signal, observe) => {
+          const { data, response } = await client.messages.create(params, { signal }).withResponse();
+          observe(response.status, response.headers);
+          return data;
+        },
         () => new AnthropicTranslator(ctx, outputTool),
         config.idleTimeoutMs,
       );

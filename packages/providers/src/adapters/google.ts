@@ -406,7 +406,7 @@ export function googleProvider(config: AdapterConfig): LlmProvider {
       };
       return runSdkStream(
         ctx,
-        (signal) =>
+        (signal, observe) =>
           client.models.generateContentStream({
             ...params,
             config: {
@@ -416,6 +416,7 @@ export function googleProvider(config: AdapterConfig): LlmProvider {
                 // The SDK's ApiError drops response headers; keep them for Retry-After.
                 fetch: async (input: string | URL | Request, init?: RequestInit) => {
                   const res = await fetch(input, init);
+                  observe(res.status, res.headers);
                   if (!res.ok) failedHeaders = res.headers;
                   return res;
                 },

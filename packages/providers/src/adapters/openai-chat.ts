@@ -331,8 +331,9 @@ export function openaiChatProvider(config: AdapterConfig, clientOverride?: OpenA
       let mark: { done: boolean } | undefined;
       return runSdkStream(
         ctx,
-        async (signal) => {
+        async (signal, observe) => {
           const { data, response } = await client.chat.completions.create(params, { signal }).withResponse();
+          observe(response.status, response.headers);
           mark = doneSeen.get(response);
           return data;
         },

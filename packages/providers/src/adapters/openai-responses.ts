@@ -379,7 +379,11 @@ export function openaiResponsesProvider(config: AdapterConfig): LlmProvider {
       };
       return runSdkStream(
         ctx,
-        (signal) => client.responses.create(params, { signal }),
+        async (signal, observe) => {
+          const { data, response } = await client.responses.create(params, { signal }).withResponse();
+          observe(response.status, response.headers);
+          return data;
+        },
         () => new ResponsesTranslator(ctx),
         config.idleTimeoutMs,
       );

@@ -3,6 +3,7 @@ import { LlmError } from "@lash/sansio";
 import { Clock, Duration, Effect, Stream } from "effect";
 import type { ErrorContext } from "../errors.ts";
 import { classifyError, formatMs } from "../errors.ts";
+import { currentObserver } from "../ratelimit.ts";
 
 /** Everything an adapter needs besides the request. */
 export interface AdapterConfig {
@@ -25,6 +26,9 @@ export const defaultTimeoutMs = 10 * 60_000;
 export const defaultIdleTimeoutMs = 120_000;
 
 export type Emit = (event: LlmEvent) => void;
+
+/** Reports one HTTP response's status and headers (the rate limiter learns from them). */
+export type ObserveResponse = (status: number | undefined, headers: Headers) => void;
 
 /**
  * Turns one vendor stream into normalized events. `push` maps a vendor event
@@ -50,7 +54,7 @@ export interface Translator<T> {
  */
 export function runSdkStream<T>(
   ctx: ErrorContext,
-  open: (signal: AbortSignal) => Promise<AsyncIterable<T>>,
+  open: (signal: AbortSignal, observe: ObserveResponse) => Promise<AsyncIterable<T>>,
   translator: () => Translator<T>,
   idleTimeoutMs: number = defaultIdleTimeoutMs,
 ): Stream.Stream<LlmEvent, LlmError> {
@@ -58,6 +62,7 @@ export function runSdkStream<T>(
     (emit) =>
       Effect.gen(function* () {
         const clock = yield* Effect.clock;
+        const observe = yield* currentObserver;
         const state = yield* Effect.acquireRelease(
           Effect.sync(() => {
             const controller = new AbortController();
@@ -84,7 +89,7 @@ export function runSdkStream<T>(
             };
             (async () => {
               try {
-                const iterable = await open(signal);
+                const iterable = await open(signal, observe);
                 s.last = clock.unsafeCurrentTimeMillis();
                 for await (const event of iterable) {
                   s.last = clock.unsafeCurrentTimeMillis();
@@ -110,6 +115,11 @@ export function runSdkStream<T>(
                   return;
                 }
                 if (signal.aborted) return;
+                // An HTTP error's headers (429 rate-limit headers, retry-after) go to the rate limiter.
+                const status = (e as { status?: unknown } | null)?.status;
+                const headers = (e as { headers?: unknown } | null)?.headers;
+                if (typeof status === "number" && headers && typeof headers === "object")
+                  observe(status, headers as Headers);
                 flush();
                 emit.fail(classifyError(e, ctx, signal));
               } finally {

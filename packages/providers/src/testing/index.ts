@@ -11,7 +11,13 @@ import { withRetry } from "../retry.ts";
 import type { MockLlmServer } from "./mock-server.ts";
 import type { WireFormat } from "./reply.ts";
 
-export type { MockLlmServer, MockServerOptions, RecordedRequest, Responder } from "./mock-server.ts";
+export type {
+  MockLlmServer,
+  MockRateLimit,
+  MockServerOptions,
+  RecordedRequest,
+  Responder,
+} from "./mock-server.ts";
 export { formatOfPath, startMockServer } from "./mock-server.ts";
 export { rawSdkStream } from "./raw.ts";
 export type { SseEvent } from "./render.ts";
