@@ -19,6 +19,7 @@ import {
   type TurnActivity,
   withRlm,
 } from "@lash/core";
+import { validateJson } from "@lash/core/internal";
 import { createProvider, ModelCatalog as ProviderCatalog, type ProviderHandle } from "@lash/providers";
 import { providerEnv } from "@lash/providers/vendors";
 import type { ModelInfo } from "@lash/sansio";
@@ -193,9 +194,12 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
       );
       const idleTimeoutMs = options.requestTimeoutMs ?? config.requestTimeoutMs;
       const deadlineMs = options.requestDeadlineMs ?? config.requestDeadlineMs;
+      const limits = config.rateLimits?.[vendor as keyof NonNullable<LashConfig["rateLimits"]>];
       handle = createProvider(model, {
         env,
         catalog,
+        validateOutput: validateJson,
+        ...(limits ? { rateLimits: limits } : {}),
         ...(baseUrl ? { baseUrl } : {}),
         ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
         ...(deadlineMs !== undefined ? { deadlineMs } : {}),
