@@ -154,7 +154,8 @@ export function interpretOutcome(outcome: TurnOutcome, schema: JsonSchema | unde
           error: `the child agent answered in prose instead of calling ${SUBMIT_RESULT} with the required output`,
           problems: [`the answer is not JSON; call ${SUBMIT_RESULT}`],
         };
-      return typed(parsed.value);
+      // a structured-output answer of a non-object schema comes as `{ "value": … }`
+      return typed(unwrapSubmitted(schema, parsed.value));
     }
     case "frameSwitch":
       return { ok: true, value: { frameId: outcome.frameId, task: outcome.task } };
