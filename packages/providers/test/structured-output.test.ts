@@ -5,7 +5,8 @@
 import type { LlmEvent, LlmRequest } from "@lash/sansio";
 import { accumulate } from "@lash/sansio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createProvider, outputFormat, strictProblems } from "../src/index.ts";
+import { anthropicParams, googleParams } from "../src/adapters/index.ts";
+import { createProvider, outputFormat, strictProblems, unknownModelInfo } from "../src/index.ts";
 import type { MockLlmServer } from "../src/testing/index.ts";
 import { mockProviderOptions, startMockServer } from "../src/testing/index.ts";
 import { request, run, userText } from "./helpers.ts";
@@ -172,6 +173,48 @@ describe("the request carries the schema in each vendor's field", () => {
     ).toEqual(["/name: `minLength` is not supported", "/any: no `type`"]);
     // an explicit choice wins
     expect(outputFormat(ask("openai/gpt-5", { schema: answerSchema, strict: false }))?.strict).toBe(false);
+  });
+});
+
+describe("fallbacks and combinations (request builders)", () => {
+  const cfg = (id: string) => ({ model: id.slice(id.indexOf("/") + 1), info: unknownModelInfo(id) });
+
+  it("Anthropic forced tool beside other tools: tool_choice any; with thinking on: no forcing, the prompt asks", () => {
+    const withTools = anthropicParams(
+      ask("anthropic/claude-sonnet-4-20250514", { schema: answerSchema }, true),
+      cfg("anthropic/claude-sonnet-4-20250514"),
+    );
+    expect(withTools.tools?.map((t) => t.name)).toEqual(["read_file", "output"]);
+    expect(withTools.tool_choice).toEqual({ type: "any" });
+    const thinking = anthropicParams(
+      { ...ask("anthropic/claude-opus-4", { schema: answerSchema }), reasoning: { budgetTokens: 2048 } },
+      cfg("anthropic/claude-opus-4"),
+    );
+    expect(thinking.tool_choice).toBeUndefined();
+    expect(JSON.stringify(thinking.system)).toContain("call the `output` tool");
+    // a request tool of the same name keeps its name; the output tool gets another
+    const clash = anthropicParams(
+      { ...ask("anthropic/claude-3-5-haiku", { schema: answerSchema, name: "read_file" }, true) },
+      cfg("anthropic/claude-3-5-haiku"),
+    );
+    expect(clash.tools?.map((t) => t.name)).toEqual(["read_file", "read_file_result"]);
+  });
+
+  it("Gemini 3 takes the response schema together with function declarations", () => {
+    const p = googleParams(
+      ask("google/gemini-3-pro-preview", { schema: answerSchema }, true),
+      cfg("google/gemini-3-pro-preview"),
+    );
+    expect(p.config?.responseMimeType).toBe("application/json");
+    expect(p.config?.responseJsonSchema).toEqual(answerSchema);
+    expect(p.config?.tools).toHaveLength(1);
+  });
+
+  it("a malformed output schema fails typed before any request", async () => {
+    const before = server.requests.length;
+    const { error } = await exchange("openai/gpt-4.1", ask("openai/gpt-4.1", { schema: { a: "strng" } }));
+    expect(error).toMatchObject({ kind: "badRequest", message: expect.stringContaining("malformed output") });
+    expect(server.requests.length).toBe(before);
   });
 });
 
