@@ -184,7 +184,7 @@ describe("fallbacks and combinations (request builders)", () => {
       ask("anthropic/claude-sonnet-4-20250514", { schema: answerSchema }, true),
       cfg("anthropic/claude-sonnet-4-20250514"),
     );
-    expect(withTools.tools?.map((t) => t.name)).toEqual(["read_file", "output"]);
+    expect(withTools.tools?.map((t) => (t as { name: string }).name)).toEqual(["read_file", "output"]);
     expect(withTools.tool_choice).toEqual({ type: "any" });
     const thinking = anthropicParams(
       { ...ask("anthropic/claude-opus-4", { schema: answerSchema }), reasoning: { budgetTokens: 2048 } },
@@ -197,7 +197,7 @@ describe("fallbacks and combinations (request builders)", () => {
       { ...ask("anthropic/claude-3-5-haiku", { schema: answerSchema, name: "read_file" }, true) },
       cfg("anthropic/claude-3-5-haiku"),
     );
-    expect(clash.tools?.map((t) => t.name)).toEqual(["read_file", "read_file_result"]);
+    expect(clash.tools?.map((t) => (t as { name: string }).name)).toEqual(["read_file", "read_file_result"]);
   });
 
   it("Gemini 3 takes the response schema together with function declarations", () => {
