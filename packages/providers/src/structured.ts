@@ -13,8 +13,8 @@ import { Chunk, Stream } from "effect";
  * 2. Adapters put it in the vendor's field: Responses `text.format`, Chat Completions
  *    `response_format`, Anthropic `output_config.format` (or a forced tool on models without it),
  *    Gemini `responseMimeType` + `responseJsonSchema`.
- * 3. `withOutputCheck` validates a finished reply that has no tool calls: its text must parse as
- *    JSON and match the schema. A mismatch is retried once, with the bad reply and the
+ * 3. `withOutputCheck` validates a finished reply that has no tool calls: its text must hold one
+ *    JSON value (`parseReply`) that matches the schema. A mismatch is retried once, with the bad reply and the
  *    validation problems appended for the model (`retry` + `attemptReset` first, so readers drop
  *    the bad reply); a second mismatch fails with `LlmError{kind: "outputMismatch"}`.
  */
@@ -166,17 +166,34 @@ export const defaultOutputValidator: OutputValidator = (schema, value) => {
   return out;
 };
 
-/** Parses a reply as JSON (a whole-reply ```json fence is tolerated); the problem when it is not JSON. */
+/**
+ * Reads a reply as one JSON value: the whole text, else a fenced block, else the outermost
+ * `{…}` / `[…]` span (a model outside strict decoding may put words around its JSON; readers such
+ * as `llm.query` and subagents take the value out the same way). The problem when there is none.
+ */
 export function parseReply(text: string): { ok: true; value: unknown } | { ok: false; problem: string } {
-  let t = text.trim();
-  const fence = /^```(?:json)?\s*\n([\s\S]*?)\n?```$/.exec(t);
-  if (fence?.[1] !== undefined) t = fence[1].trim();
+  const t = text.trim();
   if (t === "") return { ok: false, problem: "/: the reply is empty, expected a JSON value" };
-  try {
-    return { ok: true, value: JSON.parse(t) };
-  } catch (e) {
-    return { ok: false, problem: `/: the reply is not JSON (${(e as Error).message})` };
+  const attempts = [t];
+  const fence = /```(?:json)?\s*\n([\s\S]*?)```/.exec(t);
+  if (fence?.[1] !== undefined) attempts.push(fence[1].trim());
+  for (const [open, close] of [
+    ["{", "}"],
+    ["[", "]"],
+  ] as const) {
+    const a = t.indexOf(open);
+    const b = t.lastIndexOf(close);
+    if (a >= 0 && b > a) attempts.push(t.slice(a, b + 1));
   }
+  let first: Error | undefined;
+  for (const attempt of attempts) {
+    try {
+      return { ok: true, value: JSON.parse(attempt) };
+    } catch (e) {
+      first ??= e as Error;
+    }
+  }
+  return { ok: false, problem: `/: the reply is not JSON (${first?.message ?? "no JSON value found"})` };
 }
 
 /** The request for the second try: the bad reply and what is wrong with it, for the model. */

@@ -162,6 +162,22 @@ export function interpretOutcome(outcome: TurnOutcome, schema: JsonSchema | unde
     case "stopped": {
       if (outcome.reason === "cancelled")
         return { ok: false, error: "the child agent was cancelled", cancelled: true };
+      // the provider's structured-output check gave up (`outputMismatch`): a result of the wrong shape
+      if (
+        outcome.reason === "providerError" &&
+        schema !== undefined &&
+        /does not match the required output schema/.test(outcome.message ?? "")
+      ) {
+        const problems = (outcome.message ?? "")
+          .split("\n")
+          .filter((l) => l.startsWith("- "))
+          .map((l) => l.slice(2));
+        return {
+          ok: false,
+          error: `the child agent's result does not match the required output:\n${problems.map((p) => `- ${p}`).join("\n")}`,
+          problems,
+        };
+      }
       const detail = outcome.message ? `: ${outcome.message}` : "";
       return { ok: false, error: `the child agent stopped (${outcome.reason})${detail}` };
     }
