@@ -69,6 +69,7 @@ const external: Record<string, readonly string[]> = {
     "@anthropic-ai/vertex-sdk",
     "openai",
     "@google/genai",
+    "@cfworker/json-schema",
   ],
   "packages/tools": ["effect", "ignore", "diff"],
   "packages/plugin-mcp": ["effect", "@modelcontextprotocol/sdk", "zod"],

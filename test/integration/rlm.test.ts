@@ -181,6 +181,11 @@ describe("rlm end to end (mock wire server, real tools)", () => {
         text: '{"kind": "value", "value": {"score": "high"}, "error": null}',
         usage: { input: 50, output: 10 },
       },
+      // the provider's structured-output check asks once more, with the problem; still wrong
+      {
+        text: '{"kind": "value", "value": {"score": "very high"}, "error": null}',
+        usage: { input: 60, output: 10 },
+      },
       prose("The score could not be computed."),
     ]);
     await withRuntime(
@@ -204,12 +209,19 @@ describe("rlm end to end (mock wire server, real tools)", () => {
           const bySource = Object.fromEntries(usage.bySource.map((b) => [b.source, b.usage.input]));
           expect(bySource["llm.query"]).toBe(120);
           expect(bySource.turn).toBe(500);
-          // a value of the wrong type is an error result the cell can inspect
+          // the sub-call asks for its reply as structured output ({kind, value, error} around the type)
+          expect(
+            (sub.body as { output_config?: { format?: { type?: string } } }).output_config?.format?.type,
+          ).toBe("json_schema");
+          // a value of the wrong type: the provider asks once more with the problem, then the cell
+          // gets an error result it can inspect
           const t2 = yield* rt.turn(s.id, { text: "Score it." });
           expect(t2.text).toBe("The score could not be computed.");
-          const obs = wireText(server.requests[4]!);
+          expect(wireText(server.requests[4]!)).toContain("does not match the required output schema");
+          const obs = wireText(server.requests[5]!);
           expect(obs).toMatch(/history\[\d+\]\.output\[0\] \(5 chars\):\nfalse/);
-          expect(obs).toContain("llm.query: the value does not match the output type: /score:");
+          expect(obs).toContain("llm.query: the model call failed:");
+          expect(obs).toContain("does not match the required output schema");
         }),
       { plugins: [toolsPlugin({ root: workspace() })] },
     );

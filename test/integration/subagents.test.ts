@@ -130,7 +130,7 @@ describe("spawn_agent end to end", () => {
     );
   });
 
-  it("a child that answers in prose gets one repair turn; a wrong shape after that is a tool error", async () => {
+  it("a child that answers in prose is asked again with the problem; a wrong shape after its repair turn is a tool error", async () => {
     const server = await serve((req) => {
       if (req.first.startsWith("PARENT")) {
         if (req.step === 0)
@@ -143,11 +143,12 @@ describe("spawn_agent end to end", () => {
         return { text: "ok" };
       }
       if (req.first.startsWith("CHILD-A")) {
-        // prose first, then the repair turn submits `{ value }` (a non-object schema is wrapped)
+        // prose first; the structured-output check asks again (with the problem) and the child
+        // submits `{ value }` (a non-object schema is wrapped)
         if (req.step === 0) return { text: "I think the answer is forty-two." };
         return { toolCalls: [{ id: "s1", name: "submit_result", arguments: { value: "forty-two" } }] };
       }
-      // CHILD-B answers prose twice
+      // CHILD-B answers prose every time: two tries in its turn, two in its repair turn
       return { text: "no idea" };
     });
     await withRuntime(server, (rt) =>
@@ -157,9 +158,12 @@ describe("spawn_agent end to end", () => {
         const results = toolResults(yield* rt.readView(parent.id));
         expect(results.get("call_a")).toMatchObject({ isError: false, value: "forty-two" });
         expect(results.get("call_b")!.isError).toBe(true);
-        expect(text(results.get("call_b"))).toContain("answered in prose instead of calling submit_result");
+        expect(text(results.get("call_b"))).toContain("does not match the required output");
         const kids = yield* rt.children(parent.id);
-        expect(kids.map((k) => k.turnCount)).toEqual([2, 2]);
+        expect(kids.map((k) => k.turnCount)).toEqual([1, 2]);
+        const childB = server.requests.map(parse).filter((q) => q.first.startsWith("CHILD-B"));
+        expect(childB).toHaveLength(4);
+        expect(JSON.stringify(childB[1]!.raw.body)).toContain("does not match the required output schema");
       }),
     );
   });

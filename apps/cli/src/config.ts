@@ -76,6 +76,21 @@ const ProviderSettings = Schema.Struct({
   baseUrl: opt(Str),
 });
 
+/** Client-side rate limits of one provider key (per minute); without them the limits are learned from the server's headers. */
+const RateLimitSettings = Schema.Struct({
+  /** Requests per minute. */
+  rpm: opt(PosInt),
+  /** Tokens per minute (input estimated before the call, corrected by the reported usage). */
+  tpm: opt(PosInt),
+});
+
+const RateLimitsConfig = Schema.Struct({
+  anthropic: opt(RateLimitSettings),
+  openai: opt(RateLimitSettings),
+  "openai-compatible": opt(RateLimitSettings),
+  google: opt(RateLimitSettings),
+});
+
 const ProvidersConfig = Schema.Struct({
   anthropic: opt(ProviderSettings),
   openai: opt(ProviderSettings),
@@ -157,6 +172,8 @@ export const LashConfig = Schema.Struct({
   requestTimeoutMs: opt(PosInt),
   /** Total time of one model call, every attempt and wait included; default 600000. */
   requestDeadlineMs: opt(PosInt),
+  /** Client-side rate limits per provider (`{ "openai": { "rpm": 500, "tpm": 200000 } }`), shared by every session of the process. */
+  rateLimits: opt(RateLimitsConfig),
 });
 export type LashConfig = typeof LashConfig.Type;
 

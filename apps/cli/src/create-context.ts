@@ -21,6 +21,7 @@ import {
   type TurnActivity,
   withRlm,
 } from "@lash/core";
+import { validateJson } from "@lash/core/internal";
 import {
   authFileSecrets,
   createProvider,
@@ -234,10 +235,13 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
       );
       const idleTimeoutMs = options.requestTimeoutMs ?? config.requestTimeoutMs;
       const deadlineMs = options.requestDeadlineMs ?? config.requestDeadlineMs;
+      const limits = config.rateLimits?.[vendor as keyof NonNullable<LashConfig["rateLimits"]>];
       handle = createProvider(model, {
         env,
         catalog,
         authFile: join(paths.home, "auth.json"),
+        validateOutput: validateJson,
+        ...(limits ? { rateLimits: limits } : {}),
         ...(baseUrl ? { baseUrl } : {}),
         ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
         ...(deadlineMs !== undefined ? { deadlineMs } : {}),

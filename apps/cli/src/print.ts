@@ -1,5 +1,6 @@
 // `lash -p`: one turn, no TUI. text | json | stream-json output, exit codes, graceful SIGINT/SIGTERM/SIGHUP.
 import { LashRuntime, type TurnActivity, type TurnResult } from "@lash/core";
+import { RATE_LIMIT_WAIT } from "@lash/providers";
 import type { TurnOutcome, Usage } from "@lash/sansio";
 import { Effect, Exit, Fiber } from "effect";
 import type { OutputFormat, RunFlags } from "./args.ts";
@@ -186,6 +187,12 @@ function progress(stderr: NodeJS.WritableStream, printedErrors: Set<string>) {
         break;
       }
       case "retry": {
+        if (e.reason === RATE_LIMIT_WAIT) {
+          stderr.write(
+            `[wait] waiting for rate limit (${(e.delayMs / 1000).toFixed(1)} s) · ${e.error.message}\n`,
+          );
+          break;
+        }
         // One line per wait: attempt k of n, why, how long.
         const of = e.maxAttempts !== undefined ? ` of ${e.maxAttempts}` : "";
         const why = e.reason ?? e.error.kind;

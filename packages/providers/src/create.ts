@@ -11,8 +11,10 @@ import { providerEnv } from "./vendors.ts";
 export { providerEnv } from "./vendors.ts";
 
 import { ProviderConfigError, parseModelId } from "./model-id.ts";
+import { keyLimiter, type RateLimits, withRateLimit } from "./ratelimit.ts";
 import type { RetryPolicy } from "./retry.ts";
 import { withRetry } from "./retry.ts";
+import { type OutputValidator, withOutputCheck } from "./structured.ts";
 
 export interface CreateProviderOptions {
   /** API key; default from the provider's environment variable. */
@@ -44,6 +46,17 @@ export interface CreateProviderOptions {
   readonly authFile?: string;
   /** Codex: where the bearer token comes from (default: the sign-in in `authFile`; `apiKey` = a fixed token). */
   readonly codexTokens?: CodexTokenSource;
+  /**
+   * Validates structured-output replies (`LlmRequest.output`); default `defaultOutputValidator`
+   * (`@cfworker/json-schema`). Hosts pass core's `validateJson` for its wording.
+   */
+  readonly validateOutput?: OutputValidator;
+  /**
+   * Client-side rate limits for this provider key (`{ rpm, tpm }` per minute), shared by every
+   * handle of the same provider, base URL and key in the process; `false` turns the limiter off.
+   * Default: on, learning the limits from the vendor's rate-limit headers.
+   */
+  readonly rateLimits?: RateLimits | false;
 }
 
 /** A ready provider plus what the catalog knows about its model. */
@@ -156,14 +169,23 @@ export function createProvider(model: string, options: CreateProviderOptions = {
         return (await import("./adapters/vertex.ts")).vertexProvider(config, { region: region!, project });
     }
   };
-  const provider = lazyProvider(id.provider, load);
+  let provider = lazyProvider(id.provider, load);
+  if (options.rateLimits !== false) {
+    const limiter = keyLimiter(id.provider, baseUrl, apiKey);
+    if (options.rateLimits) limiter.configure(options.rateLimits, Date.now());
+    provider = withRateLimit(provider, limiter);
+  }
   const wrapped =
     options.retry === false
-      ? provider
-      : withRetry(provider, {
-          ...(options.deadlineMs !== undefined ? { deadlineMs: options.deadlineMs } : {}),
-          ...options.retry,
-        });
+      ? withOutputCheck(provider, options.validateOutput)
+      : withRetry(
+          provider,
+          {
+            ...(options.deadlineMs !== undefined ? { deadlineMs: options.deadlineMs } : {}),
+            ...options.retry,
+          },
+          options.validateOutput ? { validateOutput: options.validateOutput } : {},
+        );
   return {
     name: wrapped.name,
     stream: (request) => wrapped.stream(request.model === "" ? { ...request, model: id.id } : request),

@@ -33,5 +33,14 @@ export type { ErrorContext } from "./errors.ts";
 export { classifyError, isContextOverflowText, retryAfterMs } from "./errors.ts";
 export type { ModelId, ProviderKind } from "./model-id.ts";
 export { ProviderConfigError, parseModelId, providerKinds, wireModelName } from "./model-id.ts";
+export type { RateLimits } from "./ratelimit.ts";
+export { KeyLimiter, keyLimiter, RATE_LIMIT_WAIT, resetRateLimits, withRateLimit } from "./ratelimit.ts";
 export type { RetryPolicy } from "./retry.ts";
 export { defaultRetryPolicy, withRetry } from "./retry.ts";
+export type { OutputFormat, OutputValidator } from "./structured.ts";
+export {
+  defaultOutputValidator,
+  outputFormat,
+  strictProblems,
+  withOutputCheck,
+} from "./structured.ts";

@@ -2,6 +2,8 @@ import type { LlmCall, LlmProvider, LlmRequest } from "@lash/sansio";
 import { abortWait, callOf, LlmError, llmErrorInfo, streamOfCall } from "@lash/sansio";
 import { Clock, Duration, Effect, Either, Random } from "effect";
 import { formatMs } from "./errors.ts";
+import { RATE_LIMIT_WAIT } from "./ratelimit.ts";
+import { type OutputValidator, withOutputCheck } from "./structured.ts";
 
 /** How `withRetry` retries. All times in milliseconds. */
 export interface RetryPolicy {
@@ -158,8 +160,16 @@ function decide(
  * long) and then `attemptReset` (readers drop what the failed attempt streamed).
  * "gave up after N attempts" counts every request made. Waits go through Effect's
  * `Clock` (`TestClock` in tests), jitter through `Random`.
+ *
+ * A request with an `output` schema is checked on top (`withOutputCheck`): a finished reply
+ * that does not match is retried once with the validation problems for the model, then fails
+ * with `outputMismatch`. `validateOutput` is the validator (default: `defaultOutputValidator`).
  */
-export function withRetry(provider: LlmProvider, policy: Partial<RetryPolicy> = {}): LlmProvider {
+export function withRetry(
+  provider: LlmProvider,
+  policy: Partial<RetryPolicy> = {},
+  options: { readonly validateOutput?: OutputValidator } = {},
+): LlmProvider {
   const p: RetryPolicy = { ...defaultRetryPolicy, ...policy };
   const deadline = p.deadlineMs > 0 ? p.deadlineMs : Number.POSITIVE_INFINITY;
   const incomplete = () =>
@@ -193,7 +203,12 @@ export function withRetry(provider: LlmProvider, policy: Partial<RetryPolicy> = 
           const r = yield* Effect.either(
             callOf(provider.stream(request))((e) => {
               if (e.type === "finish") finished = true;
-              onEvent(e);
+              // a rate-limiter wait inside this attempt is numbered as this try
+              onEvent(
+                e.type === "retry" && e.reason === RATE_LIMIT_WAIT && e.attempt !== s.tries
+                  ? { ...e, attempt: s.tries }
+                  : e,
+              );
             }, inner),
           );
           if (signal?.aborted) return;
@@ -219,5 +234,8 @@ export function withRetry(provider: LlmProvider, policy: Partial<RetryPolicy> = 
           s = d.next;
         }
       });
-  return { name: provider.name, stream: (request) => streamOfCall(call(request)) };
+  return withOutputCheck(
+    { name: provider.name, stream: (request) => streamOfCall(call(request)) },
+    options.validateOutput,
+  );
 }

@@ -75,6 +75,13 @@ export {
   ToolResultPart,
 } from "./message.ts";
 export {
+  type JsonSchemaObject,
+  type ResolvedOutputSchema,
+  resolveOutputSchema,
+  StructuredOutput,
+  shorthandType,
+} from "./output.ts";
+export {
   type RlmAttachmentRef,
   type RlmBinding,
   type RlmDriverOptions,

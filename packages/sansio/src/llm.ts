@@ -1,6 +1,7 @@
 import type { Stream } from "effect";
 import { Data, Schema } from "effect";
 import { Message, Part, ProviderReplay } from "./message.ts";
+import { StructuredOutput } from "./output.ts";
 import { Usage } from "./usage.ts";
 
 /** A tool as the model sees it: name, description for models, JSON-schema of its input. */
@@ -44,6 +45,8 @@ export const LlmRequest = Schema.Struct({
   reasoning: Schema.optional(ReasoningOptions),
   cache: Schema.optional(CacheOptions),
   temperature: Schema.optional(Schema.Number),
+  /** Ask for a reply that is one JSON value matching this schema (validated by the provider layer). */
+  output: Schema.optional(StructuredOutput),
 });
 export type LlmRequest = typeof LlmRequest.Type;
 
@@ -73,6 +76,8 @@ export const LlmErrorKind = Schema.Literal(
   "contextOverflow",
   "contentFilter",
   "cancelled",
+  /** The reply did not match the requested output schema (after one corrective retry). */
+  "outputMismatch",
   "unknown",
 );
 export type LlmErrorKind = typeof LlmErrorKind.Type;

@@ -1,4 +1,11 @@
-import { type JsonSchema, type Plugin, type SessionMode, type ToolDefinition, textOutput } from "@lash/core";
+import {
+  type JsonSchema,
+  type Plugin,
+  type PluginHooks,
+  type SessionMode,
+  type ToolDefinition,
+  textOutput,
+} from "@lash/core";
 import { Effect } from "effect";
 import { isObjectSchema } from "./output.ts";
 
@@ -90,9 +97,26 @@ export function childPlugin(info: ChildInfo): Plugin {
     rlm
       ? "When you are done, end with `finish <value>`: that value is returned to that agent."
       : info.schema !== undefined
-        ? `When you are done, call \`${SUBMIT_RESULT}\` with your result (it must match the required output schema); do not answer in prose.`
+        ? `When you are done, call \`${SUBMIT_RESULT}\` with your result (it must match the required output schema), or answer with that JSON value alone; do not answer in prose.`
         : "When you are done, answer with your final result as plain text: it is returned to that agent as is.",
     ...(rlm ? [] : [`If the task cannot be done, call \`${SUBMIT_ERROR}\` with the reason.`]),
   ];
-  return { name: "subagents.child", tools, prompt: lines.join("\n") };
+  const schema = info.schema;
+  // Standard children ask the model for their answer with the schema as the request's structured
+  // output (the provider enforces and checks it); RLM children answer in Lashlang cells.
+  const hooks: PluginHooks | undefined =
+    !rlm && schema !== undefined
+      ? {
+          transformContext: (_ctx, request) =>
+            Effect.succeed(
+              request.output !== undefined
+                ? request
+                : { ...request, output: { schema: submitSchema(schema), name: OUTPUT_NAME } },
+            ),
+        }
+      : undefined;
+  return { name: "subagents.child", tools, prompt: lines.join("\n"), ...(hooks ? { hooks } : {}) };
 }
+
+/** The name of a child's structured output (OpenAI `json_schema.name`, the Anthropic fallback tool). */
+export const OUTPUT_NAME = "result";

@@ -174,13 +174,30 @@ export function interpretOutcome(outcome: TurnOutcome, schema: JsonSchema | unde
           error: `the child agent answered in prose instead of calling ${SUBMIT_RESULT} with the required output`,
           problems: [`the answer is not JSON; call ${SUBMIT_RESULT}`],
         };
-      return typed(parsed.value);
+      // a structured-output answer of a non-object schema comes as `{ "value": … }`
+      return typed(unwrapSubmitted(schema, parsed.value));
     }
     case "frameSwitch":
       return { ok: true, value: { frameId: outcome.frameId, task: outcome.task } };
     case "stopped": {
       if (outcome.reason === "cancelled")
         return { ok: false, error: "the child agent was cancelled", cancelled: true };
+      // the provider's structured-output check gave up (`outputMismatch`): a result of the wrong shape
+      if (
+        outcome.reason === "providerError" &&
+        schema !== undefined &&
+        /does not match the required output schema/.test(outcome.message ?? "")
+      ) {
+        const problems = (outcome.message ?? "")
+          .split("\n")
+          .filter((l) => l.startsWith("- "))
+          .map((l) => l.slice(2));
+        return {
+          ok: false,
+          error: `the child agent's result does not match the required output:\n${problems.map((p) => `- ${p}`).join("\n")}`,
+          problems,
+        };
+      }
       const detail = outcome.message ? `: ${outcome.message}` : "";
       return { ok: false, error: `the child agent stopped (${outcome.reason})${detail}` };
     }

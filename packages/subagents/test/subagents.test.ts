@@ -376,3 +376,58 @@ describe("spawn_agent through a runtime", () => {
     );
   });
 });
+
+describe("spawn_agent with an output: the child's answer is requested with the schema (issue 22)", () => {
+  it("the child's model requests carry it as structured output; a JSON answer (no submit_result) is the typed result", async () => {
+    const server = await serve((req) => {
+      if (req.first === "PARENT")
+        return req.step === 0
+          ? {
+              toolCalls: [
+                {
+                  id: "call_typed",
+                  name: "spawn_agent",
+                  arguments: {
+                    task: "CHILD typed",
+                    capability: "explore",
+                    output: { count: "int", files: "list[str]" },
+                  },
+                },
+              ],
+            }
+          : { text: `parent saw ${req.results[0]?.text.replace(/\s+/g, "")}` };
+      // the child answers with the JSON value itself
+      return { text: JSON.stringify({ count: 2, files: ["a.ts", "b.ts"] }) };
+    });
+    const { plugin } = testTools();
+    await withRuntime(
+      server,
+      (rt) =>
+        Effect.gen(function* () {
+          const parent = yield* rt.createSession({ model: MODEL });
+          const r = yield* rt.turn(parent.id, { text: "PARENT" });
+          expect(r.text).toBe('parent saw {"count":2,"files":["a.ts","b.ts"]}');
+          const child = server.requests.map(parse).find((q) => q.first.startsWith("CHILD typed"));
+          const parentReq = server.requests.map(parse).find((q) => q.first === "PARENT");
+          // Anthropic structured outputs: output_config.format with the child's schema
+          expect((child!.raw.body as { output_config?: unknown }).output_config).toEqual({
+            format: {
+              type: "json_schema",
+              schema: {
+                type: "object",
+                properties: {
+                  count: { type: "integer" },
+                  files: { type: "array", items: { type: "string" } },
+                },
+                required: ["count", "files"],
+                additionalProperties: false,
+              },
+            },
+          });
+          // the parent's own requests ask for no structured output
+          expect((parentReq!.raw.body as { output_config?: unknown }).output_config).toBeUndefined();
+        }),
+      { plugins: [plugin] },
+    );
+  });
+});

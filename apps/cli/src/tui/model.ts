@@ -2,6 +2,7 @@
 // messages. Finished items move (in order) from `live` to `committed`; the view
 // renders `committed` once through ink's <Static> and only `live` per frame.
 import type { TurnActivity } from "@lash/core";
+import { RATE_LIMIT_WAIT } from "@lash/providers";
 import type { Message, ToolCallPart, TurnOutcome } from "@lash/sansio";
 import { safeSplitPoint } from "./markdown.ts";
 
@@ -246,6 +247,10 @@ function parseArgs(text: string): unknown {
 }
 
 function describeRetry(e: Extract<TurnActivity, { type: "retry" }>): string {
+  // the client-side rate limiter queues the request: a wait, not a failed attempt
+  if (e.reason === RATE_LIMIT_WAIT) return `waiting for rate limit (${(e.delayMs / 1000).toFixed(1)} s)`;
+  if (e.reason === "output mismatch")
+    return `retry: the reply did not match the required output schema; asking again (attempt ${e.attempt}${e.maxAttempts !== undefined ? ` of ${e.maxAttempts}` : ""})`;
   const kind =
     e.error.kind === "rateLimited"
       ? "rate limited"

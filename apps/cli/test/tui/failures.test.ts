@@ -4,7 +4,7 @@
 // chosen number of columns, from real turns (LashRuntime + the shell tool).
 import { EventEmitter } from "node:events";
 import type { TurnActivity } from "@lash/core";
-import { withRetry } from "@lash/providers";
+import { KeyLimiter, withRateLimit, withRetry } from "@lash/providers";
 import { ScriptedProvider } from "@lash/providers/testing";
 import { Box, render } from "ink";
 import { afterEach, describe, expect, it } from "vitest";
@@ -178,6 +178,25 @@ describe("the retry notice", () => {
     expect(retry).toMatchObject({ attempt: 2, maxAttempts: 4 });
     const out = plain(showAt(transcriptOf(events).committed, 120));
     expect(out).toMatch(/⚠ retry: attempt 2 of 4 in 0\.0s · 503 overloaded · busy, try later/);
+    expect(out).toContain("final answer");
+  });
+});
+
+describe("the rate-limit wait notice (issue 22)", () => {
+  it("a request the client-side limiter holds back shows `waiting for rate limit (N s)`, then the answer", async () => {
+    const scripted = new ScriptedProvider([{ text: "final answer" }]);
+    // the key is paused: a 429 told every session on it to wait 300 ms
+    const limiter = new KeyLimiter();
+    limiter.observe(Date.now(), 429, { "retry-after-ms": "300" }, 300);
+    const provider = withRetry(withRateLimit(scripted, limiter), { jitter: 0 });
+    t = await makeContext([], { provider });
+    const events = await turnEvents(t, "q");
+    const wait = events.find((e) => e.type === "retry");
+    expect(wait).toMatchObject({ attempt: 1, reason: "waiting for rate limit" });
+    expect(wait?.type === "retry" ? wait.delayMs : 0).toBeGreaterThan(0);
+    const out = plain(showAt(transcriptOf(events).committed, 120));
+    expect(out).toMatch(/⚠ waiting for rate limit \(0\.\d s\)/);
+    expect(out).not.toContain("retry: attempt");
     expect(out).toContain("final answer");
   });
 });

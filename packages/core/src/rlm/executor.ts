@@ -219,6 +219,20 @@ function llmQueryPrompt(task: string, inputs: unknown, schema: Json): string {
   return blocks.join("\n\n");
 }
 
+/** The JSON Schema of an `llm.query` reply: `{kind, value, error}` with `value` of the output type. */
+export function queryReplySchema(schema: Json): { [k: string]: unknown } {
+  return {
+    type: "object",
+    properties: {
+      kind: { type: "string", enum: ["value", "error"] },
+      value: { anyOf: [schema, { type: "null" }] },
+      error: { anyOf: [{ type: "string" }, { type: "null" }] },
+    },
+    required: ["kind", "value", "error"],
+    additionalProperties: false,
+  };
+}
+
 /** The outermost JSON object in a model reply (tolerates text around it). */
 export function extractJsonObject(text: string): unknown {
   const start = text.indexOf("{");
@@ -353,6 +367,8 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
                   },
                 ],
                 tools: [],
+                // the provider sends the reply's shape as structured output and checks the reply
+                output: { schema: queryReplySchema(out.schema), name: "llm_query_reply" },
               },
               `llm:${call.id}`,
             ),

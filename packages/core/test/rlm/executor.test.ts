@@ -401,3 +401,50 @@ describe("rlm through the promise facade", () => {
     }
   });
 });
+
+describe("llm.query asks for structured output (issue 22)", () => {
+  it("the sub-call carries the {kind, value, error} reply schema with the output type, and its value comes back", async () => {
+    const provider = scriptedProvider([
+      cell('r = await llm.query({ task: "How many files?", output: { n: "int" } })?\nfinish r.n'),
+      say('{"kind": "value", "value": {"n": 3}, "error": null}'),
+    ]);
+    await Effect.runPromise(
+      withRuntime(
+        provider,
+        (rt) =>
+          Effect.gen(function* () {
+            const s = yield* rt.createSession({ model: "test/model", mode: "rlm" });
+            const t = yield* rt.turn(s.id, { text: "count" });
+            expect(t.finalValue).toBe(3);
+            const sub = provider.requests[1]!;
+            expect(sub.output).toEqual({
+              name: "llm_query_reply",
+              schema: {
+                type: "object",
+                properties: {
+                  kind: { type: "string", enum: ["value", "error"] },
+                  value: {
+                    anyOf: [
+                      {
+                        type: "object",
+                        properties: { n: { type: "integer" } },
+                        required: ["n"],
+                        additionalProperties: false,
+                      },
+                      { type: "null" },
+                    ],
+                  },
+                  error: { anyOf: [{ type: "string" }, { type: "null" }] },
+                },
+                required: ["kind", "value", "error"],
+                additionalProperties: false,
+              },
+            });
+            // the session's own requests ask for no structured output
+            expect(provider.requests[0]!.output).toBeUndefined();
+          }),
+        withRlm({}, rlmMode()),
+      ),
+    );
+  });
+});

@@ -1,4 +1,5 @@
 import Anthropic from "@anthropic-ai/sdk";
+import { transformJSONSchema } from "@anthropic-ai/sdk/lib/transform-json-schema";
 import type {
   CacheControlEphemeral,
   ContentBlockParam,
@@ -14,6 +15,7 @@ import type { LlmError, LlmProvider, LlmRequest, StopReason, Usage } from "@lash
 import type { ErrorContext } from "../errors.ts";
 import { incompleteStream } from "../errors.ts";
 import { wireModelName } from "../model-id.ts";
+import { outputFormat } from "../structured.ts";
 import type { AdapterConfig, Emit, Translator } from "./shared.ts";
 import {
   attachmentPlaceholder,
@@ -132,6 +134,32 @@ function cacheable(b: Block): boolean {
   return b.type !== "thinking" && b.type !== "redacted_thinking";
 }
 
+/**
+ * Claude models that take `output_config.format` (structured outputs): every model from
+ * Sonnet 4.5 / Opus 4.1 on. Older ones (Claude 3.x, Opus 4, Sonnet 4) get a forced tool instead.
+ */
+export function anthropicNativeOutput(model: string): boolean {
+  return !/^claude-(?:instant|2|3)|^claude-(?:opus|sonnet)-4(?:-0)?(?:-\d{8})?$/.test(model);
+}
+
+/** The forced tool that carries the answer on models without structured outputs (undefined on the others). */
+export function anthropicOutputTool(request: LlmRequest, model: string): string | undefined {
+  const format = outputFormat(request, PROVIDER);
+  if (!format || anthropicNativeOutput(model)) return undefined;
+  let name = format.name;
+  while (request.tools.some((t) => t.name === name)) name = `${name}_result`;
+  return name;
+}
+
+/** The schema in the subset structured outputs take (the SDK's own transform: unsupported constraints move into descriptions; our validation still checks them). */
+function anthropicSchema(schema: { readonly [key: string]: unknown }): { [key: string]: unknown } {
+  try {
+    return transformJSONSchema({ ...schema }) as { [key: string]: unknown };
+  } catch {
+    return { ...schema };
+  }
+}
+
 /** Builds the Messages API request (exported for the request-shape tests and the benchmark). */
 export function anthropicParams(request: LlmRequest, config: AdapterConfig): MessageCreateParamsStreaming {
   const cache = request.cache;
@@ -144,20 +172,37 @@ export function anthropicParams(request: LlmRequest, config: AdapterConfig): Mes
     messages,
     stream: true,
   };
-  if (request.system) {
-    const sys: TextBlockParam = { type: "text", text: request.system };
+  const format = outputFormat(request, PROVIDER);
+  const outputTool = format ? anthropicOutputTool(request, params.model) : undefined;
+  const system =
+    format && outputTool !== undefined
+      ? [request.system, `When you give your final answer, call the \`${outputTool}\` tool with it.`]
+          .filter(Boolean)
+          .join("\n\n")
+      : request.system;
+  if (system) {
+    const sys: TextBlockParam = { type: "text", text: system };
     if (cache?.system && breakpoints > 0) {
       sys.cache_control = ephemeral;
       breakpoints--;
     }
     params.system = [sys];
   }
-  if (request.tools.length > 0) {
+  if (format && outputTool === undefined)
+    params.output_config = { format: { type: "json_schema", schema: anthropicSchema(format.schema) } };
+  if (request.tools.length > 0 || outputTool !== undefined) {
     const tools: Tool[] = request.tools.map((t) => ({
       name: t.name,
       description: t.description,
       input_schema: { type: "object", ...t.inputSchema } as Tool.InputSchema,
     }));
+    if (format && outputTool !== undefined)
+      tools.push({
+        name: outputTool,
+        description:
+          "Give your final answer: call this tool once, last, with the answer as its input (it must match the schema).",
+        input_schema: format.schema as Tool.InputSchema,
+      });
     const lastTool = tools[tools.length - 1];
     if (cache?.tools && lastTool && breakpoints > 0) {
       lastTool.cache_control = ephemeral;
@@ -175,7 +220,9 @@ export function anthropicParams(request: LlmRequest, config: AdapterConfig): Mes
               ? { type: "any" }
               : { type: "tool", name: tc.name };
       params.tool_choice = choice;
-    }
+    } else if (outputTool !== undefined && !request.reasoning)
+      // Forced tool use and extended thinking do not mix: with thinking on, the prompt asks for the tool.
+      params.tool_choice = request.tools.length === 0 ? { type: "tool", name: outputTool } : { type: "any" };
   }
   if (cache?.lastMessages) {
     for (let i = messages.length - 1, n = cache.lastMessages; i >= 0 && n > 0 && breakpoints > 0; i--, n--) {
@@ -218,6 +265,8 @@ const THINKING = 2;
 const REDACTED = 3;
 const TOOL = 4;
 const OTHER = 5;
+/** The forced output tool's call: its input is the answer, streamed as text. */
+const OUTPUT = 6;
 
 class AnthropicTranslator implements Translator<RawMessageStreamEvent> {
   /** The provider's id of the response (for traces). */
@@ -234,10 +283,14 @@ class AnthropicTranslator implements Translator<RawMessageStreamEvent> {
   private stop: string | undefined;
   private stopMessage: string | undefined;
   private sawStart = false;
+  private sawOutput = false;
+  private sawCall = false;
   private readonly ctx: ErrorContext;
+  private readonly outputTool: string | undefined;
 
-  constructor(ctx: ErrorContext) {
+  constructor(ctx: ErrorContext, outputTool?: string) {
     this.ctx = ctx;
+    this.outputTool = outputTool;
   }
 
   private usage(u: {
@@ -264,6 +317,13 @@ class AnthropicTranslator implements Translator<RawMessageStreamEvent> {
             if (d.text !== "") emit({ type: "textDelta", text: d.text });
             break;
           case "input_json_delta": {
+            if (this.kinds[ev.index] === OUTPUT) {
+              if (d.partial_json !== "") {
+                this.args[ev.index] = true;
+                emit({ type: "textDelta", text: d.partial_json });
+              }
+              break;
+            }
             const id = this.ids[ev.index];
             if (d.partial_json !== "" && id !== undefined && this.kinds[ev.index] === TOOL) {
               this.args[ev.index] = true;
@@ -298,12 +358,21 @@ class AnthropicTranslator implements Translator<RawMessageStreamEvent> {
             this.ids[i] = b.data;
             break;
           case "tool_use": {
+            const input = b.input as Record<string, unknown> | null | undefined;
+            const hasInput = !!input && typeof input === "object" && Object.keys(input).length > 0;
+            if (this.outputTool !== undefined && b.name === this.outputTool) {
+              this.kinds[i] = OUTPUT;
+              this.sawOutput = true;
+              this.args[i] = hasInput;
+              if (hasInput) emit({ type: "textDelta", text: JSON.stringify(input) });
+              break;
+            }
+            this.sawCall = true;
             this.kinds[i] = TOOL;
             this.ids[i] = b.id;
             emit({ type: "toolCallStart", id: b.id, name: b.name });
-            const input = b.input as Record<string, unknown> | null | undefined;
             this.args[i] = false;
-            if (input && typeof input === "object" && Object.keys(input).length > 0) {
+            if (hasInput) {
               this.args[i] = true;
               emit({ type: "toolCallArgsDelta", id: b.id, delta: JSON.stringify(input) });
             }
@@ -328,6 +397,8 @@ class AnthropicTranslator implements Translator<RawMessageStreamEvent> {
             type: "reasoningEnd",
             replay: { provider: PROVIDER, encrypted: this.ids[i] ?? "", redacted: true },
           });
+        } else if (kind === OUTPUT) {
+          if (!this.args[i]) emit({ type: "textDelta", text: "{}" });
         } else if (kind === TOOL) {
           const id = this.ids[i];
           if (id !== undefined) {
@@ -370,7 +441,9 @@ class AnthropicTranslator implements Translator<RawMessageStreamEvent> {
       cw,
     );
     if (hasCounts(usage)) emit({ type: "usage", usage });
-    const reason = enum_stop[this.stop] ?? "error";
+    let reason = enum_stop[this.stop] ?? "error";
+    // The forced output tool carries the answer: a reply that only called it is a finished answer.
+    if (reason === "toolUse" && this.sawOutput && !this.sawCall) reason = "stop";
     const message = this.stopMessage ?? (reason === "error" ? `stop reason ${this.stop}` : undefined);
     emit({
       type: "finish",
@@ -413,6 +486,7 @@ export function anthropicProvider(config: AdapterConfig, variant?: AnthropicVari
     name,
     stream(request) {
       const params = anthropicParams(request, config);
+      const outputTool = anthropicOutputTool(request, params.model);
       const ctx: ErrorContext = {
         provider: name,
         ...(variant?.authHint ? { authHint: variant.authHint } : {}),
@@ -423,8 +497,12 @@ export function anthropicProvider(config: AdapterConfig, variant?: AnthropicVari
       };
       return runSdkStream(
         ctx,
-        (signal) => client.messages.create(params, { signal }),
-        () => new AnthropicTranslator(ctx),
+        async (signal, observe) => {
+          const { data, response } = await client.messages.create(params, { signal }).withResponse();
+          observe(response.status, response.headers);
+          return data;
+        },
+        () => new AnthropicTranslator(ctx, outputTool),
         config.idleTimeoutMs,
       );
     },

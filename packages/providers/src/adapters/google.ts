@@ -10,6 +10,7 @@ import type { LlmError, LlmProvider, LlmRequest, StopReason, Usage } from "@lash
 import type { ErrorContext } from "../errors.ts";
 import { incompleteStream } from "../errors.ts";
 import { wireModelName } from "../model-id.ts";
+import { outputFormat, outputInstruction } from "../structured.ts";
 import type { AdapterConfig, Emit, Translator } from "./shared.ts";
 import {
   attachmentPlaceholder,
@@ -104,6 +105,12 @@ export function googleContents(request: LlmRequest): Content[] {
   return out;
 }
 
+/** Gemini 3 and later take a response schema together with function declarations. */
+export function geminiOutputWithTools(model: string): boolean {
+  const m = /^gemini-(\d+)/.exec(model);
+  return m !== null && Number(m[1]) >= 3;
+}
+
 export function googleParams(request: LlmRequest, config: AdapterConfig): GenerateContentParameters {
   const cfg: NonNullable<GenerateContentParameters["config"]> = {
     automaticFunctionCalling: { disable: true },
@@ -130,6 +137,16 @@ export function googleParams(request: LlmRequest, config: AdapterConfig): Genera
       };
     }
   }
+  const model = wireModelName(request.model, config.model);
+  const format = outputFormat(request, PROVIDER);
+  if (format) {
+    if (request.tools.length === 0 || geminiOutputWithTools(model)) {
+      cfg.responseMimeType = "application/json";
+      cfg.responseJsonSchema = format.schema;
+    }
+    // Gemini before 3 rejects function calling with a JSON response type: the prompt asks instead.
+    else cfg.systemInstruction = [request.system, outputInstruction(format)].filter(Boolean).join("\n\n");
+  }
   if (config.info.reasoning || request.reasoning) {
     cfg.thinkingConfig = {
       includeThoughts: true,
@@ -139,7 +156,7 @@ export function googleParams(request: LlmRequest, config: AdapterConfig): Genera
     };
   }
   return {
-    model: wireModelName(request.model, config.model),
+    model,
     contents: googleContents(request),
     config: cfg,
   };
@@ -389,7 +406,7 @@ export function googleProvider(config: AdapterConfig): LlmProvider {
       };
       return runSdkStream(
         ctx,
-        (signal) =>
+        (signal, observe) =>
           client.models.generateContentStream({
             ...params,
             config: {
@@ -399,6 +416,7 @@ export function googleProvider(config: AdapterConfig): LlmProvider {
                 // The SDK's ApiError drops response headers; keep them for Retry-After.
                 fetch: async (input: string | URL | Request, init?: RequestInit) => {
                   const res = await fetch(input, init);
+                  observe(res.status, res.headers);
                   if (!res.ok) failedHeaders = res.headers;
                   return res;
                 },

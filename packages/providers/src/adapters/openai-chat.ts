@@ -12,6 +12,7 @@ import type { CompletionUsage } from "openai/resources/completions";
 import type { ErrorContext } from "../errors.ts";
 import { incompleteStream } from "../errors.ts";
 import { wireModelName } from "../model-id.ts";
+import { outputFormat } from "../structured.ts";
 import { openaiClient } from "./openai-responses.ts";
 import type { AdapterConfig, Emit, Translator } from "./shared.ts";
 import {
@@ -121,6 +122,12 @@ export function chatParams(request: LlmRequest, config: AdapterConfig): ChatComp
       params.tool_choice = typeof tc === "string" ? tc : { type: "function", function: { name: tc.name } };
   }
   if (request.reasoning?.effort) params.reasoning_effort = request.reasoning.effort;
+  const format = outputFormat(request, PROVIDER);
+  if (format)
+    params.response_format = {
+      type: "json_schema",
+      json_schema: { name: format.name, schema: { ...format.schema }, strict: format.strict },
+    };
   return params;
 }
 
@@ -327,8 +334,9 @@ export function openaiChatProvider(config: AdapterConfig, clientOverride?: OpenA
       let mark: { done: boolean } | undefined;
       return runSdkStream(
         ctx,
-        async (signal) => {
+        async (signal, observe) => {
           const { data, response } = await client.chat.completions.create(params, { signal }).withResponse();
+          observe(response.status, response.headers);
           mark = doneSeen.get(response);
           return data;
         },

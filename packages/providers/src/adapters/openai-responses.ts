@@ -11,6 +11,7 @@ import type {
 import type { ErrorContext } from "../errors.ts";
 import { classifyError, incompleteStream } from "../errors.ts";
 import { wireModelName } from "../model-id.ts";
+import { outputFormat } from "../structured.ts";
 import type { AdapterConfig, Emit, Translator } from "./shared.ts";
 import {
   attachmentPlaceholder,
@@ -144,6 +145,11 @@ export function responsesParams(request: LlmRequest, config: AdapterConfig): Res
     if (tc !== undefined)
       params.tool_choice = typeof tc === "string" ? tc : { type: "function", name: tc.name };
   }
+  const format = outputFormat(request, PROVIDER);
+  if (format)
+    params.text = {
+      format: { type: "json_schema", name: format.name, schema: { ...format.schema }, strict: format.strict },
+    };
   if (reasoningModel) {
     params.include = ["reasoning.encrypted_content"];
     params.reasoning = {
@@ -390,7 +396,11 @@ export function openaiResponsesProvider(config: AdapterConfig, variant?: Respons
       };
       return runSdkStream(
         ctx,
-        (signal) => client.responses.create(params, { signal }),
+        async (signal, observe) => {
+          const { data, response } = await client.responses.create(params, { signal }).withResponse();
+          observe(response.status, response.headers);
+          return data;
+        },
         () => new ResponsesTranslator(ctx),
         config.idleTimeoutMs,
       );

@@ -3,6 +3,7 @@ import { isLiveClock, type LlmCall, type LlmCallOptions, LlmError, streamOfCall 
 import { Clock, Duration, Effect, type Fiber, Runtime, type Stream } from "effect";
 import type { ErrorContext } from "../errors.ts";
 import { classifyError, formatMs } from "../errors.ts";
+import { currentObserver } from "../ratelimit.ts";
 
 /** Everything an adapter needs besides the request. */
 export interface AdapterConfig {
@@ -25,6 +26,9 @@ export const defaultTimeoutMs = 10 * 60_000;
 export const defaultIdleTimeoutMs = 120_000;
 
 export type Emit = (event: LlmEvent) => void;
+
+/** Reports one HTTP response's status and headers (the rate limiter learns from them). */
+export type ObserveResponse = (status: number | undefined, headers: Headers) => void;
 
 /**
  * Turns one vendor stream into normalized events. `push` maps a vendor event
@@ -54,30 +58,33 @@ export interface Translator<T> {
  */
 export function runSdkStream<T>(
   ctx: ErrorContext,
-  open: (signal: AbortSignal) => Promise<AsyncIterable<T>>,
+  open: (signal: AbortSignal, observe: ObserveResponse) => Promise<AsyncIterable<T>>,
   translator: () => Translator<T>,
   idleTimeoutMs: number = defaultIdleTimeoutMs,
 ): Stream.Stream<LlmEvent, LlmError> {
   const call: LlmCall = (onEvent, options) =>
-    Effect.clockWith((clock) =>
-      isLiveClock(clock)
-        ? sdkCall(ctx, open, translator, idleTimeoutMs, onEvent, options, clock, undefined)
-        : Effect.flatMap(Effect.runtime<never>(), (rt) =>
-            sdkCall(ctx, open, translator, idleTimeoutMs, onEvent, options, clock, rt),
-          ),
+    Effect.flatMap(currentObserver, (observe) =>
+      Effect.clockWith((clock) =>
+        isLiveClock(clock)
+          ? sdkCall(ctx, open, translator, idleTimeoutMs, onEvent, options, clock, undefined, observe)
+          : Effect.flatMap(Effect.runtime<never>(), (rt) =>
+              sdkCall(ctx, open, translator, idleTimeoutMs, onEvent, options, clock, rt, observe),
+            ),
+      ),
     );
   return streamOfCall(call);
 }
 
 function sdkCall<T>(
   ctx: ErrorContext,
-  open: (signal: AbortSignal) => Promise<AsyncIterable<T>>,
+  open: (signal: AbortSignal, observe: ObserveResponse) => Promise<AsyncIterable<T>>,
   translator: () => Translator<T>,
   idleTimeoutMs: number,
   onEvent: Emit,
   options: LlmCallOptions,
   clock: Clock.Clock,
   rt: Runtime.Runtime<never> | undefined,
+  observe: ObserveResponse,
 ): Effect.Effect<void, LlmError> {
   return Effect.async<void, LlmError>((resume) => {
     const controller = new AbortController();
@@ -158,11 +165,16 @@ function sdkCall<T>(
           retryable: true,
         });
       if (signal.aborted) return undefined; // the caller cancelled: keep what arrived
+      // An HTTP error's headers (429 rate-limit headers, retry-after) go to the rate limiter.
+      const status = (e as { status?: unknown } | null)?.status;
+      const headers = (e as { headers?: unknown } | null)?.headers;
+      if (typeof status === "number" && headers && typeof headers === "object")
+        observe(status, headers as Headers);
       return classifyError(e, ctx, signal);
     };
     (async () => {
       try {
-        const iterable = await open(signal);
+        const iterable = await open(signal, observe);
         last = clock.unsafeCurrentTimeMillis();
         for await (const event of iterable) {
           if (settled) return;

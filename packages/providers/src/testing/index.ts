@@ -14,7 +14,13 @@ import type { WireFormat } from "./reply.ts";
 export { bedrockChunk, eventStreamMessage } from "./aws-eventstream.ts";
 export type { MockAuthServer, MockAuthServerOptions } from "./mock-auth.ts";
 export { startMockAuthServer } from "./mock-auth.ts";
-export type { MockLlmServer, MockServerOptions, RecordedRequest, Responder } from "./mock-server.ts";
+export type {
+  MockLlmServer,
+  MockRateLimit,
+  MockServerOptions,
+  RecordedRequest,
+  Responder,
+} from "./mock-server.ts";
 export { formatOfPath, startMockServer } from "./mock-server.ts";
 export { rawSdkStream } from "./raw.ts";
 export type { SseEvent } from "./render.ts";

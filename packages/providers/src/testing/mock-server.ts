@@ -29,6 +29,20 @@ export interface RecordedRequest {
 
 export type Responder = (request: RecordedRequest) => MockReply | Promise<MockReply>;
 
+/**
+ * A rate limit the server enforces: a token bucket of `requests` that refills `requests` every
+ * `perMs` ms ("N requests per second" with the default `perMs`). A request over the limit is
+ * answered 429 (with `retry-after`/`retry-after-ms`) before any scripted reply is used; every
+ * response carries the bucket's state in rate-limit headers.
+ */
+export interface MockRateLimit {
+  readonly requests: number;
+  /** Default 1000. */
+  readonly perMs?: number;
+  /** Header style: OpenAI `x-ratelimit-*` (default), Anthropic `anthropic-ratelimit-*`, or none. */
+  readonly headers?: "openai" | "anthropic" | "none";
+}
+
 export interface MockServerOptions {
   /** Default 0: an ephemeral port. */
   readonly port?: number;
@@ -39,6 +53,8 @@ export interface MockServerOptions {
   readonly responder?: Responder;
   /** Replay `replies` in a loop instead of consuming them. */
   readonly loop?: boolean;
+  /** Enforce a rate limit (429 above it). */
+  readonly rateLimit?: MockRateLimit;
 }
 
 export interface MockLlmServer {
@@ -53,6 +69,10 @@ export interface MockLlmServer {
   respondWith(responder: Responder | undefined): void;
   /** Resolves when at least `n` requests have arrived. */
   waitForRequests(n: number): Promise<readonly RecordedRequest[]>;
+  /** Sets (or clears) the enforced rate limit; the bucket starts full. */
+  setRateLimit(limit: MockRateLimit | undefined): void;
+  /** Indices of the requests the rate limit answered with 429. */
+  readonly rateLimited: readonly number[];
   /** Requests whose connection is still open (e.g. hanging ones). */
   readonly inFlight: number;
   /** Resolves when no request is in flight (hung requests end when the client aborts). */
@@ -106,6 +126,42 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
   let closing = false;
   let inFlight = 0;
   let idleWaiters: (() => void)[] = [];
+  const rateLimited: number[] = [];
+  let gate: { limit: MockRateLimit; level: number; at: number } | undefined;
+  const setRateLimit = (limit: MockRateLimit | undefined): void => {
+    gate = limit ? { limit, level: limit.requests, at: performance.now() } : undefined;
+  };
+  setRateLimit(options.rateLimit);
+
+  /** Takes one request from the bucket: whether it may pass, and the headers that say where the bucket stands. */
+  const admit = (): { ok: boolean; headers: Record<string, string>; retryAfterMs: number } | undefined => {
+    if (!gate) return undefined;
+    const { requests, perMs = 1000, headers: style = "openai" } = gate.limit;
+    const rate = requests / perMs;
+    const now = performance.now();
+    gate.level = Math.min(requests, gate.level + (now - gate.at) * rate);
+    gate.at = now;
+    const ok = gate.level >= 1;
+    if (ok) gate.level -= 1;
+    const remaining = Math.floor(gate.level);
+    const resetMs = Math.ceil((requests - gate.level) / rate);
+    const retryAfterMs = Math.ceil((1 - gate.level) / rate) + 1;
+    const headers: Record<string, string> =
+      style === "openai"
+        ? {
+            "x-ratelimit-limit-requests": String(requests),
+            "x-ratelimit-remaining-requests": String(remaining),
+            "x-ratelimit-reset-requests": `${resetMs}ms`,
+          }
+        : style === "anthropic"
+          ? {
+              "anthropic-ratelimit-requests-limit": String(requests),
+              "anthropic-ratelimit-requests-remaining": String(remaining),
+              "anthropic-ratelimit-requests-reset": new Date(Date.now() + resetMs).toISOString(),
+            }
+          : {};
+    return { ok, headers, retryAfterMs };
+  };
 
   const nextReply = async (req: RecordedRequest): Promise<MockReply> => {
     const queued = queue.shift();
@@ -252,11 +308,24 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       res.end(JSON.stringify({ error: { message: `mock-llm: unknown path ${rec.path}` } }));
       return;
     }
+    const admitted = admit();
+    if (admitted && !admitted.ok) {
+      rateLimited.push(rec.index);
+      const e = renderError(format, {
+        code: "rateLimit",
+        retryAfter: admitted.retryAfterMs / 1000,
+        headers: { ...admitted.headers, "retry-after-ms": String(admitted.retryAfterMs) },
+      });
+      res.writeHead(e.status, e.headers);
+      res.end(e.body);
+      return;
+    }
+    const limitHeaders = admitted?.headers ?? {};
     const reply = await nextReply(rec);
     if (reply.hang) return; // never answer
     if (reply.error) {
       const e = renderError(format, reply.error, rec.platform);
-      res.writeHead(e.status, { ...e.headers, ...(reply.headers ?? {}) });
+      res.writeHead(e.status, { ...limitHeaders, ...e.headers, ...(reply.headers ?? {}) });
       res.end(e.body);
       return;
     }
@@ -264,18 +333,22 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     let events = rendered.events;
     if (reply.truncate && rendered.terminal > 0) events = events.slice(0, events.length - rendered.terminal);
     if (!rec.stream && reply.raw === undefined && reply.rawSse === undefined) {
-      res.writeHead(200, { "content-type": "application/json", ...(reply.headers ?? {}) });
+      res.writeHead(200, { "content-type": "application/json", ...limitHeaders, ...(reply.headers ?? {}) });
       res.end(JSON.stringify(nonStreamingBody(format, events)));
       return;
     }
     if (rec.platform === "bedrock" && reply.rawSse === undefined) {
       // Bedrock frames each event in AWS event-stream messages
-      res.writeHead(200, { "content-type": "application/vnd.amazon.eventstream", ...(reply.headers ?? {}) });
+      res.writeHead(200, {
+        "content-type": "application/vnd.amazon.eventstream",
+        ...limitHeaders,
+        ...(reply.headers ?? {}),
+      });
       res.flushHeaders();
       await writeEvents(res, reply, events, format, (e) => bedrockChunk(e.data));
       return;
     }
-    res.writeHead(200, { ...sseHeaders, ...(reply.headers ?? {}) });
+    res.writeHead(200, { ...sseHeaders, ...limitHeaders, ...(reply.headers ?? {}) });
     res.flushHeaders();
     await writeEvents(res, reply, events, format);
   };
@@ -320,6 +393,10 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     },
     respondWith(r) {
       responder = r;
+    },
+    setRateLimit,
+    get rateLimited() {
+      return rateLimited;
     },
     waitForRequests(n) {
       if (requests.length >= n) return Promise.resolve(requests.slice());
