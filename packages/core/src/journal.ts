@@ -100,17 +100,28 @@ export class Journal {
     return Effect.void;
   }
 
+  /**
+   * Records of effects with no consequence outside the process (a model's answer, the
+   * environment, a tool batch's bookkeeping), per turn, waiting to be written with the
+   * turn's next write: before a tool starts, before a model is called, when the loop ends
+   * and when the turn fails (`flush`). A completed record is on disk before any effect that
+   * depends on it reaches outside, in one transaction per step instead of one per record;
+   * a crash before the flush costs at most a repeated model call, never a repeated tool.
+   */
+  private readonly deferred = new Map<string, JournalEntry[]>();
+
   record(
     ids: { readonly sessionId: string; readonly turnId: string },
     key: string,
     hash: string,
     status: "started" | "completed",
     outcome?: unknown,
+    defer = false,
   ): Effect.Effect<void, StoreError> {
     const store = this.store;
     if (!store) return Effect.void;
-    return Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      store.journalPut({
+    return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const entry: JournalEntry = {
         key,
         sessionId: ids.sessionId,
         turnId: ids.turnId,
@@ -118,8 +129,37 @@ export class Journal {
         status,
         ...(outcome !== undefined ? { outcome } : {}),
         updatedAt: now,
-      }),
-    );
+      };
+      const waiting = this.deferred.get(ids.turnId);
+      if (defer) {
+        if (waiting) waiting.push(entry);
+        else this.deferred.set(ids.turnId, [entry]);
+        return Effect.void;
+      }
+      if (!waiting) return store.journalPut(entry);
+      this.deferred.delete(ids.turnId);
+      waiting.push(entry);
+      return this.write(store, waiting);
+    });
+  }
+
+  /** Write the turn's deferred records now (one transaction where the store has one). */
+  flush(turnId: string): Effect.Effect<void, StoreError> {
+    const store = this.store;
+    const waiting = this.deferred.get(turnId);
+    if (!store || !waiting) return Effect.void;
+    this.deferred.delete(turnId);
+    return this.write(store, waiting);
+  }
+
+  /** Drop the turn's deferred records: it committed, and the commit deletes its journal. */
+  discard(turnId: string): void {
+    this.deferred.delete(turnId);
+  }
+
+  private write(store: SessionStoreShape, entries: readonly JournalEntry[]): Effect.Effect<void, StoreError> {
+    if (store.journalPutMany) return store.journalPutMany(entries);
+    return Effect.forEach(entries, (e) => store.journalPut(e), { discard: true });
   }
 
   /**
@@ -153,6 +193,32 @@ export class Journal {
     encodeOrSchema?: ((a: A) => unknown) | Schema.Schema<A, any>,
     decode: (u: unknown) => A = (u) => u as A,
   ): Effect.Effect<Recorded<A>, E | JournalMismatch | StoreError, R> {
+    return this.run(ids, key, envelope, effect, false, encodeOrSchema, decode);
+  }
+
+  /**
+   * `once` for an effect with no consequence outside the process: its record waits for the
+   * turn's next write (see `deferred`). JSON values only.
+   */
+  onceDeferred<A, E, R>(
+    ids: { readonly sessionId: string; readonly turnId: string },
+    key: string,
+    envelope: unknown,
+    effect: Effect.Effect<A, E, R>,
+  ): Effect.Effect<Recorded<A>, E | JournalMismatch | StoreError, R> {
+    return this.run(ids, key, envelope, effect, true);
+  }
+
+  private run<A, E, R>(
+    ids: { readonly sessionId: string; readonly turnId: string },
+    key: string,
+    envelope: unknown,
+    effect: Effect.Effect<A, E, R>,
+    defer: boolean,
+    // biome-ignore lint/suspicious/noExplicitAny: the overloads of `once` fix the encoded type
+    encodeOrSchema?: ((a: A) => unknown) | Schema.Schema<A, any>,
+    decode: (u: unknown) => A = (u) => u as A,
+  ): Effect.Effect<Recorded<A>, E | JournalMismatch | StoreError, R> {
     if (!this.store) return Effect.map(effect, (value) => ({ value, replayed: false }));
     let codec: Codec<A>;
     if (Schema.isSchema(encodeOrSchema)) codec = codecOf(encodeOrSchema as Schema.Schema<A, unknown>, key);
@@ -166,7 +232,7 @@ export class Journal {
       yield* this.check(entry, key, hash);
       if (entry?.status === "completed") return { value: yield* codec.decode(entry.outcome), replayed: true };
       const value = yield* effect;
-      yield* this.record(ids, key, hash, "completed", yield* codec.encode(value));
+      yield* this.record(ids, key, hash, "completed", yield* codec.encode(value), defer);
       return { value, replayed: false };
     });
   }

@@ -264,6 +264,8 @@ export interface SessionStoreShape {
 
   journalGet(key: string): Effect.Effect<JournalEntry | undefined, StoreError>;
   journalPut(entry: JournalEntry): Effect.Effect<void, StoreError>;
+  /** Several entries in one transaction (optional: the journal falls back to `journalPut` each). */
+  journalPutMany?(entries: readonly JournalEntry[]): Effect.Effect<void, StoreError>;
   journalForTurn(sessionId: string, turnId: string): Effect.Effect<readonly JournalEntry[], StoreError>;
 
   beginTurn(turn: PendingTurn): Effect.Effect<void, StoreError>;

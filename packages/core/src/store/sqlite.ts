@@ -594,22 +594,39 @@ function makeShape(
     guard(immediate(effect).pipe(Effect.withMaxOpsBeforeYield(Number.MAX_SAFE_INTEGER)));
 
   const db = SqliteClient.databaseOf(sql);
-  let prepared: { readonly journalGet: Statement; readonly journalPut: Statement } | undefined;
+  interface Hot {
+    readonly journalGet: Statement;
+    readonly journalPut: Statement;
+    readonly journalPutMany: (entries: readonly JournalEntry[]) => void;
+  }
+  let prepared: Hot | undefined;
+  const putJournal = (st: Hot, e: JournalEntry) => {
+    const outcome = e.outcome === undefined ? null : JSON.stringify(e.outcome);
+    st.journalPut.run(e.key, e.sessionId, e.turnId, e.hash, e.status, outcome, e.updatedAt);
+  };
   /** A hot statement, prepared on first use (after the migrations made its table). */
-  const hot = <A>(f: (st: NonNullable<typeof prepared>) => A): Effect.Effect<A, SqlError> =>
+  const hot = <A>(f: (st: Hot) => A): Effect.Effect<A, SqlError> =>
     Effect.try({
       try: () => {
         if (!db) throw new Error("the SQLite handle is not available");
-        prepared ??= {
-          journalGet: db.prepare("SELECT * FROM journal WHERE key = ?"),
-          journalPut: db.prepare(
+        if (!prepared) {
+          const journalPut = db.prepare(
             `INSERT INTO journal (key, session_id, turn_id, hash, status, outcome_json, updated_at)
              VALUES (?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT (key) DO UPDATE SET session_id = excluded.session_id, turn_id = excluded.turn_id,
                hash = excluded.hash, status = excluded.status, outcome_json = excluded.outcome_json,
                updated_at = excluded.updated_at`,
-          ),
-        };
+          );
+          const some: Hot = {
+            journalGet: db.prepare("SELECT * FROM journal WHERE key = ?"),
+            journalPut,
+            // one transaction: BEGIN … COMMIT run synchronously, nothing else interleaves
+            journalPutMany: db.transaction((entries: readonly JournalEntry[]) => {
+              for (const e of entries) putJournal(some, e);
+            }),
+          };
+          prepared = some;
+        }
         return f(prepared);
       },
       catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" }),
@@ -1045,11 +1062,13 @@ function makeShape(
         ),
       ),
 
-    journalPut: (e: JournalEntry) =>
+    journalPut: (e: JournalEntry) => guard(hot((st) => putJournal(st, e))),
+
+    journalPutMany: (entries: readonly JournalEntry[]) =>
       guard(
         hot((st) => {
-          const outcome = e.outcome === undefined ? null : JSON.stringify(e.outcome);
-          st.journalPut.run(e.key, e.sessionId, e.turnId, e.hash, e.status, outcome, e.updatedAt);
+          if (entries.length === 1) return putJournal(st, entries[0]!);
+          st.journalPutMany(entries);
         }),
       ),
 

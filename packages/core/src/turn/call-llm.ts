@@ -108,8 +108,10 @@ export const callLlm = step("lash.turn.callLlm")(function* (scope: TurnScope, ef
         request: requestDigest(scope, request),
       }
     : undefined;
+  // what the model is told must be on disk before it is asked: the step's waiting records go first
+  const call = Effect.zipRight(journal.flush(scope.turnId), callModel(scope, request));
   const r = yield* journal
-    .once(scope.ids, scope.keyOf(effect), envelope, callModel(scope, request))
+    .onceDeferred(scope.ids, scope.keyOf(effect), envelope, call)
     .pipe(Effect.mapError(scope.failTurn));
   const t1 = yield* Clock.currentTimeMillis;
   if (r.replayed && r.value.ok) {

@@ -14,6 +14,8 @@ export const checkpoint = step("lash.turn.checkpoint")(function* (scope: TurnSco
   };
   const collect = Effect.gen(function* () {
     const out: Message[] = [];
+    // plugin code runs next: what the turn has done so far goes to disk first
+    if (scope.hooks.some((h) => h.hooks.onCheckpoint)) yield* scope.rt.journal.flush(scope.turnId);
     for (const { hooks } of scope.hooks) {
       if (!hooks.onCheckpoint) continue;
       const r = yield* Effect.orElseSucceed(
@@ -25,7 +27,7 @@ export const checkpoint = step("lash.turn.checkpoint")(function* (scope: TurnSco
     return out;
   });
   const r = yield* scope.rt.journal
-    .once(scope.ids, scope.keyOf(effect), envelope, collect)
+    .onceDeferred(scope.ids, scope.keyOf(effect), envelope, collect)
     .pipe(Effect.mapError(scope.failTurn));
   return { kind: "checkpointDelivered", effectId: effect.effectId, messages: r.value } as const;
 });

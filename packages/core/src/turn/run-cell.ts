@@ -39,8 +39,10 @@ const complete =
         if (Either.isLeft(r)) return { ok: false, error: llmErrorInfo(r.left) } satisfies LlmResult;
         return { ok: true, response: acc.result() } satisfies LlmResult;
       });
+      // what the model is told must be on disk before it is asked: the waiting records go first
+      const call = Effect.zipRight(scope.rt.journal.flush(scope.turnId), run);
       const r = yield* scope.rt.journal
-        .once(scope.ids, `${key}:${label}`, full, run)
+        .onceDeferred(scope.ids, `${key}:${label}`, full, call)
         .pipe(Effect.mapError(scope.failTurn));
       if (r.value.ok && Object.keys(r.value.response.usage).length > 0) {
         const c = costOf(r.value.response.usage, scope.rt.catalog.info(model)?.pricing);
@@ -96,7 +98,7 @@ export const runCell = step("lash.turn.runCell")(function* (scope: TurnScope, ef
         error: `no executor for ${effect.language} cells in this runtime`,
       });
   const r = yield* scope.rt.journal
-    .once(scope.ids, key, envelope, run)
+    .onceDeferred(scope.ids, key, envelope, run)
     .pipe(Effect.mapError((e) => (e instanceof TurnError ? e : scope.failTurn(e))));
   if (r.replayed && executor?.replayed)
     yield* Effect.ignore(executor.replayed(execCtx, effect.language, effect.code, r.value));

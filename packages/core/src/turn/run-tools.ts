@@ -18,7 +18,9 @@ export const dispatchTools = (
   envelope: unknown,
 ): Effect.Effect<{ readonly value: BatchResult; readonly replayed: boolean }, TurnError> => {
   scope.toolCalls += calls.length;
-  const batch = runToolBatch(
+  // `beforeToolCall` hooks are plugin code that runs before any attempt is recorded
+  const hooked = scope.hooks.some((h) => h.hooks.beforeToolCall);
+  const batch0 = runToolBatch(
     {
       hook: scope.hook,
       catalog: scope.catalogNow,
@@ -33,7 +35,9 @@ export const dispatchTools = (
     },
     calls,
   );
-  return scope.rt.journal.once(scope.ids, batchKey, envelope, batch).pipe(
+  const batch = hooked ? Effect.zipRight(scope.rt.journal.flush(scope.turnId), batch0) : batch0;
+  // each attempt's own records are written as it starts and ends; the batch's is bookkeeping
+  return scope.rt.journal.onceDeferred(scope.ids, batchKey, envelope, batch).pipe(
     Effect.mapError(scope.failTurn),
     Effect.tap((r) => {
       scope.extraUsage.push(...r.value.usage);

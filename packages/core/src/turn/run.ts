@@ -1,4 +1,4 @@
-import type { Message, TurnOutcome } from "@lash/sansio";
+import type { Message, TurnMachine, TurnOutcome } from "@lash/sansio";
 import { Clock, Deferred, Effect, Either, Fiber } from "effect";
 import { ToolOutputs } from "../budget.ts";
 import { storeFailure } from "../lease.ts";
@@ -7,7 +7,7 @@ import type { SessionNotFound } from "../store.ts";
 import { buildCommit } from "./commit.ts";
 import { runLoop } from "./loop.ts";
 import { type OpenArgs, openTurn } from "./open.ts";
-import type { RuntimeContext } from "./scope.ts";
+import type { RuntimeContext, TurnScope } from "./scope.ts";
 
 export type RunArgs = Omit<OpenArgs, "signal">;
 
@@ -32,8 +32,8 @@ export const runOneTurn = (
       Effect.map(
         // a turn begun here has nothing in the journal yet: its steps skip the lookups
         args.pending
-          ? runLoop(o.scope, o.machine)
-          : rt.journal.freshTurn(o.scope.turnId, runLoop(o.scope, o.machine)),
+          ? loop(rt, o.scope, o.machine)
+          : rt.journal.freshTurn(o.scope.turnId, loop(rt, o.scope, o.machine)),
         (d) => [o, d] as const,
       ),
     ).pipe(
@@ -117,6 +117,19 @@ export const runOneTurn = (
       resumed: args.pending !== undefined,
     } satisfies TurnResult;
   });
+
+/**
+ * The loop, with the journal's waiting records written when it ends (the turn's last answer is
+ * on disk before the commit starts) or fails (what completed is kept for the resume).
+ */
+const loop = (rt: RuntimeContext, scope: TurnScope, machine: TurnMachine) =>
+  Effect.zipLeft(
+    runLoop(scope, machine),
+    Effect.mapError(rt.journal.flush(scope.turnId), scope.failTurn),
+  ).pipe(
+    Effect.onError(() => Effect.ignore(rt.journal.flush(scope.turnId))),
+    Effect.ensuring(Effect.sync(() => rt.journal.discard(scope.turnId))),
+  );
 
 /** A logical turn: the turn plus follow-up turns after frame switches (at most 16). */
 export const runLogical = (rt: RuntimeContext, args: RunArgs) =>

@@ -21,7 +21,7 @@ export const syncEnvironment = step("lash.turn.syncEnvironment")(function* (
 ) {
   const { pluginHost, toolCatalog } = scope.rt;
   const r = yield* scope.rt.journal
-    .once(
+    .onceDeferred(
       scope.ids,
       scope.keyOf(effect),
       { kind: effect.kind, effectId: effect.effectId, iteration: effect.iteration },
