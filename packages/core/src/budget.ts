@@ -12,11 +12,11 @@ import {
 import { type ToolContext, type ToolDefinition, ToolFailure, type ToolOutput, textOutput } from "./tool.ts";
 
 /**
- * Where the output budget keeps the full text of cut tool outputs so that
- * `read_output` serves them after a restart: the session store
- * (`SessionStore.putToolOutput`/`getToolOutput`). The runtime provides it to
- * hooks and tools; without it the plugin keeps outputs in memory and, after a
- * restart, finds them in the graph (the cut result's `full` content).
+ * Where the output budget keeps the full text of cut tool outputs so that `read_output`
+ * serves them after a restart. By default nothing extra is stored: the committed graph
+ * already holds each cut result's full content (`full` on the tool result), and after a
+ * restart the plugin finds it on the session's path. A host that wants a second, indexed
+ * copy (`SessionStore.putToolOutput`/`getToolOutput`) provides this service around its turns.
  */
 export interface ToolOutputsShape {
   readonly put: (output: ToolOutputRecord) => Effect.Effect<void, StoreFailure>;

@@ -1,6 +1,5 @@
 import type { Message, TurnMachine, TurnOutcome } from "@lash/sansio";
 import { Clock, Deferred, Effect, Either, Fiber } from "effect";
-import { ToolOutputs } from "../budget.ts";
 import { storeFailure } from "../lease.ts";
 import { TurnError, type TurnResult } from "../runtime-api.ts";
 import type { SessionNotFound } from "../store.ts";
@@ -36,11 +35,7 @@ export const runOneTurn = (
           : rt.journal.freshTurn(o.scope.turnId, loop(rt, o.scope, o.machine)),
         (d) => [o, d] as const,
       ),
-    ).pipe(
-      // cut tool outputs are kept in the store, so `read_output` serves them after a restart
-      Effect.provideService(ToolOutputs, ToolOutputs.fromStore(rt.store)),
-      Effect.ensuring(Fiber.interrupt(watcher)),
-    );
+    ).pipe(Effect.ensuring(Fiber.interrupt(watcher)));
     const { scope, abort, turnInput } = opened;
 
     let outcome: TurnOutcome = done.outcome;
