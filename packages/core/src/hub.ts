@@ -35,7 +35,10 @@ export class ActivityHub {
   publishNow(turnId: string, body: TurnActivityBody, at: number): TurnActivity {
     const event = { ...body, sessionId: this.sessionId, turnId, seq: ++this.seq, at } as TurnActivity;
     this.log.push(event);
-    if (this.log.length > this.capacity) this.log.splice(0, this.log.length - this.capacity);
+    // trimmed in steps of a quarter of the capacity: dropping one event per publish shifted
+    // the whole log each time (74 µs an event at 20,000 retained)
+    if (this.log.length > this.capacity + (this.capacity >> 2))
+      this.log.splice(0, this.log.length - this.capacity);
     this.pubsub.unsafeOffer(event);
     return event;
   }
