@@ -1,105 +1,108 @@
-import type { LlmErrorInfo, LlmRequest } from "./llm.ts";
-import type { Message, ToolResultContent } from "./message.ts";
-import type { TurnOutcome } from "./turn.ts";
-import type { Usage } from "./usage.ts";
+import { Schema } from "effect";
+import { LlmErrorInfo, LlmRequest } from "./llm.ts";
+import { Message, ToolResultContent } from "./message.ts";
+import { TurnOutcome } from "./turn.ts";
+import { Usage } from "./usage.ts";
+
+/** The version of the activity vocabulary (`v` in `lash -p --output-format stream-json`). */
+export const ACTIVITY_VERSION = 1;
+
+const Event = <T extends string, F extends Schema.Struct.Fields>(type: T, fields: F) =>
+  Schema.Struct({ type: Schema.Literal(type), ...fields });
 
 /**
  * The live event stream of a turn, for UIs, `--print --output-format stream-json`,
- * traces and reconnecting readers. Every event carries the session, the turn and
- * a per-session sequence number (`seq`) that `observe` cursors use.
+ * traces and reconnecting readers — one vocabulary, as an Effect `Schema` (a union by
+ * `type`): the host publishes only these, and a reader can decode what it receives with
+ * `TurnActivity` (e.g. a stream-json consumer). Every event carries the session, the turn
+ * and a per-session sequence number (`seq`) that `observe` cursors use.
  */
-export type TurnActivityBody =
-  | {
-      readonly type: "turnStarted";
-      readonly input: readonly Message[];
-      readonly resumed: boolean;
-      readonly model: string;
-    }
-  | {
-      readonly type: "llmRequest";
-      readonly iteration: number;
-      readonly messageCount: number;
-      readonly tools: readonly string[];
-      /** The request body, when a host chooses to include it (traces at the `extended` level). */
-      readonly request?: LlmRequest;
-    }
-  | { readonly type: "textDelta"; readonly text: string }
-  | { readonly type: "reasoningDelta"; readonly text: string }
-  | {
-      readonly type: "toolCallDelta";
-      readonly callId: string;
-      readonly name?: string;
-      readonly argsDelta?: string;
-    }
-  | {
-      readonly type: "retry";
-      /** The try about to be made (every request counts, the first is 1). */
-      readonly attempt: number;
-      /** How long the host waits before it. */
-      readonly delayMs: number;
-      readonly error: LlmErrorInfo;
-      /** Why, in a few words: `429 rate limited`, `connection refused`, `truncated stream`, … */
-      readonly reason?: string;
-      /** The most tries this call can make; absent for a rate-limit wait that does not count. */
-      readonly maxAttempts?: number;
-    }
-  | { readonly type: "attemptReset"; readonly attempt: number }
-  | {
-      readonly type: "llmResponse";
-      readonly iteration: number;
-      readonly stopReason: string;
-      /** The provider's id of the response, when it sent one. */
-      readonly responseId?: string;
-      /** The stop reason in the provider's own words (`tool_calls`, `end_turn`, …), when it sent one. */
-      readonly providerReason?: string;
-      readonly usage: Usage;
-      readonly costUsd?: number;
-      readonly durationMs: number;
-      /** True when the response came from the journal (no model call was made). */
-      readonly replayed: boolean;
-    }
-  | {
-      readonly type: "toolStarted";
-      readonly callId: string;
-      /** lash's id for the call, unique in the session (absent for calls inside RLM cells). */
-      readonly lashCallId?: string;
-      readonly name: string;
-      readonly args: unknown;
-      readonly family?: string;
-    }
-  | {
-      readonly type: "toolProgress";
-      readonly callId: string;
-      readonly lashCallId?: string;
-      readonly update: unknown;
-    }
-  | {
-      readonly type: "toolCompleted";
-      readonly callId: string;
-      readonly lashCallId?: string;
-      readonly name: string;
-      readonly isError: boolean;
-      readonly content: readonly ToolResultContent[];
-      readonly details?: unknown;
-      readonly durationMs: number;
-      readonly replayed: boolean;
-    }
-  | { readonly type: "messages"; readonly messages: readonly Message[] }
-  | { readonly type: "usage"; readonly usage: Usage; readonly cumulative: Usage; readonly costUsd?: number }
-  | { readonly type: "error"; readonly message: string; readonly kind: string }
-  | { readonly type: "plugin"; readonly plugin: string; readonly name: string; readonly data: unknown }
-  | {
-      readonly type: "turnFinished";
-      readonly outcome: TurnOutcome;
-      readonly usage: Usage;
-      readonly costUsd?: number;
-      readonly headRevision?: number;
-    };
+export const TurnActivityBody = Schema.Union(
+  Event("turnStarted", { input: Schema.Array(Message), resumed: Schema.Boolean, model: Schema.String }),
+  Event("llmRequest", {
+    iteration: Schema.Number,
+    messageCount: Schema.Number,
+    tools: Schema.Array(Schema.String),
+    /** The request body, when a host chooses to include it (traces at the `extended` level). */
+    request: Schema.optional(LlmRequest),
+  }),
+  Event("textDelta", { text: Schema.String }),
+  Event("reasoningDelta", { text: Schema.String }),
+  Event("toolCallDelta", {
+    callId: Schema.String,
+    name: Schema.optional(Schema.String),
+    argsDelta: Schema.optional(Schema.String),
+  }),
+  Event("retry", {
+    /** The try about to be made (every request counts, the first is 1). */
+    attempt: Schema.Number,
+    /** How long the host waits before it. */
+    delayMs: Schema.Number,
+    error: LlmErrorInfo,
+    /** Why, in a few words: `429 rate limited`, `connection refused`, `truncated stream`, … */
+    reason: Schema.optional(Schema.String),
+    /** The most tries this call can make; absent for a rate-limit wait that does not count. */
+    maxAttempts: Schema.optional(Schema.Number),
+  }),
+  Event("attemptReset", { attempt: Schema.Number }),
+  Event("llmResponse", {
+    iteration: Schema.Number,
+    stopReason: Schema.String,
+    /** The provider's id of the response, when it sent one. */
+    responseId: Schema.optional(Schema.String),
+    /** The stop reason in the provider's own words (`tool_calls`, `end_turn`, …), when it sent one. */
+    providerReason: Schema.optional(Schema.String),
+    usage: Usage,
+    costUsd: Schema.optional(Schema.Number),
+    durationMs: Schema.Number,
+    /** True when the response came from the journal (no model call was made). */
+    replayed: Schema.Boolean,
+  }),
+  Event("toolStarted", {
+    callId: Schema.String,
+    /** lash's id for the call, unique in the session (absent for calls inside RLM cells). */
+    lashCallId: Schema.optional(Schema.String),
+    name: Schema.String,
+    args: Schema.Unknown,
+    family: Schema.optional(Schema.String),
+  }),
+  Event("toolProgress", {
+    callId: Schema.String,
+    lashCallId: Schema.optional(Schema.String),
+    update: Schema.Unknown,
+  }),
+  Event("toolCompleted", {
+    callId: Schema.String,
+    lashCallId: Schema.optional(Schema.String),
+    name: Schema.String,
+    isError: Schema.Boolean,
+    content: Schema.Array(ToolResultContent),
+    details: Schema.optional(Schema.Unknown),
+    durationMs: Schema.Number,
+    replayed: Schema.Boolean,
+  }),
+  Event("messages", { messages: Schema.Array(Message) }),
+  Event("usage", { usage: Usage, cumulative: Usage, costUsd: Schema.optional(Schema.Number) }),
+  Event("error", { message: Schema.String, kind: Schema.String }),
+  Event("plugin", { plugin: Schema.String, name: Schema.String, data: Schema.Unknown }),
+  Event("turnFinished", {
+    outcome: TurnOutcome,
+    usage: Usage,
+    costUsd: Schema.optional(Schema.Number),
+    headRevision: Schema.optional(Schema.Number),
+  }),
+);
+export type TurnActivityBody = typeof TurnActivityBody.Type;
 
-export type TurnActivity = TurnActivityBody & {
-  readonly sessionId: string;
-  readonly turnId: string;
-  readonly seq: number;
-  /** epoch ms */
-  readonly at: number;
-};
+/** An event as published: the body plus where and when. */
+export const TurnActivity = Schema.extend(
+  TurnActivityBody,
+  Schema.Struct({
+    sessionId: Schema.String,
+    turnId: Schema.String,
+    seq: Schema.Number,
+    /** epoch ms */
+    at: Schema.Number,
+  }),
+);
+export type TurnActivity = typeof TurnActivity.Type;

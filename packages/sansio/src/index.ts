@@ -9,10 +9,7 @@ export {
   accumulate,
   ResponseAccumulator,
 } from "./accumulate.ts";
-export type {
-  TurnActivity,
-  TurnActivityBody,
-} from "./activity.ts";
+export { ACTIVITY_VERSION, TurnActivity, TurnActivityBody } from "./activity.ts";
 export {
   abortWait,
   callOf,
