@@ -69,7 +69,7 @@ export function createLash(options: LashOptions): Lash {
   const session = (id: string): LashSession => ({
     id,
     turn(input, turnOptions = {}) {
-      const buffer: TurnActivity[] = [];
+      let buffer: TurnActivity[] = [];
       let wake: (() => void) | undefined;
       let finished = false;
       let cancel: (() => void) | undefined;
@@ -104,7 +104,12 @@ export function createLash(options: LashOptions): Lash {
         },
         async *[Symbol.asyncIterator]() {
           for (;;) {
-            while (buffer.length) yield buffer.shift()!;
+            // taken a batch at a time: shift() per event moved the whole backlog each time
+            while (buffer.length) {
+              const batch = buffer;
+              buffer = [];
+              yield* batch;
+            }
             if (finished) return;
             await new Promise<void>((resolve) => {
               wake = resolve;
