@@ -52,7 +52,7 @@ export interface DispatchContext {
 }
 
 export interface BatchResult {
-  readonly results: CompletedToolCall[];
+  readonly results: readonly CompletedToolCall[];
   readonly cancelled: boolean;
   /** Model usage the calls reported (subagents, sub-queries), for the ledger. */
   readonly usage: readonly ToolUsage[];

@@ -198,15 +198,23 @@ export class Journal {
 
   /**
    * `once` for an effect with no consequence outside the process: its record waits for the
-   * turn's next write (see `deferred`). JSON values only.
+   * turn's next write (see `deferred`). JSON values only, written as they are; `schema` checks
+   * a recorded outcome on replay (one that does not fit is a `StoreError` naming the key) —
+   * decoding only on replay keeps the schema off the per-step path.
    */
   onceDeferred<A, E, R>(
     ids: { readonly sessionId: string; readonly turnId: string },
     key: string,
     envelope: unknown,
     effect: Effect.Effect<A, E, R>,
+    // biome-ignore lint/suspicious/noExplicitAny: any encoded form: only decoding is used
+    schema?: Schema.Schema<A, any>,
   ): Effect.Effect<Recorded<A>, E | JournalMismatch | StoreError, R> {
-    return this.run(ids, key, envelope, effect, true);
+    if (!schema) return this.run(ids, key, envelope, effect, true);
+    const decode = Schema.decodeUnknownEither(schema);
+    const replayed = (u: unknown): A =>
+      Either.getOrThrowWith(decode(u), (e) => unfit(key, "recorded outcome", e));
+    return this.run(ids, key, envelope, effect, true, (a: A) => a, replayed);
   }
 
   private run<A, E, R>(
@@ -224,7 +232,20 @@ export class Journal {
     if (Schema.isSchema(encodeOrSchema)) codec = codecOf(encodeOrSchema as Schema.Schema<A, unknown>, key);
     else {
       const encode = (encodeOrSchema as ((a: A) => unknown) | undefined) ?? ((a: A) => a);
-      codec = { encode: (a) => Effect.sync(() => encode(a)), decode: (u) => Effect.sync(() => decode(u)) };
+      codec = {
+        encode: (a) => Effect.sync(() => encode(a)),
+        // a decoder may throw a StoreError (a recorded outcome that does not fit): a typed failure
+        decode: (u) =>
+          Effect.try({
+            try: () => decode(u),
+            catch: (e) =>
+              e instanceof StoreError
+                ? e
+                : new StoreError({
+                    message: `journal entry ${key}: ${e instanceof Error ? e.message : String(e)}`,
+                  }),
+          }),
+      };
     }
     const hash = Journal.hash(envelope);
     return Effect.gen(this, function* () {

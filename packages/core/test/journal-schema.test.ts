@@ -74,3 +74,53 @@ describe("Journal.once with a schema", () => {
       }),
   );
 });
+
+describe("Journal.onceDeferred", () => {
+  it.scoped(
+    "waits for the next write, writes its records in one go, and checks a replayed outcome against its schema",
+    () =>
+      Effect.gen(function* () {
+        const filename = yield* tempDb;
+        const store = yield* makeSqliteStore({ filename });
+        yield* store.createSession(session("s1"));
+        const journal = new Journal(store);
+        const Answer = Schema.Struct({ n: Schema.Number });
+        const a = yield* journal.onceDeferred(ids, "s1:t1:0:a:1", { q: 1 }, Effect.succeed({ n: 1 }), Answer);
+        expect(a.replayed).toBe(false);
+        // nothing on disk yet: the record waits for the turn's next write
+        expect(yield* store.journalGet("s1:t1:0:a:1")).toBeUndefined();
+        yield* journal.record(ids, "s1:t1:0:tool:2", "h", "started");
+        expect((yield* store.journalGet("s1:t1:0:a:1"))?.status).toBe("completed");
+        expect((yield* store.journalGet("s1:t1:0:tool:2"))?.status).toBe("started");
+
+        // replay in another journal (a new process): the recorded value comes back, nothing runs
+        const again = new Journal(store);
+        const replayed = yield* again.onceDeferred(ids, "s1:t1:0:a:1", { q: 1 }, Effect.die("ran"), Answer);
+        expect(replayed).toEqual({ value: { n: 1 }, replayed: true });
+
+        // an outcome that does not fit the schema is a StoreError naming the entry
+        yield* withRaw(
+          filename,
+          (sql) => sql`UPDATE journal SET outcome_json = '{"n":"one"}' WHERE key = 's1:t1:0:a:1'`,
+        );
+        const bad = yield* Effect.exit(
+          again.onceDeferred(ids, "s1:t1:0:a:1", { q: 1 }, Effect.die("ran"), Answer),
+        );
+        expect(Exit.isFailure(bad)).toBe(true);
+        if (Exit.isFailure(bad)) {
+          const text = JSON.stringify(bad.cause);
+          expect(text).toContain("StoreError");
+          expect(text).toContain("s1:t1:0:a:1");
+        }
+
+        // a flush writes what waits; discard drops it (the turn committed)
+        yield* journal.onceDeferred(ids, "s1:t1:1:a:3", { q: 2 }, Effect.succeed({ n: 3 }), Answer);
+        journal.discard("t1");
+        yield* journal.flush("t1");
+        expect(yield* store.journalGet("s1:t1:1:a:3")).toBeUndefined();
+        yield* journal.onceDeferred(ids, "s1:t1:1:a:4", { q: 3 }, Effect.succeed({ n: 4 }), Answer);
+        yield* journal.flush("t1");
+        expect((yield* store.journalGet("s1:t1:1:a:4"))?.outcome).toEqual({ n: 4 });
+      }),
+  );
+});

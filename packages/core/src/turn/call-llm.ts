@@ -4,7 +4,7 @@ import {
   costOf,
   type LlmEvent,
   type LlmRequest,
-  type LlmResult,
+  LlmResult,
   llmErrorInfo,
   ResponseAccumulator,
   sha256Hex,
@@ -111,7 +111,7 @@ export const callLlm = step("lash.turn.callLlm")(function* (scope: TurnScope, ef
   // what the model is told must be on disk before it is asked: the step's waiting records go first
   const call = Effect.zipRight(journal.flush(scope.turnId), callModel(scope, request));
   const r = yield* journal
-    .onceDeferred(scope.ids, scope.keyOf(effect), envelope, call)
+    .onceDeferred(scope.ids, scope.keyOf(effect), envelope, call, LlmResult)
     .pipe(Effect.mapError(scope.failTurn));
   const t1 = yield* Clock.currentTimeMillis;
   if (r.replayed && r.value.ok) {

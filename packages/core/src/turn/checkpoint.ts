@@ -1,5 +1,5 @@
-import type { Message, TurnEffect } from "@lash/sansio";
-import { Effect } from "effect";
+import { Message, type TurnEffect } from "@lash/sansio";
+import { Effect, Schema } from "effect";
 import { step, type TurnScope } from "./scope.ts";
 
 type Checkpoint = Extract<TurnEffect, { kind: "checkpoint" }>;
@@ -27,7 +27,7 @@ export const checkpoint = step("lash.turn.checkpoint")(function* (scope: TurnSco
     return out;
   });
   const r = yield* scope.rt.journal
-    .onceDeferred(scope.ids, scope.keyOf(effect), envelope, collect)
+    .onceDeferred(scope.ids, scope.keyOf(effect), envelope, collect, Schema.Array(Message))
     .pipe(Effect.mapError(scope.failTurn));
   return { kind: "checkpointDelivered", effectId: effect.effectId, messages: r.value } as const;
 });

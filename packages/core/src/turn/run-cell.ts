@@ -1,9 +1,9 @@
 import {
   callOf,
   costOf,
-  type ExecResult,
+  ExecResult,
   type LlmRequest,
-  type LlmResult,
+  LlmResult,
   llmErrorInfo,
   ResponseAccumulator,
   type TurnEffect,
@@ -42,7 +42,7 @@ const complete =
       // what the model is told must be on disk before it is asked: the waiting records go first
       const call = Effect.zipRight(scope.rt.journal.flush(scope.turnId), run);
       const r = yield* scope.rt.journal
-        .onceDeferred(scope.ids, `${key}:${label}`, full, call)
+        .onceDeferred(scope.ids, `${key}:${label}`, full, call, LlmResult)
         .pipe(Effect.mapError(scope.failTurn));
       if (r.value.ok && Object.keys(r.value.response.usage).length > 0) {
         const c = costOf(r.value.response.usage, scope.rt.catalog.info(model)?.pricing);
@@ -98,7 +98,7 @@ export const runCell = step("lash.turn.runCell")(function* (scope: TurnScope, ef
         error: `no executor for ${effect.language} cells in this runtime`,
       });
   const r = yield* scope.rt.journal
-    .onceDeferred(scope.ids, key, envelope, run)
+    .onceDeferred(scope.ids, key, envelope, run, ExecResult)
     .pipe(Effect.mapError((e) => (e instanceof TurnError ? e : scope.failTurn(e))));
   if (r.replayed && executor?.replayed)
     yield* Effect.ignore(executor.replayed(execCtx, effect.language, effect.code, r.value));

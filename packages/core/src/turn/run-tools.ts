@@ -1,10 +1,24 @@
-import type { CompletedToolCall, PendingToolCall, TurnEffect } from "@lash/sansio";
-import { Effect } from "effect";
+import { CompletedToolCall, type PendingToolCall, type TurnEffect, Usage } from "@lash/sansio";
+import { Effect, Schema } from "effect";
 import { type BatchResult, runToolBatch } from "../dispatch.ts";
 import type { TurnError } from "../runtime-api.ts";
 import { step, type TurnScope } from "./scope.ts";
 
 type RunTools = Extract<TurnEffect, { kind: "runTools" }>;
+
+/** What a batch records: checked against this on replay. */
+const Batch = Schema.Struct({
+  results: Schema.Array(CompletedToolCall),
+  cancelled: Schema.Boolean,
+  usage: Schema.Array(
+    Schema.Struct({
+      source: Schema.String,
+      model: Schema.String,
+      usage: Usage,
+      costUsd: Schema.optional(Schema.Number),
+    }),
+  ),
+});
 
 /**
  * The one way a turn runs tool calls — the model's (standard mode) and a code cell's
@@ -37,7 +51,7 @@ export const dispatchTools = (
   );
   const batch = hooked ? Effect.zipRight(scope.rt.journal.flush(scope.turnId), batch0) : batch0;
   // each attempt's own records are written as it starts and ends; the batch's is bookkeeping
-  return scope.rt.journal.onceDeferred(scope.ids, batchKey, envelope, batch).pipe(
+  return scope.rt.journal.onceDeferred(scope.ids, batchKey, envelope, batch, Batch).pipe(
     Effect.mapError(scope.failTurn),
     Effect.tap((r) => {
       scope.extraUsage.push(...r.value.usage);

@@ -1,9 +1,12 @@
-import type { ToolSpec, TurnEffect } from "@lash/sansio";
-import { Effect } from "effect";
+import { ToolSpec, type TurnEffect } from "@lash/sansio";
+import { Effect, Schema } from "effect";
 import { type ToolDefinition, toolSpec } from "../tool.ts";
 import { step, type TurnScope } from "./scope.ts";
 
 type SyncEnvironment = Extract<TurnEffect, { kind: "syncEnvironment" }>;
+
+/** What the step records: checked against this on replay. */
+const Environment = Schema.Struct({ tools: Schema.Array(ToolSpec), system: Schema.optional(Schema.String) });
 
 const specs = new WeakMap<ReadonlyMap<string, ToolDefinition>, readonly ToolSpec[]>();
 
@@ -38,6 +41,7 @@ export const syncEnvironment = step("lash.turn.syncEnvironment")(function* (
           ...(system !== undefined ? { system } : {}),
         };
       }),
+      Environment,
     )
     .pipe(Effect.mapError(scope.failTurn));
   return { kind: "environmentSynced", effectId: effect.effectId, ...r.value } as const;
