@@ -89,6 +89,9 @@ const RateLimitsConfig = Schema.Struct({
   openai: opt(RateLimitSettings),
   "openai-compatible": opt(RateLimitSettings),
   google: opt(RateLimitSettings),
+  codex: opt(RateLimitSettings),
+  bedrock: opt(RateLimitSettings),
+  "vertex-anthropic": opt(RateLimitSettings),
 });
 
 const ProvidersConfig = Schema.Struct({

@@ -114,7 +114,7 @@ Config keys (unknown keys are an error)
   trace.otlp { endpoint?, headers?, serviceName? } (OpenTelemetry export; OTEL_* variables win),
   requestTimeoutMs (idle timeout of a model request, default 120000),
   requestDeadlineMs (total time of one model call with its retries, default 600000),
-  rateLimits { anthropic|openai|openai-compatible|google: { rpm?, tpm? } } (client-side limits per
+  rateLimits { anthropic|openai|openai-compatible|google|codex|bedrock|vertex-anthropic: { rpm?, tpm? } } (client-side limits per
     provider key, shared by every session; without them they are learned from rate-limit headers),
   redaction { keys? [secret strings, 8+ chars], env? [variable names] } (replaced by
     [REDACTED:<name>] in tool output; the variables are also kept from tools),

@@ -91,7 +91,13 @@ export async function runLogin(argv: readonly string[], io: MainIO): Promise<num
       tokens = await p.completeDeviceCode(config, device, { signal: controller.signal });
     } else {
       const portEnv = io.env.LASH_CODEX_CALLBACK_PORT?.trim();
-      const login = await p.loginWithBrowser(config, portEnv ? { ports: [Number(portEnv)] } : {});
+      const port = portEnv ? Number(portEnv) : undefined;
+      if (port !== undefined && !(Number.isInteger(port) && port > 0 && port < 65536))
+        throw new CliError(
+          `LASH_CODEX_CALLBACK_PORT=${JSON.stringify(portEnv)} is not a port: set it to a number from 1 to 65535, or unset it to use 1455`,
+          ExitCode.usage,
+        );
+      const login = await p.loginWithBrowser(config, port !== undefined ? { ports: [port] } : {});
       controller.signal.addEventListener("abort", () => login.cancel(), { once: true });
       const opened = !values["no-browser"] && openBrowser(login.url);
       io.stdout.write(

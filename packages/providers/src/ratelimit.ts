@@ -1,5 +1,5 @@
-import type { LlmCall, LlmError, LlmEvent, LlmProvider, LlmRequest } from "@lash/sansio";
-import { abortWait, callOf, sha256Hex, streamOfCall } from "@lash/sansio";
+import type { LlmCall, LlmEvent, LlmProvider, LlmRequest } from "@lash/sansio";
+import { abortWait, callOf, LlmError, sha256Hex, streamOfCall } from "@lash/sansio";
 import { Clock, Context, Duration, Effect, Option, type Stream } from "effect";
 import { formatMs } from "./errors.ts";
 
@@ -406,7 +406,24 @@ export function withRateLimit(provider: LlmProvider, limiter: KeyLimiter): LlmPr
           limiter.observe(clock.unsafeCurrentTimeMillis(), status, headers, after, sentAt);
         };
         const signal = options.signal;
-        const wait = (e: Effect.Effect<void>) => (signal ? Effect.raceFirst(e, abortWait(signal)) : e);
+        const deadlineAt = options.deadlineAt;
+        const tooLate = () =>
+          new LlmError({
+            kind: "timeout",
+            message: `${provider.name}: the client-side rate limit (${limiter.describe()}) would hold this model call past its deadline — raise it with lash --request-deadline or config requestDeadlineMs, or raise the limit (config rateLimits)`,
+            provider: provider.name,
+            retryable: false,
+          });
+        /** A wait that ends early on the caller's cancel, and fails at the call's deadline. */
+        const wait = (e: Effect.Effect<void>): Effect.Effect<void, LlmError> => {
+          const cancellable = signal ? Effect.raceFirst(e, abortWait(signal)) : e;
+          if (deadlineAt === undefined) return cancellable;
+          const left = deadlineAt - clock.unsafeCurrentTimeMillis();
+          return Effect.raceFirst(
+            cancellable,
+            Effect.zipRight(Effect.sleep(Duration.millis(Math.max(0, left))), Effect.fail(tooLate())),
+          );
+        };
         const admitted = Effect.gen(function* () {
           // 1. reserve (or wait for the first answer and ask again), 2. say how long, 3. sleep, 4. send;
           // after a hold, a further wait is announced only when it is real
@@ -422,6 +439,9 @@ export function withRateLimit(provider: LlmProvider, limiter: KeyLimiter): LlmPr
               continue;
             }
             if (r.waitMs > 0) {
+              // a wait that would end past the deadline is not started
+              if (deadlineAt !== undefined && clock.unsafeCurrentTimeMillis() + r.waitMs >= deadlineAt)
+                return yield* Effect.fail(tooLate());
               onEvent(notice(r.waitMs));
               yield* wait(Effect.sleep(Duration.millis(r.waitMs)));
               if (signal?.aborted) return;

@@ -6,9 +6,9 @@
 import { describe, expect, it } from "@effect/vitest";
 import type { LlmEvent } from "@lash/sansio";
 import { accumulate } from "@lash/sansio";
-import { Effect, Fiber, Option, Stream, TestClock } from "effect";
+import { Effect, Either, Fiber, Option, Stream, TestClock } from "effect";
 import { afterAll, beforeAll } from "vitest";
-import { createProvider, KeyLimiter, RATE_LIMIT_WAIT, withRateLimit } from "../src/index.ts";
+import { createProvider, KeyLimiter, RATE_LIMIT_WAIT, withRateLimit, withRetry } from "../src/index.ts";
 import { parseReset, readRateHeaders } from "../src/ratelimit.ts";
 import type { MockLlmServer } from "../src/testing/index.ts";
 import { mockProviderOptions, ScriptedProvider, startMockServer } from "../src/testing/index.ts";
@@ -79,6 +79,23 @@ describe("limits from config (TestClock)", () => {
       yield* Fiber.join(fiber);
       expect(scripted.requests).toHaveLength(3);
       expect(accumulate(events).stopReason).toBe("stop");
+    }),
+  );
+
+  it.effect("a limiter wait that would end past the call's deadline fails at once, naming the fix", () =>
+    Effect.gen(function* () {
+      const limiter = new KeyLimiter();
+      limiter.configure({ rpm: 1 }, 0);
+      const scripted = new ScriptedProvider(() => ({ text: "ok" }));
+      const p = withRetry(withRateLimit(scripted, limiter), { deadlineMs: 500 });
+      yield* Stream.runCollect(p.stream(req));
+      // the second request would wait ~60 s for its slot: beyond the 500 ms deadline
+      const r = yield* Effect.either(Stream.runCollect(p.stream(req)));
+      expect(Either.isLeft(r)).toBe(true);
+      const err = Either.getLeft(r).pipe(Option.getOrUndefined);
+      expect(err?.kind).toBe("timeout");
+      expect(err?.message).toContain("--request-deadline");
+      expect(scripted.requests).toHaveLength(1);
     }),
   );
 

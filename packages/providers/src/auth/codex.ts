@@ -146,6 +146,11 @@ async function post(
       ...(signal ? { signal } : {}),
     });
   } catch (e) {
+    if (signal?.aborted && (signal.reason as Error | undefined)?.name === "TimeoutError")
+      throw new CodexAuthError({
+        reason: "network",
+        message: `no answer from ${new URL(url).origin} in time: check the network${url.startsWith(CODEX_ISSUER) ? "" : " and LASH_CODEX_AUTH_URL"}, then try again`,
+      });
     if (signal?.aborted) throw new CodexAuthError({ reason: "cancelled", message: "sign-in cancelled" });
     const cause = (e as { cause?: { code?: string; message?: string } }).cause;
     throw new CodexAuthError({
@@ -222,6 +227,8 @@ export async function refreshCodexTokens(
       scope: "openid profile email",
     },
     "json",
+    // a hung authorization server must not hold every later request waiting on this refresh
+    AbortSignal.timeout(30_000),
   );
   if (res.status >= 200 && res.status < 300) return tokensFrom(res.json, now, tokens);
   const err = oauthError(res.json, res.text);
@@ -447,7 +454,8 @@ export async function requestDeviceCode(config: CodexAuthConfig, signal?: AbortS
     verificationUrl: `${config.issuer}/codex/device`,
     userCode,
     deviceAuthId: j.device_auth_id,
-    interval: Number.isFinite(interval) && interval >= 0 ? interval : 5,
+    // at least a second between polls (0 or nonsense from the server would be a tight loop)
+    interval: Number.isFinite(interval) && interval >= 1 ? interval : 5,
   };
 }
 
@@ -495,18 +503,20 @@ export async function completeDeviceCode(
     if (Date.now() - started >= maxWait)
       throw new CodexAuthError({
         reason: "cancelled",
-        message: "the device code expired (15 minutes): run `lash login codex --device-code` again",
+        message: `the device code expired (after ${Math.round(maxWait / 60_000)} minutes): run \`lash login codex --device-code\` again`,
       });
     await new Promise<void>((resolve, reject) => {
-      const t = setTimeout(resolve, device.interval * 1000);
-      options.signal?.addEventListener(
-        "abort",
-        () => {
-          clearTimeout(t);
-          reject(new CodexAuthError({ reason: "cancelled", message: "sign-in cancelled" }));
-        },
-        { once: true },
-      );
+      const signal = options.signal;
+      const onAbort = () => {
+        clearTimeout(t);
+        reject(new CodexAuthError({ reason: "cancelled", message: "sign-in cancelled" }));
+      };
+      // the listener goes with its timer: one per poll would pile up over a long wait
+      const t = setTimeout(() => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      }, device.interval * 1000);
+      signal?.addEventListener("abort", onAbort, { once: true });
     });
   }
 }

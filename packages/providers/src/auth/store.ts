@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import {
   closeSync,
   existsSync,
+  fsyncSync,
   mkdirSync,
   openSync,
   readFileSync,
@@ -55,10 +56,9 @@ export function readAuthFile(path: string): AuthFile {
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
       throw new Error("not an object");
     return parsed as AuthFile;
-  } catch (e) {
-    throw new Error(
-      `${path} is not valid JSON (${(e as Error).message}): delete it and sign in again (\`lash login codex\`)`,
-    );
+  } catch {
+    // JSON.parse's message can quote a piece of the file (a token): say where, never what
+    throw new Error(`${path} is not valid JSON: delete it and sign in again (\`lash login codex\`)`);
   }
 }
 
@@ -69,6 +69,8 @@ export function writeAuthFile(path: string, content: AuthFile): void {
   const fd = openSync(tmp, "wx", 0o600);
   try {
     writeSync(fd, `${JSON.stringify(content, null, 2)}\n`);
+    // on disk before the rename: a crash must not leave an empty sign-in file
+    fsyncSync(fd);
   } finally {
     closeSync(fd);
   }

@@ -65,9 +65,17 @@ export function fileCodexTokens(
       const onDisk = load();
       // another process (or an earlier refresh here) already replaced the stale token
       if (onDisk.accessToken !== stale && !expiring(onDisk)) return onDisk;
-      const fresh = await refreshCodexTokens(config, onDisk, now());
-      writeCodexTokens(authFile, fresh);
-      return fresh;
+      try {
+        const fresh = await refreshCodexTokens(config, onDisk, now());
+        writeCodexTokens(authFile, fresh);
+        return fresh;
+      } catch (e) {
+        // another process refreshed with the same (now rotated) refresh token first: its
+        // tokens are in the file, and the refusal we got is not a reason to sign in again
+        const again = load();
+        if (again.refreshToken !== onDisk.refreshToken && !expiring(again)) return again;
+        throw e;
+      }
     })().finally(() => inflight.delete(authFile));
     inflight.set(authFile, p);
     return p;
