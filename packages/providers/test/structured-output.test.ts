@@ -2,10 +2,14 @@
 // (asserted on the mock wire server's request log), strict mode only where OpenAI's rules
 // allow it, the forced-tool fallback on older Claude models, and the output check: a reply
 // that does not match is retried once with the validation problems, then fails typed.
+// Every provider: Codex (the Responses field through the ChatGPT backend), and Claude on
+// Bedrock and Vertex (through their SDKs' own framing), where the platform decides between
+// `output_config.format` and the forced tool.
 import type { LlmEvent, LlmRequest } from "@lash/sansio";
 import { accumulate } from "@lash/sansio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { anthropicParams, googleParams } from "../src/adapters/index.ts";
+import type { ProviderKind } from "../src/index.ts";
 import { createProvider, outputFormat, strictProblems, unknownModelInfo } from "../src/index.ts";
 import type { MockLlmServer } from "../src/testing/index.ts";
 import { mockProviderOptions, startMockServer } from "../src/testing/index.ts";
@@ -31,11 +35,7 @@ const ask = (model: string, output: LlmRequest["output"], tools = false): LlmReq
 });
 
 const providerFor = (model: string) => {
-  const vendor = model.slice(0, model.indexOf("/")) as
-    | "anthropic"
-    | "openai"
-    | "openai-compatible"
-    | "google";
+  const vendor = model.slice(0, model.indexOf("/")) as ProviderKind;
   return createProvider(model, { ...mockProviderOptions(server, vendor), retry: { jitter: 0 } });
 };
 
@@ -48,6 +48,19 @@ async function exchange(model: string, req: LlmRequest) {
 }
 
 const good = JSON.stringify({ answer: "fine", score: 7 });
+
+const CODEX = "codex/gpt-5-codex";
+/** A Bedrock model Anthropic lists with structured outputs on Bedrock, and an older one. */
+const BEDROCK = "bedrock/us.anthropic.claude-haiku-4-5-20251001-v1:0";
+const BEDROCK_OLD = "bedrock/anthropic.claude-3-5-haiku-20241022-v1:0";
+const VERTEX = "vertex-anthropic/claude-haiku-4-5@20251001";
+
+/** The forced output tool as the anthropic adapter sends it (older models, Vertex). */
+const forcedTool = (body: Record<string, unknown> | undefined) => {
+  expect(body?.output_config).toBeUndefined();
+  expect(body?.tool_choice).toEqual({ type: "tool", name: "output" });
+  expect(body?.tools).toEqual([expect.objectContaining({ name: "output", input_schema: answerSchema })]);
+};
 
 describe("the request carries the schema in each vendor's field", () => {
   it("OpenAI Responses: text.format json_schema, strict when the schema allows", async () => {
@@ -135,6 +148,52 @@ describe("the request carries the schema in each vendor's field", () => {
     expect(JSON.stringify(bodies[0]?.systemInstruction)).toContain("matching this JSON Schema");
   });
 
+  it("Codex: the Responses text.format json_schema reaches the ChatGPT backend", async () => {
+    server.enqueue({ text: good });
+    const before = server.requests.length;
+    const { bodies, error } = await exchange(CODEX, ask(CODEX, { schema: answerSchema, name: "rating" }));
+    expect(error).toBeUndefined();
+    expect(server.requests[before]?.path).toBe("/backend-api/codex/responses");
+    expect(bodies[0]?.text).toEqual({
+      format: { type: "json_schema", name: "rating", schema: answerSchema, strict: true },
+    });
+    expect(bodies[0]?.store).toBe(false); // still the backend's shape
+  });
+
+  it("Bedrock (a model listed with structured outputs on Bedrock): output_config.format in the invoke body", async () => {
+    server.enqueue({ text: good });
+    const before = server.requests.length;
+    const { bodies, error, events } = await exchange(BEDROCK, ask(BEDROCK, { schema: answerSchema }));
+    expect(error).toBeUndefined();
+    expect(server.requests[before]?.platform).toBe("bedrock");
+    const format = (bodies[0]?.output_config as { format?: Record<string, unknown> } | undefined)?.format;
+    expect(format?.type).toBe("json_schema");
+    expect(format?.schema).toMatchObject({ required: ["answer", "score"], additionalProperties: false });
+    expect(bodies[0]?.tools).toBeUndefined();
+    expect(typeof bodies[0]?.anthropic_version).toBe("string");
+    expect(accumulate(events).parts).toEqual([{ type: "text", text: good }]);
+  });
+
+  it("Bedrock (older model id with the anthropic. prefix and -v1:0 suffix): the forced tool, read back as text", async () => {
+    server.enqueue({ toolCalls: [{ name: "output", arguments: { answer: "fine", score: 7 } }] });
+    const { bodies, error, events } = await exchange(BEDROCK_OLD, ask(BEDROCK_OLD, { schema: answerSchema }));
+    expect(error).toBeUndefined();
+    forcedTool(bodies[0]);
+    const response = accumulate(events);
+    expect(response.stopReason).toBe("stop");
+    expect(response.parts).toEqual([{ type: "text", text: good }]);
+  });
+
+  it("Vertex (structured outputs off unless an organization policy allows them): the forced tool, even on Haiku 4.5", async () => {
+    server.enqueue({ toolCalls: [{ name: "output", arguments: { answer: "fine", score: 7 } }] });
+    const before = server.requests.length;
+    const { bodies, error, events } = await exchange(VERTEX, ask(VERTEX, { schema: answerSchema }));
+    expect(error).toBeUndefined();
+    expect(server.requests[before]?.platform).toBe("vertex");
+    forcedTool(bodies[0]);
+    expect(accumulate(events).parts).toEqual([{ type: "text", text: good }]);
+  });
+
   it("the record shorthand becomes a JSON Schema; a non-object root is wrapped as { value }", () => {
     const short = outputFormat(
       ask("openai/gpt-5", { schema: { answer: "str", tags: "list[str]", note: "str?" } }),
@@ -200,6 +259,20 @@ describe("fallbacks and combinations (request builders)", () => {
     expect(clash.tools?.map((t) => (t as { name: string }).name)).toEqual(["read_file", "read_file_result"]);
   });
 
+  it("the platform decides: Bedrock only for the models listed there (not Opus 4.7), Vertex never", () => {
+    const field = (id: string, platform: "anthropic" | "bedrock" | "vertex") => {
+      const p = anthropicParams(ask(id, { schema: answerSchema }), cfg(id), platform);
+      return p.output_config ? "output_config" : p.tool_choice ? "forced tool" : "neither";
+    };
+    expect(field("bedrock/eu.anthropic.claude-sonnet-4-5-20250929-v1:0", "bedrock")).toBe("output_config");
+    expect(field("bedrock/global.anthropic.claude-opus-4-6-v1", "bedrock")).toBe("output_config");
+    expect(field("bedrock/us.anthropic.claude-opus-4-7", "bedrock")).toBe("forced tool");
+    expect(field("bedrock/anthropic.claude-sonnet-4-20250514-v1:0", "bedrock")).toBe("forced tool");
+    expect(field("vertex-anthropic/claude-opus-4-6", "vertex")).toBe("forced tool");
+    // Anthropic's own API: every model from Sonnet 4.5 / Opus 4.1 on
+    expect(field("anthropic/claude-opus-4-7", "anthropic")).toBe("output_config");
+  });
+
   it("Gemini 3 takes the response schema together with function declarations", () => {
     const p = googleParams(
       ask("google/gemini-3-pro-preview", { schema: answerSchema }, true),
@@ -219,23 +292,36 @@ describe("fallbacks and combinations (request builders)", () => {
 });
 
 describe("a reply that does not match is retried once with the validation problems, then fails typed", () => {
-  const models = [
-    "openai/gpt-4.1",
-    "openai-compatible/qwen3",
-    "anthropic/claude-haiku-4-5",
-    "google/gemini-2.5-flash",
+  /** How a model gives its answer: as text, or as the forced output tool's input (its arguments). */
+  type Via = "text" | "tool";
+  const models: [string, Via][] = [
+    ["openai/gpt-4.1", "text"],
+    ["openai-compatible/qwen3", "text"],
+    ["anthropic/claude-haiku-4-5", "text"],
+    ["google/gemini-2.5-flash", "text"],
+    [CODEX, "text"],
+    [BEDROCK, "text"],
+    [BEDROCK_OLD, "tool"],
+    [VERTEX, "tool"],
   ];
-  const lastUserText = (body: Record<string, unknown>): string => JSON.stringify(body).slice(-600);
+  const reply = (via: Via, answer: string) =>
+    via === "text" ? { text: answer } : { toolCalls: [{ name: "output", arguments: answer }] };
+  /** The end of the conversation (Messages / Chat `messages`, Responses `input`, Gemini `contents`). */
+  const lastUserText = (body: Record<string, unknown>): string =>
+    JSON.stringify(body.messages ?? body.input ?? body.contents).slice(-600);
 
-  for (const model of models) {
+  for (const [model, via] of models) {
     it(`${model}: mismatch → retry with the problem → match`, async () => {
-      server.enqueue({ text: JSON.stringify({ answer: "fine", score: -1 }) }, { text: good });
+      server.enqueue(reply(via, JSON.stringify({ answer: "fine", score: -1 })), reply(via, good));
       const { bodies, events, error } = await exchange(model, ask(model, { schema: answerSchema }));
       expect(error).toBeUndefined();
       expect(bodies).toHaveLength(2);
       // the second request carries the bad reply and the validation message for the model
       expect(lastUserText(bodies[1]!)).toContain("does not match the required output schema");
       expect(lastUserText(bodies[1]!)).toMatch(/\/score: .*0/);
+      // the retry asks in the same way as the first request
+      expect(bodies[1]?.output_config).toEqual(bodies[0]?.output_config);
+      expect(bodies[1]?.tool_choice).toEqual(bodies[0]?.tool_choice);
       const retries = events.filter((e): e is Extract<LlmEvent, { type: "retry" }> => e.type === "retry");
       expect(retries).toEqual([
         expect.objectContaining({ attempt: 2, maxAttempts: 2, reason: "output mismatch" }),
@@ -246,7 +332,7 @@ describe("a reply that does not match is retried once with the validation proble
     });
 
     it(`${model}: two mismatches → outputMismatch, after exactly two requests`, async () => {
-      server.enqueue({ text: "not json at all" }, { text: JSON.stringify({ answer: 3 }) });
+      server.enqueue(reply(via, "not json at all"), reply(via, JSON.stringify({ answer: 3 })));
       const { bodies, error } = await exchange(model, ask(model, { schema: answerSchema }));
       expect(bodies).toHaveLength(2);
       expect(lastUserText(bodies[1]!)).toContain("the reply is not JSON");

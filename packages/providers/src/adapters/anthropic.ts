@@ -134,18 +134,39 @@ function cacheable(b: Block): boolean {
   return b.type !== "thinking" && b.type !== "redacted_thinking";
 }
 
+/** Where the Messages API is served: Anthropic's own API, Amazon Bedrock or Google Vertex AI. */
+export type AnthropicPlatform = "anthropic" | "bedrock" | "vertex";
+
 /**
- * Claude models that take `output_config.format` (structured outputs): every model from
- * Sonnet 4.5 / Opus 4.1 on. Older ones (Claude 3.x, Opus 4, Sonnet 4) get a forced tool instead.
+ * Bedrock model ids (`anthropic.…`, `us.anthropic.…-v1:0`) that take `output_config.format`:
+ * the models Anthropic's docs list as generally available with structured outputs on Bedrock.
+ * Bedrock refuses the field for others ("output_config.format: Extra inputs are not permitted",
+ * seen for Opus 4.7), so unknown and newer ids get the forced tool until they are listed here.
  */
-export function anthropicNativeOutput(model: string): boolean {
+const BEDROCK_NATIVE_OUTPUT = /claude-(?:sonnet-4-5|haiku-4-5|opus-4-5|opus-4-6|sonnet-4-6)(?![0-9])/;
+
+/**
+ * Claude models that take `output_config.format` (structured outputs). On Anthropic's API:
+ * every model from Sonnet 4.5 / Opus 4.1 on; older ones (Claude 3.x, Opus 4, Sonnet 4) get a
+ * forced tool instead. On Bedrock: only the listed models (BEDROCK_NATIVE_OUTPUT). On Vertex:
+ * none — Vertex serves structured outputs for a few models only, and only where an organization
+ * policy (`constraints/vertexai.allowedPartnerModelFeatures`) allows it, off by default; a
+ * request with the field is refused otherwise, so the forced tool, which works everywhere, is used.
+ */
+export function anthropicNativeOutput(model: string, platform: AnthropicPlatform = "anthropic"): boolean {
+  if (platform === "vertex") return false;
+  if (platform === "bedrock") return BEDROCK_NATIVE_OUTPUT.test(model);
   return !/^claude-(?:instant|2|3)|^claude-(?:opus|sonnet)-4(?:-0)?(?:-\d{8})?$/.test(model);
 }
 
 /** The forced tool that carries the answer on models without structured outputs (undefined on the others). */
-export function anthropicOutputTool(request: LlmRequest, model: string): string | undefined {
+export function anthropicOutputTool(
+  request: LlmRequest,
+  model: string,
+  platform: AnthropicPlatform = "anthropic",
+): string | undefined {
   const format = outputFormat(request, PROVIDER);
-  if (!format || anthropicNativeOutput(model)) return undefined;
+  if (!format || anthropicNativeOutput(model, platform)) return undefined;
   let name = format.name;
   while (request.tools.some((t) => t.name === name)) name = `${name}_result`;
   return name;
@@ -161,7 +182,11 @@ function anthropicSchema(schema: { readonly [key: string]: unknown }): { [key: s
 }
 
 /** Builds the Messages API request (exported for the request-shape tests and the benchmark). */
-export function anthropicParams(request: LlmRequest, config: AdapterConfig): MessageCreateParamsStreaming {
+export function anthropicParams(
+  request: LlmRequest,
+  config: AdapterConfig,
+  platform: AnthropicPlatform = "anthropic",
+): MessageCreateParamsStreaming {
   const cache = request.cache;
   let breakpoints = 4;
   const messages = anthropicMessages(request);
@@ -173,7 +198,7 @@ export function anthropicParams(request: LlmRequest, config: AdapterConfig): Mes
     stream: true,
   };
   const format = outputFormat(request, PROVIDER);
-  const outputTool = format ? anthropicOutputTool(request, params.model) : undefined;
+  const outputTool = format ? anthropicOutputTool(request, params.model, platform) : undefined;
   const system =
     format && outputTool !== undefined
       ? [request.system, `When you give your final answer, call the \`${outputTool}\` tool with it.`]
@@ -476,6 +501,8 @@ export interface AnthropicVariant {
   readonly client: { readonly messages: Pick<Anthropic["messages"], "create"> };
   /** What a 401/403 tells the user to do. */
   readonly authHint?: string;
+  /** Decides whether structured output goes in `output_config.format` or a forced tool (anthropicNativeOutput). */
+  readonly platform?: AnthropicPlatform;
 }
 
 /** Anthropic Messages API through `@anthropic-ai/sdk` (raw streaming events, no accumulating helper). */
@@ -485,8 +512,9 @@ export function anthropicProvider(config: AdapterConfig, variant?: AnthropicVari
   return {
     name,
     stream(request) {
-      const params = anthropicParams(request, config);
-      const outputTool = anthropicOutputTool(request, params.model);
+      const platform = variant?.platform ?? "anthropic";
+      const params = anthropicParams(request, config, platform);
+      const outputTool = anthropicOutputTool(request, params.model, platform);
       const ctx: ErrorContext = {
         provider: name,
         ...(variant?.authHint ? { authHint: variant.authHint } : {}),

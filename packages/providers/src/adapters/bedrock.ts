@@ -42,5 +42,10 @@ export function bedrockProvider(config: AdapterConfig, options: BedrockOptions):
         awsSessionToken: aws.sessionToken ?? null,
       })
     : new AnthropicBedrock(common);
-  return anthropicProvider(config, { name: "bedrock", client, authHint: BEDROCK_AUTH_HINT });
+  return anthropicProvider(config, {
+    name: "bedrock",
+    platform: "bedrock",
+    client,
+    authHint: BEDROCK_AUTH_HINT,
+  });
 }

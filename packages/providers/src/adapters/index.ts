@@ -1,6 +1,6 @@
 // The vendor adapters, for hosts that wire them by hand. Importing this loads every
 // vendor SDK; `createProvider` from the package root loads only the one it needs.
-export type { AnthropicVariant } from "./anthropic.ts";
+export type { AnthropicPlatform, AnthropicVariant } from "./anthropic.ts";
 export { anthropicMessages, anthropicParams, anthropicProvider } from "./anthropic.ts";
 export type { BedrockOptions } from "./bedrock.ts";
 export { bedrockProvider } from "./bedrock.ts";

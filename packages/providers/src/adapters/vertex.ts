@@ -38,5 +38,10 @@ export function vertexProvider(config: AdapterConfig, options: VertexOptions): L
     logLevel: "off",
     ...(config.headers ? { defaultHeaders: config.headers } : {}),
   });
-  return anthropicProvider(config, { name: "vertex-anthropic", client, authHint: VERTEX_AUTH_HINT });
+  return anthropicProvider(config, {
+    name: "vertex-anthropic",
+    platform: "vertex",
+    client,
+    authHint: VERTEX_AUTH_HINT,
+  });
 }
