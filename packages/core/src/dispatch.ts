@@ -1,6 +1,6 @@
 import type { CompletedToolCall, PendingToolCall } from "@lash/sansio";
-import { isLiveClock } from "@lash/sansio";
-import { type Clock, Duration, Effect, Fiber, FiberId, Runtime } from "effect";
+import { abortWait, isLiveClock } from "@lash/sansio";
+import { type Clock, Duration, Effect, Exit, Fiber, FiberId, Runtime } from "effect";
 import type { TurnActivityBody } from "./activity.ts";
 import { Journal, type JournalMismatch } from "./journal.ts";
 import { validateJson } from "./jsonschema.ts";
@@ -246,9 +246,10 @@ function supervised<A, E, E2>(
           clearTimeout();
           clearGrace?.();
           o.signal.removeEventListener("abort", onAbort);
-          if (reason === "timeout") resume(Effect.fail(o.onTimeout()));
-          else if (reason === "cancelled") resume(Effect.succeed(CANCELLED));
-          else resume(exit);
+          // a call that finished before the stop took effect keeps its result
+          if (Exit.isSuccess(exit) || reason === undefined) resume(exit);
+          else if (reason === "timeout") resume(Effect.fail(o.onTimeout()));
+          else resume(Effect.succeed(CANCELLED));
         });
         // the batch itself interrupted (the turn stopped): stop the call and wait for it
         return Effect.asVoid(Fiber.interrupt(fiber));
@@ -374,7 +375,10 @@ function execute(
       if (f.retry === "safe" && attempt < maxAttempts) {
         const base = p.tool.retry?.baseDelayMs ?? 200;
         const cap = p.tool.retry?.maxDelayMs ?? 10_000;
-        yield* Effect.sleep(Duration.millis(Math.min(cap, base * 2 ** (attempt - 1))));
+        // the wait before a retry ends with the turn's cancel: the call is then reported cancelled
+        const wait = Effect.sleep(Duration.millis(Math.min(cap, base * 2 ** (attempt - 1))));
+        yield* Effect.raceFirst(wait, abortWait(ctx.signal));
+        if (ctx.signal.aborted) return CANCELLED;
         continue;
       }
       const suffix = f.retry === "safe" && maxAttempts > 1 ? ` (gave up after ${attempt} attempts)` : "";

@@ -138,8 +138,10 @@ export class Journal {
       }
       if (!waiting) return store.journalPut(entry);
       this.deferred.delete(ids.turnId);
-      waiting.push(entry);
-      return this.write(store, waiting);
+      return this.write(store, [...waiting, entry]).pipe(
+        // not written: the waiting records wait again (a later flush retries them)
+        Effect.tapError(() => Effect.sync(() => this.requeue(ids.turnId, waiting))),
+      );
     });
   }
 
@@ -149,7 +151,14 @@ export class Journal {
     const waiting = this.deferred.get(turnId);
     if (!store || !waiting) return Effect.void;
     this.deferred.delete(turnId);
-    return this.write(store, waiting);
+    return this.write(store, waiting).pipe(
+      Effect.tapError(() => Effect.sync(() => this.requeue(turnId, waiting))),
+    );
+  }
+
+  private requeue(turnId: string, entries: readonly JournalEntry[]): void {
+    const later = this.deferred.get(turnId) ?? [];
+    this.deferred.set(turnId, [...entries, ...later]);
   }
 
   /** Drop the turn's deferred records: it committed, and the commit deletes its journal. */

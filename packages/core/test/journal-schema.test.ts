@@ -61,6 +61,8 @@ describe("Journal.once with a schema", () => {
         );
         const exit = yield* Effect.exit(journal.once(ids, "s1:t1:0:llm:1", { ask: 1 }, call, Reply));
         expect(Exit.isFailure(exit)).toBe(true);
+        // a typed failure, not a defect
+        expect(Exit.isFailure(exit) && exit.cause._tag).toBe("Fail");
         if (Exit.isFailure(exit) && exit.cause._tag === "Fail") {
           expect(exit.cause.error._tag).toBe("StoreError");
           expect(exit.cause.error.message).toMatch(

@@ -310,6 +310,50 @@ describe("tool dispatch", () => {
     },
   );
 
+  it.live(
+    "cancelling while a failed call waits to be retried: it is not retried, the turn stops at once",
+    () => {
+      let calls = 0;
+      const failed = Deferred.unsafeMake<void>(undefined as never);
+      const busy: ToolDefinition = {
+        name: "busy",
+        description: "fails, retry later",
+        inputSchema: { type: "object" },
+        // a minute before the retry: the test would time out if the wait ignored the cancel
+        retry: { maxAttempts: 3, baseDelayMs: 60_000, maxDelayMs: 60_000 },
+        execute: () =>
+          Effect.suspend(() => {
+            calls++;
+            return Effect.zipRight(
+              Deferred.succeed(failed, undefined),
+              Effect.fail(new ToolFailure({ class: "external", message: "upstream busy", retry: "safe" })),
+            );
+          }),
+      };
+      const provider = scriptedProvider([
+        callTools({ id: "b", name: "busy", args: {} }),
+        say("never reached"),
+      ]);
+      return withRuntime(
+        provider,
+        (rt) =>
+          Effect.gen(function* () {
+            const s = yield* rt.createSession({ model: "test/model" });
+            const handle = yield* rt.startTurn(s.id, { text: "go" });
+            yield* Deferred.await(failed);
+            yield* handle.cancel;
+            const r = yield* handle.result;
+            expect(r.outcome).toMatchObject({ type: "stopped", reason: "cancelled" });
+            expect(calls).toBe(1);
+            expect(provider.requests).toHaveLength(1);
+            const view = yield* rt.readView(s.id);
+            expect(JSON.stringify(view.at(-1)!.parts)).toContain("Cancelled");
+          }),
+        { plugins: [toolsPlugin(busy)] },
+      );
+    },
+  );
+
   it.effect(
     "the output budget cuts from the end (head kept) and, for tail tools, from the start; the graph keeps the full text",
     () => {

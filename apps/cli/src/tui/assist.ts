@@ -3,7 +3,7 @@
 // search, and turning `@path` mentions into what the model receives. Pure
 // except the file index (reads the workspace) and `resolveMentions` (reads files).
 import { existsSync, statSync } from "node:fs";
-import { readFile, stat } from "node:fs/promises";
+import { open, stat } from "node:fs/promises";
 import { isAbsolute, relative, resolve } from "node:path";
 import type { AttachmentPart, Part } from "@lash/sansio";
 import { imageMediaType, isBinary, Workspace, walkFiles } from "@lash/tools";
@@ -251,6 +251,18 @@ export interface Resolved {
 
 const MENTION = /(^|\s)@([^\s]+)/g;
 
+/** The first `max` bytes of a file (all of it when it is smaller). */
+async function readHead(path: string, max: number): Promise<Buffer> {
+  const handle = await open(path, "r");
+  try {
+    const buffer = Buffer.alloc(max);
+    const { bytesRead } = await handle.read(buffer, 0, max, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
 /**
  * Attach every `@path` of the prompt that names a file of the workspace: a text
  * file's content follows the prompt in a `<file>` block; an image (png, jpeg,
@@ -274,7 +286,10 @@ export async function resolveMentions(
     seen.add(abs);
     const st = await stat(abs).catch(() => undefined);
     if (!st?.isFile()) continue;
-    const bytes = await readFile(abs).catch(() => undefined);
+    // read no more than an attachment can use: a multi-GB log or database is never loaded whole
+    const bytes = await readHead(abs, Math.max(MAX_IMAGE_BYTES + 1, MAX_FILE_CHARS * 4 + 4)).catch(
+      () => undefined,
+    );
     if (!bytes) {
       problems.push(`@${raw}: cannot be read`);
       continue;
@@ -287,9 +302,9 @@ export async function resolveMentions(
         );
         continue;
       }
-      if (bytes.length > MAX_IMAGE_BYTES) {
+      if (st.size > MAX_IMAGE_BYTES) {
         problems.push(
-          `@${raw} is ${Math.round(bytes.length / 1024 / 1024)} MB: images over 5 MB are not attached`,
+          `@${raw} is ${Math.round(st.size / 1024 / 1024)} MB: images over 5 MB are not attached`,
         );
         continue;
       }
@@ -309,8 +324,8 @@ export async function resolveMentions(
     }
     let content = bytes.toString("utf8");
     let note = "";
-    if (content.length > MAX_FILE_CHARS) {
-      note = ` truncated="first ${MAX_FILE_CHARS} of ${content.length} characters"`;
+    if (content.length > MAX_FILE_CHARS || bytes.length < st.size) {
+      note = ` truncated="first ${MAX_FILE_CHARS} characters of ${st.size} bytes"`;
       content = content.slice(0, MAX_FILE_CHARS);
     }
     parts.push({

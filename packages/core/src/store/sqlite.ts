@@ -719,7 +719,10 @@ function makeShape(
         () => --provisional,
       );
       if (lines.length === 0) return places;
-      const base = (yield* sql<{ m: number | null }>`SELECT max(line) AS m FROM node_lines`)[0]?.m ?? 0;
+      // the highest line any node or line row carries (a repaired file may hold nodes whose line row was lost)
+      const base =
+        (yield* sql<{ m: number | null }>`SELECT max(
+          (SELECT max(line) FROM node_lines), (SELECT max(line) FROM nodes)) AS m`)[0]?.m ?? 0;
       const number = (line: number) => (line < 0 ? base - line : line);
       yield* insertLines(
         sql,
