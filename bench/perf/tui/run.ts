@@ -46,6 +46,12 @@ class FakeTty extends EventEmitter {
 
 class FakeStdin extends EventEmitter {
   isTTY = true;
+  private queue: string[] = [];
+  /** One write of the terminal (a keystroke). */
+  type(chunk: string): void {
+    this.queue.push(chunk);
+    this.emit("readable");
+  }
   setEncoding() {}
   setRawMode() {}
   resume() {}
@@ -53,7 +59,7 @@ class FakeStdin extends EventEmitter {
   ref() {}
   unref() {}
   read() {
-    return null;
+    return this.queue.shift() ?? null;
   }
 }
 
@@ -177,6 +183,12 @@ interface Sample {
   readonly committed: number;
   readonly mountMs: number;
   readonly perEventMs: number[];
+  /** Streamed text chunks (textDelta) only. */
+  readonly perChunkMs: number[];
+  /** Events that moved a finished item to <Static>. */
+  readonly perFinishedMs: number[];
+  /** A keystroke mid-stream to the frame that shows it. */
+  readonly keyMs: number[];
   readonly inkRenderMs: number[];
   readonly bytesPerEvent: number;
   readonly redrawMs: number;
@@ -219,9 +231,14 @@ async function measure(ctx: CliContext, template: readonly TurnActivity[], turns
   controller.flushNow();
   await new Promise((r) => setTimeout(r, 5));
   const perEventMs: number[] = [];
+  const perChunkMs: number[] = [];
+  const perFinishedMs: number[] = [];
+  const keyMs: number[] = [];
   const inkRenderMs: number[] = [];
   const bytes0 = stdout.bytes;
+  let k = 0;
   for (const e of template) {
+    const before = controller.getState().committed.length;
     const rendered = new Promise<number>((resolve) => {
       waiter = resolve;
     });
@@ -230,12 +247,30 @@ async function measure(ctx: CliContext, template: readonly TurnActivity[], turns
     const timeout = new Promise<number>((resolve) => setTimeout(() => resolve(-1), 50));
     const renderTime = await Promise.race([rendered, timeout]);
     if (renderTime >= 0) {
-      perEventMs.push(performance.now() - start);
+      const ms = performance.now() - start;
+      perEventMs.push(ms);
       inkRenderMs.push(renderTime);
+      if (e.type === "textDelta") perChunkMs.push(ms);
+      if (controller.getState().committed.length > before) perFinishedMs.push(ms);
     }
     waiter = undefined;
     // let ink's 1 ms render throttle window pass so the next event renders on its own
     await new Promise((r) => setTimeout(r, 2));
+    // every 5th event: a keystroke typed into the prompt while the turn streams
+    if (++k % 5 === 0) {
+      const echoed = new Promise<number>((resolve) => {
+        waiter = resolve;
+      });
+      const t = performance.now();
+      stdin.type("x");
+      const r = await Promise.race([
+        echoed,
+        new Promise<number>((resolve) => setTimeout(() => resolve(-1), 50)),
+      ]);
+      if (r >= 0) keyMs.push(performance.now() - t);
+      waiter = undefined;
+      await new Promise((r) => setTimeout(r, 2));
+    }
   }
   const bytesPerEvent = (stdout.bytes - bytes0) / Math.max(1, perEventMs.length);
   // a redraw (Ctrl+O, /resume of this session): <Static> replays the newest HISTORY_REPLAY_CAP items
@@ -250,7 +285,19 @@ async function measure(ctx: CliContext, template: readonly TurnActivity[], turns
   const redrawItems = controller.getState().committed.length;
   inst.unmount();
   inst.cleanup();
-  return { turns, committed, mountMs, perEventMs, inkRenderMs, bytesPerEvent, redrawMs, redrawItems };
+  return {
+    turns,
+    committed,
+    mountMs,
+    perEventMs,
+    perChunkMs,
+    perFinishedMs,
+    keyMs,
+    inkRenderMs,
+    bytesPerEvent,
+    redrawMs,
+    redrawItems,
+  };
 }
 
 const { events, ctx, cleanup } = await recordTurn();
@@ -265,6 +312,9 @@ for (const turns of turnsArg) {
     committed: runs[0]!.committed,
     mountMs: median(runs.map((r) => r.mountMs)),
     perEventMs: runs.flatMap((r) => r.perEventMs),
+    perChunkMs: runs.flatMap((r) => r.perChunkMs),
+    perFinishedMs: runs.flatMap((r) => r.perFinishedMs),
+    keyMs: runs.flatMap((r) => r.keyMs),
     inkRenderMs: runs.flatMap((r) => r.inkRenderMs),
     bytesPerEvent: median(runs.map((r) => r.bytesPerEvent)),
     redrawMs: median(runs.map((r) => r.redrawMs)),
@@ -280,6 +330,9 @@ const rows = results.map((r) => [
   r.perEventMs.length,
   f(median(r.perEventMs)),
   f(percentile(r.perEventMs, 95)),
+  f(median(r.perChunkMs)),
+  f(median(r.perFinishedMs)),
+  f(median(r.keyMs)),
   f(median(r.inkRenderMs)),
   Math.round(r.bytesPerEvent),
   r.mountMs.toFixed(0),
@@ -289,6 +342,7 @@ const base = results[0];
 const last = results[results.length - 1];
 const notes = [
   `Events per turn: ${events.length} (reasoning, text deltas, tool calls, streamed shell output, edit diff, 60-chunk markdown answer). ${reps} runs per size; fake 120x40 TTY, ink incremental rendering, maxFps 1000 so every event renders on its own.`,
+  "per streamed chunk = textDelta events only; per finished item = events that moved a finished item to <Static> (written once above the live area); keystroke to frame = a key typed into the prompt every 5th event mid-stream, from stdin to ink's rendered frame (the terminal's own echo latency is not included).",
   "per event = from the event reaching the TUI controller to ink having rendered the frame (React reconcile + Yoga layout + output); ink render = ink's own layout+output part.",
   "full replay = first frame with <Static> writing every history item once (ink lays out each line: ~1 ms per item).",
   `redraw = what /resume of a long session and Ctrl+O pay: the newest ${HISTORY_REPLAY_CAP} items are replayed, older ones are behind a one-line notice.`,
@@ -307,6 +361,9 @@ report({
       "events",
       "per event median ms",
       "per event p95 ms",
+      "per streamed chunk median ms",
+      "per finished item median ms",
+      "keystroke to frame median ms",
       "ink render median ms",
       "bytes/event",
       "full replay ms",
@@ -320,6 +377,14 @@ report({
     events: r.perEventMs.length,
     perEventMedianMs: median(r.perEventMs),
     perEventP95Ms: percentile(r.perEventMs, 95),
+    perChunkMedianMs: median(r.perChunkMs),
+    perChunkP95Ms: percentile(r.perChunkMs, 95),
+    chunks: r.perChunkMs.length,
+    perFinishedMedianMs: median(r.perFinishedMs),
+    perFinishedP95Ms: percentile(r.perFinishedMs, 95),
+    finished: r.perFinishedMs.length,
+    keystrokeMedianMs: median(r.keyMs),
+    keystrokeP95Ms: percentile(r.keyMs, 95),
     inkRenderMedianMs: median(r.inkRenderMs),
     bytesPerEvent: r.bytesPerEvent,
     fullReplayMs: r.mountMs,

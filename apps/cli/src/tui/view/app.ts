@@ -5,6 +5,7 @@ import React, { useCallback, useEffect, useRef, useState, useSyncExternalStore }
 import { complete, parseCommand } from "../commands.ts";
 import type { Picker, TuiController, TuiState } from "../controller.ts";
 import { Editor, History } from "../editor.ts";
+import { splitKeys } from "../keys.ts";
 import type { Item } from "../model.ts";
 import { InputBox } from "./input.ts";
 import { ItemView } from "./items.ts";
@@ -21,6 +22,12 @@ export interface AppProps {
 
 const DOUBLE_PRESS_MS = 2000;
 
+/**
+ * The live items (streaming message, running tool cards). Their box shrinks when the whole frame
+ * would be taller than the terminal (the frame's maxHeight) and then shows the newest rows: the
+ * rows above are clipped, not drawn, so a frame never scrolls part of itself into the terminal's
+ * scrollback. The clipped rows are shown in full when the item finishes and moves to <Static>.
+ */
 function LiveArea(props: {
   readonly state: TuiState;
   readonly width: number;
@@ -32,15 +39,23 @@ function LiveArea(props: {
   const now = Date.now();
   const maxLines = Math.max(5, props.rows - 14);
   return h(
-    Box,
-    { flexDirection: "column" },
-    ...state.live.map((item) =>
-      h(ItemView, { key: item.id, item, width, expanded: state.expanded, frame, now, maxLines }),
+    React.Fragment,
+    null,
+    h(
+      Box,
+      { flexDirection: "column", flexShrink: 1, overflow: "hidden", justifyContent: "flex-end" },
+      ...state.live.map((item) =>
+        h(
+          Box,
+          { key: item.id, flexShrink: 0, flexDirection: "column" },
+          h(ItemView, { item, width, expanded: state.expanded, frame, now, maxLines }),
+        ),
+      ),
     ),
     state.running
       ? h(
           Box,
-          { marginTop: 1 },
+          { marginTop: 1, flexShrink: 0 },
           h(
             Text,
             { wrap: "truncate-end" },
@@ -80,7 +95,7 @@ function Queue(props: {
   const shown = props.queue.slice(0, 3);
   return h(
     Box,
-    { flexDirection: "column", marginTop: 1 },
+    { flexDirection: "column", marginTop: 1, flexShrink: 0 },
     ...shown.map((q, i) =>
       h(
         Text,
@@ -105,8 +120,18 @@ export function App(props: AppProps): React.ReactElement {
   const [, setTick] = useState(0);
   const rerender = useCallback(() => setTick((n) => n + 1), []);
   const lastCtrlC = useRef(0);
-  const [pickIndex, setPickIndex] = useState(0);
-  const [filter, setFilter] = useState("");
+  // the picker's cursor and filter live in refs: keys that arrive in one write (Down then Enter)
+  // are handled one after the other before React renders again, so each must see the last one's effect
+  const pickIndexRef = useRef(0);
+  const filterRef = useRef("");
+  const setPickIndex = (f: (i: number) => number) => {
+    pickIndexRef.current = f(pickIndexRef.current);
+    rerender();
+  };
+  const setFilter = (f: (s: string) => string) => {
+    filterRef.current = f(filterRef.current);
+    rerender();
+  };
   const pickerRef = useRef<Picker | undefined>(undefined);
 
   useEffect(() => {
@@ -125,13 +150,15 @@ export function App(props: AppProps): React.ReactElement {
   }, [controller, exit, rerender]);
 
   // reset the picker cursor when a new picker opens
-  if (state.picker !== pickerRef.current) {
-    pickerRef.current = state.picker;
-    if (state.picker) {
-      setPickIndex(state.picker.initial);
-      setFilter("");
+  const syncPicker = (picker: Picker | undefined) => {
+    if (picker === pickerRef.current) return;
+    pickerRef.current = picker;
+    if (picker) {
+      pickIndexRef.current = picker.initial;
+      filterRef.current = "";
     }
-  }
+  };
+  syncPicker(state.picker);
 
   const submit = useCallback(() => {
     const ed = editorRef.current;
@@ -153,31 +180,38 @@ export function App(props: AppProps): React.ReactElement {
   }, [controller, props.onSubmitted, rerender]);
 
   const handlePicker = (input: string, key: Key, picker: Picker) => {
-    const options = filterOptions(picker, filter);
+    const options = filterOptions(picker, filterRef.current);
     if (key.escape || (key.ctrl && input === "c")) return controller.closePicker();
     if (key.upArrow) return setPickIndex((i) => Math.max(0, i - 1));
     if (key.downArrow) return setPickIndex((i) => Math.min(options.length - 1, i + 1));
     if (key.pageUp) return setPickIndex((i) => Math.max(0, i - 10));
     if (key.pageDown) return setPickIndex((i) => Math.min(options.length - 1, i + 10));
     if (key.return || key.tab) {
-      const o = options[Math.min(pickIndex, options.length - 1)];
+      const o = options[Math.min(pickIndexRef.current, options.length - 1)];
       if (o) void controller.pick(picker, o, key.tab);
       return;
     }
     if (key.backspace || key.delete) {
       setFilter((f) => f.slice(0, -1));
-      setPickIndex(0);
+      setPickIndex(() => 0);
       return;
     }
     if (input && !key.ctrl && !key.meta && input >= " ") {
       setFilter((f) => f + input);
-      setPickIndex(0);
+      setPickIndex(() => 0);
     }
   };
 
   useInput((input, key) => {
+    for (const [i, k] of splitKeys(input, key)) handleKey(i, k);
+  });
+
+  const handleKey = (input: string, key: Key) => {
     const ed = editorRef.current;
+    // the controller's current state, not this render's: an earlier key of the same write may have changed it
+    const state = controller.getState();
     const picker = state.picker;
+    syncPicker(picker);
     if (picker) return handlePicker(input, key, picker);
 
     // cancel / quit
@@ -330,10 +364,10 @@ export function App(props: AppProps): React.ReactElement {
     if (input.length > 1 && /[\r\n]/.test(input)) ed.paste(input);
     else ed.insert(input);
     rerender();
-  });
+  };
 
   usePaste((text) => {
-    if (state.picker) return;
+    if (controller.getState().picker) return;
     editorRef.current.paste(text);
     rerender();
   });
@@ -343,6 +377,8 @@ export function App(props: AppProps): React.ReactElement {
     [width, state.expanded],
   );
 
+  const pickIndex = pickIndexRef.current;
+  const filter = filterRef.current;
   const pickerOptions = state.picker ? filterOptions(state.picker, filter) : [];
   return h(
     React.Fragment,
@@ -352,26 +388,32 @@ export function App(props: AppProps): React.ReactElement {
       items: state.committed as Item[],
       children: renderItem,
     }),
+    // the live frame is never as tall as the terminal: a taller frame would scroll its top rows
+    // into the scrollback, where ink can no longer erase them (copies of the frame pile up there)
     h(
       Box,
-      { flexDirection: "column", width },
+      { flexDirection: "column", width, maxHeight: Math.max(6, (rows || 40) - 1) },
       h(LiveArea, { state, width, rows: rows || 40 }),
       h(Queue, { queue: state.queue, width }),
       state.picker
-        ? h(PickerView, {
-            picker: state.picker,
-            options: pickerOptions,
-            index: Math.min(pickIndex, Math.max(0, pickerOptions.length - 1)),
-            filter,
-            width,
-          })
+        ? h(
+            Box,
+            { flexShrink: 0, flexDirection: "column" },
+            h(PickerView, {
+              picker: state.picker,
+              options: pickerOptions,
+              index: Math.min(pickIndex, Math.max(0, pickerOptions.length - 1)),
+              filter,
+              width,
+            }),
+          )
         : h(
             Box,
-            { marginTop: 1 },
+            { marginTop: 1, flexShrink: 0 },
             h(InputBox, { editor: editorRef.current, running: state.running, width, focused: true }),
           ),
-      state.hint ? h(Text, { color: "yellow" }, state.hint) : null,
-      h(StatusBar, { state, width }),
+      state.hint ? h(Box, { flexShrink: 0 }, h(Text, { color: "yellow" }, state.hint)) : null,
+      h(Box, { flexShrink: 0, flexDirection: "column" }, h(StatusBar, { state, width })),
     ),
   );
 }

@@ -62,7 +62,9 @@ function UserView(props: { readonly item: UserItem; readonly width: number }): R
   return h(
     Box,
     { marginTop: 1, flexDirection: "row" },
-    h(Text, { color: "cyan", bold: true }, "› "),
+    // a prefix that never shrinks: yoga shrinks every item of a row in proportion to its width,
+    // which took a column off a 2-column prefix and gave the text a row one column too wide
+    h(Box, { flexShrink: 0 }, h(Text, { color: "cyan", bold: true }, "› ")),
     h(
       Box,
       { flexDirection: "column", flexShrink: 1 },
@@ -83,7 +85,7 @@ function AssistantView(props: ItemProps & { readonly item: AssistantItem }): Rea
   return h(
     Box,
     { marginTop: item.cont ? 0 : 1, flexDirection: "row" },
-    h(Text, null, item.cont ? "  " : "● "),
+    h(Box, { flexShrink: 0 }, h(Text, null, item.cont ? "  " : "● ")),
     h(
       Box,
       { flexDirection: "column", flexShrink: 1 },
