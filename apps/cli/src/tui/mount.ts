@@ -82,10 +82,18 @@ export const runTuiImpl: RunTui = async (options: TuiOptions): Promise<number> =
   const controller = new TuiController(ctx, {
     ...(options.sessionId ? { sessionId: options.sessionId } : {}),
     maxLiveLines: Math.max(6, (stdout.rows || 40) - 16),
+    // `/clear`, and only it, erases the scrollback
     clearScreen: () => {
       instance?.clear();
       // erase the screen and the scrollback, cursor home
       stdout.write("\x1b[2J\x1b[3J\x1b[H");
+    },
+    // Ctrl+L: erase the live frame, scroll what the screen shows into the scrollback (every
+    // terminal keeps it: no erase sequence), and let the next frame draw at the top
+    repaint: () => {
+      instance?.clear();
+      const rows = stdout.rows || 24;
+      stdout.write(`\x1b[${rows};1H${"\n".repeat(rows)}\x1b[H`);
     },
   });
   instance = mountTui(controller, {

@@ -65,4 +65,91 @@ describe.each(sizes)("lash in tmux at $cols×$rows", ({ cols, rows }) => {
     // every row fits the width (no row the terminal had to wrap)
     for (const row of lash.history(true).split("\n")) expect(cellWidth(row), row).toBeLessThanOrEqual(cols);
   }, 120_000);
+
+  it("keys batched in one write are read as the keys they are: Ctrl+U then text; Down then Enter in /resume", async () => {
+    if (!hasTmux) throw new Error(TMUX_MISSING);
+    lash = await startLash({
+      cols,
+      rows,
+      replies: [{ text: "answer alpha" }, { text: "answer beta" }, { text: "answer gamma" }],
+    });
+    const ready = () => lash!.waitScreen((s) => s.includes("ask anything"), "the idle prompt");
+    await ready();
+    lash.type("garbage to clear");
+    await lash.waitScreen((s) => s.includes("› garbage to clear"), "the typed text");
+    // Ctrl+U and the new text in one write
+    lash.bytes(`15${Buffer.from("alpha prompt").toString("hex")}`);
+    await lash.waitScreen(
+      (s) => /› alpha prompt\s*\n/.test(s) && !s.includes("garbage"),
+      "the prompt replaced",
+    );
+    lash.keys("Enter");
+    await lash.waitScreen((s) => s.includes("answer alpha") && s.includes("ask anything"), "answer alpha");
+    for (const [name, answer] of [
+      ["beta", "answer beta"],
+      ["gamma", "answer gamma"],
+    ] as const) {
+      lash.type("/new");
+      lash.keys("Enter");
+      await lash.waitScreen((s) => count(s, "new session") >= 2, "the new session");
+      lash.type(`${name} prompt`);
+      lash.keys("Enter");
+      await lash.waitScreen((s) => s.includes(answer) && s.includes("ask anything"), answer);
+    }
+    lash.type("/resume");
+    lash.keys("Enter");
+    // newest first: beta, then alpha (gamma is the current session)
+    await lash.waitScreen((s) => /❯ beta prompt/.test(s) && s.includes("alpha prompt"), "the picker");
+    lash.bytes("1b5b420d"); // Down and Enter in one write
+    const resumed = await lash.waitScreen((s) => s.includes("resumed alpha prompt"), "alpha resumed");
+    expect(resumed).not.toContain("resumed beta prompt");
+    // the earlier sessions are still in the scrollback, once; the switch printed a separator and alpha's history
+    const all = lash.history();
+    expect(all).not.toContain("garbage");
+    expect(count(all, "› beta prompt"), all).toBe(1);
+    expect(count(all, "› gamma prompt"), all).toBe(1);
+    expect(count(all, "answer gamma"), all).toBe(1);
+    expect(count(all, "› alpha prompt"), all).toBe(2);
+    expect(all).toMatch(/── alpha prompt · ses_\S+ ─+/);
+    expect(all.indexOf("answer gamma")).toBeLessThan(all.lastIndexOf("› alpha prompt"));
+  }, 120_000);
+
+  it("Ctrl+O and Ctrl+L keep the earlier scrollback and leave no frame behind", async () => {
+    if (!hasTmux) throw new Error(TMUX_MISSING);
+    lash = await startLash({
+      cols,
+      rows,
+      replies: [
+        { text: "first answer" },
+        {
+          reasoning: "a hidden plan in three steps",
+          text: "Running it.",
+          toolCalls: [{ id: "c1", name: "shell", arguments: { command: "seq 1 30" } }],
+        },
+        { text: "second answer" },
+      ],
+    });
+    await lash.waitScreen((s) => s.includes("ask anything"), "the prompt");
+    lash.type("first prompt");
+    lash.keys("Enter");
+    await lash.waitScreen((s) => s.includes("first answer") && s.includes("ask anything"), "first answer");
+    lash.type("second prompt");
+    lash.keys("Enter");
+    await lash.waitScreen((s) => s.includes("second answer") && s.includes("ask anything"), "second answer");
+    expect(lash.history()).not.toContain("a hidden plan");
+    lash.keys("C-o");
+    await lash.waitHistory((s) => s.includes("a hidden plan in three steps"), "the expanded reasoning");
+    lash.keys("C-l");
+    await lash.waitScreen((s) => s.includes("screen cleared"), "the repaint");
+    await lash.waitScreen((s) => !s.includes("screen cleared"), "the hint gone");
+    const all = lash.history();
+    expect(count(all, "› first prompt"), all).toBe(1);
+    expect(count(all, "first answer"), all).toBe(1);
+    expect(count(all, "› second prompt"), all).toBe(1);
+    expect(all).toMatch(/── the last turn, expanded · ctrl\+o collapses ─+/);
+    expect(all).toContain("a hidden plan in three steps");
+    // the frame is drawn once (on screen), none of it went to the scrollback
+    expect(count(all, "mock · standard · ctx"), all).toBe(1);
+    expect(count(all, "ask anything"), all).toBe(1);
+  }, 120_000);
 });

@@ -252,7 +252,7 @@ export function App(props: AppProps): React.ReactElement {
       return;
     }
     if (key.ctrl && input === "o") return controller.toggleExpanded();
-    if (key.ctrl && input === "l") return controller.redraw(false);
+    if (key.ctrl && input === "l") return controller.repaint();
 
     // submit / newline
     if (key.return) {

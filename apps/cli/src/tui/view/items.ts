@@ -2,6 +2,7 @@
 // cards per family, code cells, subagents, notices and turn ends.
 import { Box, Text } from "ink";
 import type React from "react";
+import stringWidth from "string-width";
 import { fmtCost } from "../format.ts";
 import { diffSeg, highlightCode, type Line, renderMarkdown, type Seg } from "../markdown.ts";
 import type {
@@ -50,7 +51,7 @@ function itemBody(props: ItemProps): React.ReactElement | null {
     case "agent":
       return h(AgentView, { ...props, item });
     case "notice":
-      return h(NoticeView, { item });
+      return h(NoticeView, { item, width: props.width });
     case "turnEnd":
       return h(TurnEndView, { item });
   }
@@ -633,9 +634,19 @@ const NOTICE: Record<NoticeItem["level"], { icon: string; color: string }> = {
   success: { icon: "✓", color: "green" },
 };
 
-function NoticeView(props: { readonly item: NoticeItem }): React.ReactElement {
+function NoticeView(props: { readonly item: NoticeItem; readonly width: number }): React.ReactElement {
   const { item } = props;
   const s = NOTICE[item.level];
+  if (item.rule)
+    return h(
+      Box,
+      { marginTop: 1, width: props.width },
+      h(
+        Text,
+        { dimColor: true, wrap: "truncate-end" },
+        `── ${item.text} ${"─".repeat(Math.max(0, props.width - stringWidth(item.text) - 4))}`,
+      ),
+    );
   return h(
     Box,
     { marginTop: 1, flexDirection: "column" },
