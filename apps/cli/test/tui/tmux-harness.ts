@@ -43,6 +43,9 @@ export interface StartOptions {
   readonly reuse?: { readonly root: string; readonly cwd: string; readonly home: string };
 }
 
+/** A line the shell prints before lash starts. */
+export const BEFORE_LASH = "-- the terminal before lash --";
+
 let counter = 0;
 
 export async function startLash(options: StartOptions): Promise<TmuxLash> {
@@ -69,6 +72,8 @@ export async function startLash(options: StartOptions): Promise<TmuxLash> {
     [
       "#!/bin/sh",
       ...Object.entries(env).map(([k, v]) => `export ${k}='${v}'`),
+      // the terminal's own history before lash: only an explicit /clear may erase it
+      `echo '${BEFORE_LASH}'`,
       `'${process.execPath}' '${MAIN}' ${(options.args ?? []).map((a) => `'${a}'`).join(" ")} 2>'${stderrLog}'`,
       'echo "LASH-EXITED $?"',
       "sleep 600",

@@ -3,7 +3,15 @@
 // lines stay inside the width; keys batched in one write are read as the keys they are; Ctrl+O
 // and /resume keep the earlier scrollback.
 import { afterEach, describe, expect, it } from "vitest";
-import { cellWidth, count, hasTmux, startLash, TMUX_MISSING, type TmuxLash } from "./tmux-harness.ts";
+import {
+  BEFORE_LASH,
+  cellWidth,
+  count,
+  hasTmux,
+  startLash,
+  TMUX_MISSING,
+  type TmuxLash,
+} from "./tmux-harness.ts";
 
 const WORDS =
   "the quick brown fox jumps over a lazy dog while streaming tokens arrive in small pieces and wrap across rows".split(
@@ -85,13 +93,19 @@ describe.each(sizes)("lash in tmux at $cols×$rows", ({ cols, rows }) => {
     );
     lash.keys("Enter");
     await lash.waitScreen((s) => s.includes("answer alpha") && s.includes("ask anything"), "answer alpha");
+    let previous = "answer alpha";
     for (const [name, answer] of [
       ["beta", "answer beta"],
       ["gamma", "answer gamma"],
     ] as const) {
       lash.type("/new");
       lash.keys("Enter");
-      await lash.waitScreen((s) => count(s, "new session") >= 2, "the new session");
+      const before = previous;
+      await lash.waitScreen(
+        (s) => s.lastIndexOf("new session — it is saved") > s.lastIndexOf(before),
+        "the new session",
+      );
+      previous = answer;
       lash.type(`${name} prompt`);
       lash.keys("Enter");
       await lash.waitScreen((s) => s.includes(answer) && s.includes("ask anything"), answer);
@@ -103,6 +117,7 @@ describe.each(sizes)("lash in tmux at $cols×$rows", ({ cols, rows }) => {
     lash.bytes("1b5b420d"); // Down and Enter in one write
     const resumed = await lash.waitScreen((s) => s.includes("resumed alpha prompt"), "alpha resumed");
     expect(resumed).not.toContain("resumed beta prompt");
+    expect(lash.history()).toContain(BEFORE_LASH);
     // the earlier sessions are still in the scrollback, once; the switch printed a separator and alpha's history
     const all = lash.history();
     expect(all).not.toContain("garbage");
@@ -139,10 +154,15 @@ describe.each(sizes)("lash in tmux at $cols×$rows", ({ cols, rows }) => {
     expect(lash.history()).not.toContain("a hidden plan");
     lash.keys("C-o");
     await lash.waitHistory((s) => s.includes("a hidden plan in three steps"), "the expanded reasoning");
+    // nothing was erased: the terminal's lines from before lash, the first turn once
+    const afterCtrlO = lash.history();
+    expect(afterCtrlO).toContain(BEFORE_LASH);
+    expect(count(afterCtrlO, "› first prompt"), afterCtrlO).toBe(1);
     lash.keys("C-l");
     await lash.waitScreen((s) => s.includes("screen cleared"), "the repaint");
     await lash.waitScreen((s) => !s.includes("screen cleared"), "the hint gone");
     const all = lash.history();
+    expect(all).toContain(BEFORE_LASH);
     expect(count(all, "› first prompt"), all).toBe(1);
     expect(count(all, "first answer"), all).toBe(1);
     expect(count(all, "› second prompt"), all).toBe(1);
