@@ -172,4 +172,51 @@ describe.each(sizes)("lash in tmux at $cols×$rows", ({ cols, rows }) => {
     expect(count(all, "mock · standard · ctx"), all).toBe(1);
     expect(count(all, "ask anything"), all).toBe(1);
   }, 120_000);
+
+  it("a wide table, long code lines and nested lists stay inside the width, with their gutters and indents", async () => {
+    if (!hasTmux) throw new Error(TMUX_MISSING);
+    const longCall = `const result = await client.request(${Array.from({ length: 14 }, (_, i) => `"parameter-${i}"`).join(", ")});`;
+    const text = [
+      "Here is the comparison:",
+      "",
+      "| tool | what it does | notes |",
+      "|---|---|---|",
+      "| grep | searches file contents for a regular expression across the whole repository tree | fast, respects .gitignore when run through the tools walker |",
+      "| glob | lists files whose paths match a pattern | TBLEND |",
+      "",
+      "```ts",
+      longCall,
+      "```",
+      "",
+      "- first level",
+      "  - a nested item whose text is much longer than any terminal is wide so that it has to wrap onto more rows of the terminal even at one hundred and twenty columns NESTEDEND",
+    ].join("\n");
+    lash = await startLash({ cols, rows, replies: [{ text, textChunks: 20, chunkDelayMs: 10 }] });
+    await lash.waitScreen((s) => s.includes("ask anything"), "the prompt");
+    lash.type("compare them");
+    lash.keys("Enter");
+    await lash.waitHistory((s) => s.includes("NESTEDEND") && s.includes("⎯"), "the answer");
+    // no row the terminal had to wrap
+    for (const row of lash.history(true).split("\n")) expect(cellWidth(row), row).toBeLessThanOrEqual(cols);
+    const all = lash.history().split("\n");
+    // the table: its cells wrap inside their columns (every row's bars in the same columns)
+    const start = all.findIndex((l) => /tool\s+│ what it does/.test(l));
+    const end = all.findIndex((l) => l.includes("TBLEND"));
+    expect(start).toBeGreaterThan(0);
+    expect(end).toBeGreaterThan(start + 3);
+    const bars = all
+      .slice(start, end + 1)
+      .map((l) => [...l.matchAll(/[│┼]/g)].map((m) => cellWidth(l.slice(0, m.index))));
+    for (const b of bars) expect(b, all.slice(start, end + 1).join("\n")).toEqual(bars[0]);
+    // the code line wraps under its gutter
+    const code = all.filter((l) => l.includes("parameter-"));
+    expect(code.length).toBeGreaterThan(1);
+    for (const l of code) expect(l).toMatch(/^ {4}│ /);
+    // the nested item wraps under its text, not at column 0
+    const nested = all.findIndex((l) => l.includes("◦ a nested item"));
+    const textCol = all[nested]!.indexOf("a nested item");
+    const rest = all.slice(nested + 1, all.findIndex((l) => l.includes("NESTEDEND")) + 1);
+    expect(rest.length).toBeGreaterThan(0);
+    for (const l of rest) expect(l.match(/^ */)![0].length).toBe(textCol);
+  }, 120_000);
 });

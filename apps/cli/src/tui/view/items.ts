@@ -16,6 +16,7 @@ import type {
   TurnEndItem,
   UserItem,
 } from "../model.ts";
+import { wrapLines } from "../wrap.ts";
 import { fmtDuration, h, Lines, SPINNER, truncate } from "./text.ts";
 
 export interface ItemProps {
@@ -77,7 +78,8 @@ function UserView(props: { readonly item: UserItem; readonly width: number }): R
 function AssistantView(props: ItemProps & { readonly item: AssistantItem }): React.ReactElement | null {
   const { item, width } = props;
   if (!item.text.trim()) return null;
-  let lines = renderMarkdown(item.text, width - 2);
+  // wrapped here (hanging indents for lists, code and quotes), so the tail is counted in rows
+  let lines = wrapLines(renderMarkdown(item.text, width - 2), width - 2);
   let hidden = 0;
   if (props.maxLines !== undefined && lines.length > props.maxLines) {
     hidden = lines.length - props.maxLines;
@@ -91,7 +93,7 @@ function AssistantView(props: ItemProps & { readonly item: AssistantItem }): Rea
       Box,
       { flexDirection: "column", flexShrink: 1 },
       hidden > 0 ? h(Text, { dimColor: true }, `… ${hidden} lines above`) : null,
-      h(Lines, { lines }),
+      h(Lines, { lines, width: width - 2 }),
     ),
   );
 }
@@ -405,7 +407,9 @@ function codeToolCard(t: ToolItem, a: Record<string, unknown>, expanded: boolean
   const lang = str(a.language) ?? "lashlang";
   const src = source.split("\n");
   const n = expanded ? 200 : 10;
-  const body: Line[] = src.slice(0, n).map((l) => [{ text: "│ ", dim: true }, ...highlightCode(l, lang)]);
+  const body: Line[] = src
+    .slice(0, n)
+    .map((l) => [{ text: "│ ", dim: true, hang: "repeat" }, ...highlightCode(l, lang)]);
   if (src.length > n) body.push([{ text: `… ${src.length - n} more lines`, dim: true }]);
   body.push(...resultBody(t, expanded, 6));
   return { title: "Code", subject: lang, meta: [], body };
@@ -541,9 +545,15 @@ export function ToolCard(props: ItemProps & { readonly item: ToolItem }): React.
       ? h(
           Box,
           { flexDirection: "column", paddingLeft: 2 },
-          h(Lines, { lines: parts.body.map((l): Line => [{ text: "⎿ ", dim: true }, ...l]).slice(0, 1) }),
+          h(Lines, {
+            lines: parts.body.map((l): Line => [{ text: "⎿ ", dim: true, hang: "indent" }, ...l]).slice(0, 1),
+            width: width - 2,
+          }),
           parts.body.length > 1
-            ? h(Lines, { lines: parts.body.slice(1).map((l): Line => [{ text: "  " }, ...l]) })
+            ? h(Lines, {
+                lines: parts.body.slice(1).map((l): Line => [{ text: "  ", hang: "indent" }, ...l]),
+                width: width - 2,
+              })
             : null,
         )
       : null,
@@ -556,7 +566,7 @@ function CodeView(props: ItemProps & { readonly item: CodeItem }): React.ReactEl
   const n = expanded ? 400 : 12;
   const lines: Line[] = src
     .slice(0, n)
-    .map((l) => [{ text: "│ ", dim: true }, ...highlightCode(l, item.language)]);
+    .map((l) => [{ text: "│ ", dim: true, hang: "repeat" }, ...highlightCode(l, item.language)]);
   if (src.length > n) lines.push([{ text: `… ${src.length - n} more lines (ctrl+o to expand)`, dim: true }]);
   const out = tailLines(item.output, expanded ? 200 : 8);
   const outLines: Line[] = [];
@@ -578,13 +588,17 @@ function CodeView(props: ItemProps & { readonly item: CodeItem }): React.ReactEl
       h(Text, { bold: true }, "Code"),
       h(Text, { dimColor: true }, ` ${item.language}`),
     ),
-    h(Box, { paddingLeft: 2, flexDirection: "column" }, h(Lines, { lines })),
+    h(Box, { paddingLeft: 2, flexDirection: "column" }, h(Lines, { lines, width: props.width - 2 })),
     outLines.length
       ? h(
           Box,
           { paddingLeft: 2, flexDirection: "column" },
           h(Text, { dimColor: true }, "⎿ output"),
-          h(Box, { paddingLeft: 2, flexDirection: "column" }, h(Lines, { lines: outLines })),
+          h(
+            Box,
+            { paddingLeft: 2, flexDirection: "column" },
+            h(Lines, { lines: outLines, width: props.width - 4 }),
+          ),
         )
       : null,
   );
