@@ -28,6 +28,8 @@ export interface TmuxLash {
   keys(...keys: string[]): void;
   /** Raw bytes in one write (hex pairs), whatever tmux would do with key names. */
   bytes(data: string): void;
+  /** Resize the terminal. */
+  resize(cols: number, rows: number): void;
   waitScreen(pred: (s: string) => boolean, what: string, timeoutMs?: number): Promise<string>;
   waitHistory(pred: (s: string) => boolean, what: string, timeoutMs?: number): Promise<string>;
   close(): Promise<void>;
@@ -96,6 +98,8 @@ export async function startLash(options: StartOptions): Promise<TmuxLash> {
     script,
   );
   tm("set-option", "-t", name, "history-limit", "50000");
+  // PIPE_PANE=<file>: the bytes lash writes to the terminal, for debugging
+  if (process.env.PIPE_PANE) tm("pipe-pane", "-t", name, "-o", `cat >> ${process.env.PIPE_PANE}`);
   const screen = () => tm("capture-pane", "-p", "-t", name);
   const history = (joined = false) =>
     tm("capture-pane", "-p", ...(joined ? ["-J"] : []), "-S", "-", "-t", name);
@@ -125,6 +129,7 @@ export async function startLash(options: StartOptions): Promise<TmuxLash> {
     type: (text) => void tm("send-keys", "-t", name, "-l", text),
     keys: (...keys) => void tm("send-keys", "-t", name, ...keys),
     bytes: (hex) => void tm("send-keys", "-t", name, "-H", ...(hex.match(/../g) ?? [])),
+    resize: (cols, rows) => void tm("resize-window", "-t", name, "-x", String(cols), "-y", String(rows)),
     waitScreen: (pred, what, timeoutMs) => wait(screen, pred, what, timeoutMs),
     waitHistory: (pred, what, timeoutMs) => wait(() => history(), pred, what, timeoutMs),
     close: async () => {

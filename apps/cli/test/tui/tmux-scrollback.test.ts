@@ -220,3 +220,32 @@ describe.each(sizes)("lash in tmux at $cols×$rows", ({ cols, rows }) => {
     for (const l of rest) expect(l.match(/^ */)![0].length).toBe(textCol);
   }, 120_000);
 });
+
+describe("lash in tmux, resized", () => {
+  it("shrinking the window leaves one prompt box, not a doubled one", async () => {
+    if (!hasTmux) throw new Error(TMUX_MISSING);
+    lash = await startLash({ cols: 120, rows: 40, replies: [{ text: "hello there" }] });
+    await lash.waitScreen((s) => s.includes("ask anything"), "the prompt");
+    lash.type("hi");
+    lash.keys("Enter");
+    await lash.waitScreen((s) => s.includes("hello there") && s.includes("ask anything"), "the answer");
+    lash.type("draft");
+    await lash.waitScreen((s) => s.includes("› draft"), "the draft");
+    for (const [cols, rows] of [
+      [80, 40],
+      [60, 30],
+    ] as const) {
+      lash.resize(cols, rows);
+      const screen = await lash.waitScreen(
+        (s) => s.split("\n").some((l) => l.startsWith("openai-compatible/mock") && cellWidth(l) === cols),
+        `the frame at ${cols} columns`,
+      );
+      // one box: two border rows, one prompt row, one status bar
+      const borders = screen.split("\n").filter((l) => /^─+$/.test(l));
+      expect(borders, screen).toEqual(["─".repeat(cols), "─".repeat(cols)]);
+      expect(count(screen, "› draft"), screen).toBe(1);
+      expect(count(screen, "mock · standard · ctx"), screen).toBe(1);
+      expect(screen).toContain("● hello there");
+    }
+  }, 120_000);
+});

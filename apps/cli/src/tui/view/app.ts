@@ -1,20 +1,53 @@
 // The TUI root: <Static> transcript, live tail, queue, prompt, status bar, and
 // every key binding.
-import { Box, type Key, Static, Text, useAnimation, useApp, useInput, usePaste, useWindowSize } from "ink";
-import React, { useCallback, useEffect, useRef, useState, useSyncExternalStore } from "react";
+import {
+  Box,
+  type DOMElement,
+  type Key,
+  measureElement,
+  Static,
+  Text,
+  useAnimation,
+  useApp,
+  useInput,
+  usePaste,
+  useWindowSize,
+} from "ink";
+import React, {
+  useCallback,
+  useEffect,
+  useLayoutEffect,
+  useRef,
+  useState,
+  useSyncExternalStore,
+} from "react";
 import { complete, parseCommand } from "../commands.ts";
 import type { Picker, TuiController, TuiState } from "../controller.ts";
 import { Editor, History } from "../editor.ts";
 import { splitKeys } from "../keys.ts";
 import type { Item } from "../model.ts";
-import { InputBox } from "./input.ts";
+import { textWidth, wrapLine } from "../wrap.ts";
+import { InputBox, PLACEHOLDER } from "./input.ts";
 import { ItemView } from "./items.ts";
 import { filterOptions, PickerView } from "./picker.ts";
 import { StatusBar } from "./status.ts";
 import { fmtDuration, h, SPINNER, truncate } from "./text.ts";
 
+/**
+ * The width of each row of the last frame drawn, top to bottom, and the terminal width it was
+ * drawn at: when the terminal gets narrower it re-wraps those rows, and the frame then takes more
+ * rows than ink erases (mount.ts erases the rest). Rows of the live items are counted as not
+ * re-wrapped: erasing too much would erase transcript rows above the frame.
+ */
+export interface FrameShape {
+  columns: number;
+  widths: number[];
+}
+
 export interface AppProps {
   readonly controller: TuiController;
+  /** Filled after every frame (mount.ts reads it on a resize). */
+  readonly frameShape?: FrameShape;
   readonly history?: History;
   /** Called with every submitted prompt (history persistence). */
   readonly onSubmitted?: (text: string) => void;
@@ -377,6 +410,35 @@ export function App(props: AppProps): React.ReactElement {
     [width, state.expanded],
   );
 
+  const frameRef = useRef<DOMElement>(null);
+  const promptRef = useRef<DOMElement>(null);
+  const frameShape = props.frameShape;
+  useLayoutEffect(() => {
+    if (!frameShape || !frameRef.current || !promptRef.current) return;
+    const total = measureElement(frameRef.current).height;
+    const prompt = measureElement(promptRef.current).height;
+    const st = controller.getState();
+    const bottom: number[] = [];
+    // the picker's box starts with its margin row; the prompt box's margin is outside it
+    if (st.picker) for (let i = 0; i < prompt; i++) bottom.push(i === 0 ? 0 : width);
+    else {
+      const ed = editorRef.current;
+      const rowsOf = ed.isEmpty
+        ? [Math.min(width, 4 + textWidth(PLACEHOLDER[st.running ? 1 : 0]))]
+        : ed.text
+            .split("\n")
+            .flatMap((l) => wrapLine([{ text: `› ${l} ` }], width).map((r) => textWidth(r[0]?.text ?? "")));
+      bottom.push(0, width, ...rowsOf.slice(0, Math.max(0, prompt - 2)), width);
+      while (bottom.length < prompt + 1) bottom.splice(-1, 0, width);
+    }
+    if (st.hint)
+      for (const r of wrapLine([{ text: st.hint }], width)) bottom.push(textWidth(r[0]?.text ?? ""));
+    bottom.push(width); // the status bar
+    const above = Math.max(0, total - bottom.length);
+    frameShape.columns = width;
+    frameShape.widths = [...new Array<number>(above).fill(1), ...bottom];
+  });
+
   const pickIndex = pickIndexRef.current;
   const filter = filterRef.current;
   const pickerOptions = state.picker ? filterOptions(state.picker, filter) : [];
@@ -389,16 +451,18 @@ export function App(props: AppProps): React.ReactElement {
       children: renderItem,
     }),
     // the live frame is never as tall as the terminal: a taller frame would scroll its top rows
-    // into the scrollback, where ink can no longer erase them (copies of the frame pile up there)
+    // into the scrollback, where ink can no longer erase them (copies of the frame pile up there).
+    // Its width is the terminal's as ink knows it: on a resize ink draws the frame again before
+    // React has the new width, and a frame wider than the terminal would wrap (a doubled prompt box).
     h(
       Box,
-      { flexDirection: "column", width, maxHeight: Math.max(6, (rows || 40) - 1) },
+      { ref: frameRef, flexDirection: "column", maxHeight: Math.max(6, (rows || 40) - 1) },
       h(LiveArea, { state, width, rows: rows || 40 }),
       h(Queue, { queue: state.queue, width }),
       state.picker
         ? h(
             Box,
-            { flexShrink: 0, flexDirection: "column" },
+            { ref: promptRef, flexShrink: 0, flexDirection: "column" },
             h(PickerView, {
               picker: state.picker,
               options: pickerOptions,
@@ -409,7 +473,7 @@ export function App(props: AppProps): React.ReactElement {
           )
         : h(
             Box,
-            { marginTop: 1, flexShrink: 0 },
+            { ref: promptRef, marginTop: 1, flexShrink: 0, flexDirection: "column" },
             h(InputBox, { editor: editorRef.current, running: state.running, width, focused: true }),
           ),
       state.hint ? h(Box, { flexShrink: 0 }, h(Text, { color: "yellow" }, state.hint)) : null,
