@@ -40,7 +40,11 @@ export const COMMANDS: readonly CommandSpec[] = [
     whileRunning: true,
   },
   { name: "cost", aliases: ["usage"], summary: "tokens and cost of this session", whileRunning: true },
-  { name: "clear", summary: "clear the screen (the session is kept)", whileRunning: true },
+  {
+    name: "clear",
+    summary: "clear the screen and the scrollback (the session is kept)",
+    whileRunning: true,
+  },
   { name: "quit", aliases: ["exit", "q"], summary: "leave lash", whileRunning: true },
 ];
 
@@ -108,7 +112,8 @@ export const KEYS: readonly (readonly [string, string])[] = [
   ["Esc, Ctrl+C", "cancel the running turn (what finished is kept)"],
   ["Ctrl+C", "clear the prompt; twice on an empty prompt: quit"],
   ["Ctrl+D", "quit (on an empty prompt)"],
-  ["Ctrl+O", "expand/collapse thinking and tool output (redraws)"],
+  ["Ctrl+O", "expand/collapse thinking and tool output (prints the last turn again, expanded)"],
+  ["Ctrl+L", "clear the screen (it goes to the scrollback) and draw the prompt again"],
   ["Ctrl+A/E, Home/End", "start/end of line"],
   ["Ctrl+U/K/W", "delete to line start / line end / word"],
   ["Alt+←/→, Alt+B/F", "move by word"],

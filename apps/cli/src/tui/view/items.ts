@@ -93,7 +93,7 @@ function AssistantView(props: ItemProps & { readonly item: AssistantItem }): Rea
       Box,
       { flexDirection: "column", flexShrink: 1 },
       hidden > 0 ? h(Text, { dimColor: true }, `… ${hidden} lines above`) : null,
-      h(Lines, { lines, width: width - 2 }),
+      h(Lines, { lines, wrap: "truncate-end" }), // wrapped above
     ),
   );
 }
