@@ -25,7 +25,6 @@ import { ScriptedProvider } from "@lash/providers/testing";
 import { toolsPlugin } from "@lash/tools";
 import { Effect, Layer, ManagedRuntime } from "effect";
 import type { CliContext } from "../../../apps/cli/src/context.ts";
-import { HISTORY_REPLAY_CAP } from "../../../apps/cli/src/tui/controller.ts";
 import { mountTui, TuiController } from "../../../apps/cli/src/tui/mount.ts";
 import { argValue, markdownTable, median, percentile, report } from "../util.ts";
 
@@ -191,8 +190,6 @@ interface Sample {
   readonly keyMs: number[];
   readonly inkRenderMs: number[];
   readonly bytesPerEvent: number;
-  readonly redrawMs: number;
-  readonly redrawItems: number;
 }
 
 async function measure(ctx: CliContext, template: readonly TurnActivity[], turns: number): Promise<Sample> {
@@ -273,16 +270,6 @@ async function measure(ctx: CliContext, template: readonly TurnActivity[], turns
     }
   }
   const bytesPerEvent = (stdout.bytes - bytes0) / Math.max(1, perEventMs.length);
-  // a redraw (Ctrl+O, /resume of this session): <Static> replays the newest HISTORY_REPLAY_CAP items
-  await new Promise((r) => setTimeout(r, 5));
-  const redrawn = new Promise<number>((resolve) => {
-    waiter = resolve;
-  });
-  const r0 = performance.now();
-  controller.redraw(false);
-  await redrawn;
-  const redrawMs = performance.now() - r0;
-  const redrawItems = controller.getState().committed.length;
   inst.unmount();
   inst.cleanup();
   return {
@@ -295,8 +282,6 @@ async function measure(ctx: CliContext, template: readonly TurnActivity[], turns
     keyMs,
     inkRenderMs,
     bytesPerEvent,
-    redrawMs,
-    redrawItems,
   };
 }
 
@@ -317,8 +302,6 @@ for (const turns of turnsArg) {
     keyMs: runs.flatMap((r) => r.keyMs),
     inkRenderMs: runs.flatMap((r) => r.inkRenderMs),
     bytesPerEvent: median(runs.map((r) => r.bytesPerEvent)),
-    redrawMs: median(runs.map((r) => r.redrawMs)),
-    redrawItems: runs[0]!.redrawItems,
   });
 }
 await cleanup();
@@ -336,7 +319,6 @@ const rows = results.map((r) => [
   f(median(r.inkRenderMs)),
   Math.round(r.bytesPerEvent),
   r.mountMs.toFixed(0),
-  `${r.redrawMs.toFixed(0)} (${r.redrawItems} items)`,
 ]);
 const base = results[0];
 const last = results[results.length - 1];
@@ -345,7 +327,6 @@ const notes = [
   "per streamed chunk = textDelta events only; per finished item = events that moved a finished item to <Static> (written once above the live area); keystroke to frame = a key typed into the prompt every 5th event mid-stream, from stdin to ink's rendered frame (the terminal's own echo latency is not included).",
   "per event = from the event reaching the TUI controller to ink having rendered the frame (React reconcile + Yoga layout + output); ink render = ink's own layout+output part.",
   "full replay = first frame with <Static> writing every history item once (ink lays out each line: ~1 ms per item).",
-  `redraw = what /resume of a long session and Ctrl+O pay: the newest ${HISTORY_REPLAY_CAP} items are replayed, older ones are behind a one-line notice.`,
 ];
 if (base && last && base !== last)
   notes.push(
@@ -367,7 +348,6 @@ report({
       "ink render median ms",
       "bytes/event",
       "full replay ms",
-      "redraw ms",
     ],
     rows,
   ),
@@ -388,8 +368,6 @@ report({
     inkRenderMedianMs: median(r.inkRenderMs),
     bytesPerEvent: r.bytesPerEvent,
     fullReplayMs: r.mountMs,
-    redrawMs: r.redrawMs,
-    redrawItems: r.redrawItems,
   })),
   notes,
 });
