@@ -6,7 +6,13 @@
 // are never wider than the width, so ink never wraps them again and never ends a row one column
 // past the edge.
 import stringWidth from "string-width";
-import type { Line, Seg } from "./markdown.ts";
+
+/** What wrapping needs of a styled segment (markdown.ts's `Seg`; not imported from there: markdown.ts uses this module). */
+interface Seg {
+  readonly text: string;
+  readonly hang?: "repeat" | "indent";
+}
+type Line<S extends Seg = Seg> = readonly S[];
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
@@ -24,29 +30,29 @@ export function lineWidth(line: Line): number {
 const MIN_TEXT = 8;
 
 /** One styled line as rows of at most `width` columns. */
-export function wrapLine(line: Line, width: number): Line[] {
+export function wrapLine<S extends Seg>(line: Line<S>, width: number): Line<S>[] {
   const w = Math.max(1, Math.floor(width));
   if (!line.some((s) => s.text.includes("\t")) && lineWidth(line) <= w) return [line];
   let k = 0;
   while (k < line.length && line[k]!.hang) k++;
-  let prefix: readonly Seg[] = line.slice(0, k);
-  let body: readonly Seg[] = line.slice(k);
+  let prefix: readonly S[] = line.slice(0, k);
+  let body: readonly S[] = line.slice(k);
   let prefixWidth = lineWidth(prefix);
   if (w - prefixWidth < MIN_TEXT) {
     prefix = [];
     body = line;
     prefixWidth = 0;
   }
-  const cont: Seg[] = prefix.map((s) =>
+  const cont: S[] = prefix.map((s) =>
     s.hang === "repeat" ? s : { ...s, text: " ".repeat(stringWidth(s.text)) },
   );
   const avail = w - prefixWidth;
-  const rows: Seg[][] = [];
-  let cur: Seg[] = [];
+  const rows: S[][] = [];
+  let cur: S[] = [];
   let curW = 0;
-  let curSeg: Seg | undefined;
-  let pending: { seg: Seg; text: string; width: number } | undefined;
-  const append = (seg: Seg, text: string, tw: number) => {
+  let curSeg: S | undefined;
+  let pending: { seg: S; text: string; width: number } | undefined;
+  const append = (seg: S, text: string, tw: number) => {
     const last = cur[cur.length - 1];
     if (last && curSeg === seg) cur[cur.length - 1] = { ...last, text: last.text + text };
     else cur.push({ ...seg, text });
@@ -98,8 +104,8 @@ export function wrapLine(line: Line, width: number): Line[] {
 }
 
 /** Every line wrapped to `width`. */
-export function wrapLines(lines: readonly Line[], width: number): Line[] {
-  const out: Line[] = [];
+export function wrapLines<S extends Seg>(lines: readonly Line<S>[], width: number): Line<S>[] {
+  const out: Line<S>[] = [];
   for (const l of lines) out.push(...wrapLine(l, width));
   return out;
 }
