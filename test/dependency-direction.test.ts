@@ -172,6 +172,8 @@ function packageNameOf(dir: string): string {
 const knownCrossPackage: Record<string, string> = {
   "bench/perf/tui/run.ts":
     "times the ink TUI's controller and mount from apps/cli/src, which the CLI does not publish as a library entry point",
+  "bench/perf/tui/echo.ts":
+    "times keystroke-to-echo through the ink TUI's mount and the @ file index from apps/cli/src, which the CLI does not publish as a library entry point",
   "bench/perf/export/run.ts":
     "imports core's promise store and @lash/export's renderer from src; bench declares no @lash/export dependency and DESIGN §2 gives bench no arrow to export",
   "bench/perf/scale/run.ts": "imports openSqliteStore from core/src/store/promise.ts rather than @lash/core",
