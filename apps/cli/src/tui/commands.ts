@@ -63,7 +63,11 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "colour theme for what is drawn from now on (also LASH_THEME; NO_COLOR turns colour off)",
     whileRunning: true,
   },
-  { name: "clear", summary: "clear the screen (the session is kept)", whileRunning: true },
+  {
+    name: "clear",
+    summary: "clear the screen and the scrollback (the session is kept)",
+    whileRunning: true,
+  },
   { name: "quit", aliases: ["exit", "q"], summary: "leave lash", whileRunning: true },
 ];
 
@@ -131,7 +135,11 @@ export const KEYS: readonly (readonly [string, string])[] = [
   ["Esc, Ctrl+C", "cancel the running turn (what finished is kept)"],
   ["Ctrl+C", "clear the prompt; twice on an empty prompt: quit"],
   ["Ctrl+D", "quit (on an empty prompt)"],
-  ["Ctrl+O", "expand/collapse thinking and tool output (redraws); /expand unfolds one card"],
+  [
+    "Ctrl+O",
+    "expand/collapse thinking and tool output (prints the last turn again, expanded); /expand unfolds one card",
+  ],
+  ["Ctrl+L", "clear the screen (it goes to the scrollback) and draw the prompt again"],
   ["Ctrl+A/E, Home/End", "start/end of line"],
   ["Ctrl+U/K/W", "delete to line start / line end / word"],
   ["Alt+←/→, Alt+B/F", "move by word"],

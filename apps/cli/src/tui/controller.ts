@@ -80,8 +80,10 @@ export const SHELL_CONTEXT_CHARS = 30_000;
 
 export interface ControllerOptions {
   readonly sessionId?: string;
-  /** Clears the terminal (screen and scrollback) before the static area is redrawn. */
+  /** Clears the terminal (screen and scrollback) before the static area is redrawn: `/clear` only. */
   readonly clearScreen?: () => void;
+  /** Scrolls the screen into the scrollback and draws the live frame again at the top (Ctrl+L). */
+  readonly repaint?: () => void;
   /** Lines a streaming message may take in the live area before its finished paragraphs move up. */
   readonly maxLiveLines?: number;
   /** Coalesce UI updates over this many ms (0: notify synchronously). */
@@ -126,6 +128,7 @@ export class TuiController {
   private readonly throttleMs: number;
   private readonly clearScreen: () => void;
   private readonly pickAtStart: boolean;
+  private readonly repaintScreen: () => void;
 
   private sessionId: string | undefined;
   private session: SessionRecord | undefined;
@@ -163,6 +166,7 @@ export class TuiController {
     this.throttleMs = options.throttleMs ?? 16;
     this.clearScreen = options.clearScreen ?? (() => {});
     this.pickAtStart = options.pick === true;
+    this.repaintScreen = options.repaint ?? (() => {});
     this.transcript = new Transcript(options.maxLiveLines ? { maxLiveLines: options.maxLiveLines } : {});
     this.gitBranch = safe(() => ctx.gitBranch());
     this.snapshot = this.build();
@@ -312,7 +316,11 @@ export class TuiController {
     if (initialPrompt?.trim()) this.submit(initialPrompt);
   }
 
-  private async open(id: string, redraw: boolean): Promise<void> {
+  /**
+   * Show a session's transcript. A switch (/resume, /fork, /tree) never erases what the terminal
+   * shows: a separator goes below the old transcript, then the session's recent history.
+   */
+  private async open(id: string, switching: boolean): Promise<void> {
     const [session, messages] = await Promise.all([
       this.run((rt) => rt.getSession(id)),
       this.run((rt) => rt.readView(id)),
@@ -321,7 +329,7 @@ export class TuiController {
     this.session = session;
     this.contextTokens = undefined;
     this.turnCost = undefined;
-    if (redraw) this.redraw(true);
+    if (switching) this.transcript.rule(session.title ? `${session.title} · ${id}` : id);
     this.syncShown(false);
     this.transcript.loadMessages(messages);
     // the context is shown at once (resume, --continue): estimated from the transcript (~4 characters
@@ -379,7 +387,7 @@ export class TuiController {
     }
   }
 
-  /** Clear the terminal and re-render the static area (after /clear, Ctrl+O, a session switch). */
+  /** Clear the terminal, its scrollback included, and start the static area again (`/clear` only). */
   redraw(forget: boolean): void {
     if (forget) this.transcript.reset();
     this.clearScreen();
@@ -390,9 +398,21 @@ export class TuiController {
     this.flushNow();
   }
 
+  /**
+   * Ctrl+O: expand (or collapse) reasoning, tool output, diffs and code from now on. What the
+   * terminal already shows is never redrawn: on expanding, the finished turn's collapsed items are
+   * printed again, expanded, below it.
+   */
   toggleExpanded(): void {
     this.expanded = !this.expanded;
-    this.redraw(false);
+    if (this.expanded && !this.running) this.transcript.reprintLastTurn();
+    this.flushNow();
+  }
+
+  /** Ctrl+L: the screen goes to the scrollback (nothing is erased) and the live frame is drawn again. */
+  repaint(): void {
+    this.repaintScreen();
+    this.setHint("screen cleared · the scrollback above is kept", 1500);
   }
 
   // ---- turns ----
@@ -795,7 +815,7 @@ export class TuiController {
     this.turnCost = undefined;
     this.contextTokens = undefined;
     this.contextEstimate = undefined;
-    this.redraw(true);
+    this.transcript.rule("new session");
     this.info("new session — it is saved when you send the first prompt");
   }
 

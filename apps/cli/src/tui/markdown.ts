@@ -1,6 +1,7 @@
 // A small terminal markdown renderer: markdown text → lines of styled segments.
 // Headings, emphasis, inline code, links, fenced code (with light highlighting),
 // lists, block quotes, rules and tables. Pure: the ink view is in `view/text.ts`.
+import { lineWidth, wrapLine } from "./wrap.ts";
 
 export interface Seg {
   readonly text: string;
@@ -13,6 +14,8 @@ export interface Seg {
   readonly bg?: string;
   /** Marks a line of a fenced code block (on its first segment): drawn at column 0, no gutter, so it copies clean. */
   readonly code?: boolean;
+  /** A line's leading gutter or indent, kept on every wrapped row: drawn again, or as blank space (wrap.ts). */
+  readonly hang?: "repeat" | "indent";
 }
 
 export type Line = readonly Seg[];
@@ -255,10 +258,79 @@ function tableRow(line: string): string[] {
   return s.split("|").map((c) => c.trim());
 }
 
-function segWidth(segs: readonly Seg[]): number {
-  let n = 0;
-  for (const s of segs) n += s.text.length;
-  return n;
+const segWidth = lineWidth;
+
+/** Columns a table cell needs at least: its longest word, within 4..12. */
+function minCellWidth(cell: readonly Seg[]): number {
+  let longest = 0;
+  for (const s of cell)
+    for (const w of s.text.split(/\s+/)) longest = Math.max(longest, segWidth([{ text: w }]));
+  return Math.max(4, Math.min(12, longest));
+}
+
+/**
+ * A table at most `width` columns wide: columns keep their natural width when it fits; else the
+ * widest give up columns and their cells wrap inside the cell. When even that cannot fit, every
+ * row becomes a list of `header: value` lines.
+ */
+function renderTable(rows: Seg[][][], width: number): Line[] {
+  const cols = Math.max(...rows.map((r) => r.length));
+  const sep = 3; // " │ "
+  const natural: number[] = [];
+  const minimum: number[] = [];
+  for (let c = 0; c < cols; c++) {
+    natural.push(Math.max(3, ...rows.map((r) => segWidth(r[c] ?? []))));
+    minimum.push(Math.min(natural[c]!, Math.max(3, ...rows.map((r) => minCellWidth(r[c] ?? [])))));
+  }
+  const avail = width - sep * (cols - 1);
+  if (minimum.reduce((a, b) => a + b, 0) > avail) return tableAsList(rows, width);
+  const widths = [...natural];
+  let total = widths.reduce((a, b) => a + b, 0);
+  while (total > avail) {
+    // take a column from the widest column that can still give one
+    let best = -1;
+    for (let c = 0; c < cols; c++)
+      if (widths[c]! > minimum[c]! && (best < 0 || widths[c]! > widths[best]!)) best = c;
+    if (best < 0) break;
+    widths[best]!--;
+    total--;
+  }
+  const out: Line[] = [];
+  rows.forEach((r, ri) => {
+    const cells = widths.map((w, c) => wrapLine(r[c] ?? [], w));
+    const height = Math.max(...cells.map((x) => x.length));
+    for (let k = 0; k < height; k++) {
+      const segs: Seg[] = [];
+      for (let c = 0; c < cols; c++) {
+        const part = cells[c]![k] ?? [];
+        if (c > 0) segs.push({ text: " │ ", dim: true });
+        segs.push(...part);
+        const pad = widths[c]! - segWidth(part);
+        if (pad > 0 && c < cols - 1) segs.push({ text: " ".repeat(pad) });
+      }
+      out.push(segs);
+    }
+    if (ri === 0) out.push([{ text: widths.map((w) => "─".repeat(w)).join("─┼─"), dim: true }]);
+  });
+  return out;
+}
+
+/** A table too wide for the terminal: each row as `• header: value` lines. */
+function tableAsList(rows: Seg[][][], width: number): Line[] {
+  const [head = [], ...body] = rows;
+  const out: Line[] = [];
+  body.forEach((r, ri) => {
+    if (ri > 0) out.push([]);
+    r.forEach((cell, c) => {
+      const name = head[c] ?? [{ text: `column ${c + 1}`, bold: true }];
+      const lead: Seg[] =
+        c === 0 ? [{ text: "• ", color: theme.bullet, hang: "indent" }] : [{ text: "  ", hang: "indent" }];
+      out.push(
+        ...wrapLine([...lead, ...name.map((s) => ({ ...s, bold: true })), { text: ": " }, ...cell], width),
+      );
+    });
+  });
+  return out;
 }
 
 /** Render markdown to styled lines. `width` bounds rules and tables. */
@@ -333,27 +405,15 @@ export function renderMarkdown(text: string, width = 80): Line[] {
         rows.push(tableRow(lines[i]!).map((c) => parseInline(c)));
         i++;
       }
-      const cols = Math.max(...rows.map((r) => r.length));
-      const widths: number[] = [];
-      for (let c = 0; c < cols; c++) widths.push(Math.max(3, ...rows.map((r) => segWidth(r[c] ?? []))));
       blank();
-      rows.forEach((r, ri) => {
-        const segs: Seg[] = [];
-        for (let c = 0; c < cols; c++) {
-          const cell = r[c] ?? [];
-          if (c > 0) segs.push({ text: " │ ", dim: true });
-          segs.push(...cell, { text: " ".repeat(widths[c]! - segWidth(cell)) });
-        }
-        push(segs);
-        if (ri === 0) push([{ text: widths.map((w) => "─".repeat(w)).join("─┼─"), dim: true }]);
-      });
+      for (const l of renderTable(rows, width)) push(l);
       blank();
       continue;
     }
     const quote = /^\s*>\s?(.*)$/.exec(line);
     if (quote) {
       push([
-        { text: "▌ ", color: theme.quote },
+        { text: "▌ ", color: theme.quote, hang: "repeat" },
         ...parseInline(quote[1]!, { italic: true, color: theme.quote }),
       ]);
       i++;
@@ -382,7 +442,12 @@ export function renderMarkdown(text: string, width = 80): Line[] {
       const taskSeg: Seg[] = task
         ? [/x/i.test(task) ? { text: "☑ ", color: theme.added } : { text: "☐ ", dim: true }]
         : [];
-      push([{ text: pad }, { text: bullet, color: theme.bullet }, ...taskSeg, ...parseInline(body)]);
+      push([
+        { text: pad, hang: "indent" },
+        { text: bullet, color: theme.bullet, hang: "indent" },
+        ...taskSeg.map((t): Seg => ({ ...t, hang: "indent" })),
+        ...parseInline(body),
+      ]);
       continue;
     }
     // paragraph: join soft-wrapped lines

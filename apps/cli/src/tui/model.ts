@@ -122,6 +122,8 @@ export interface NoticeItem {
   readonly text: string;
   /** Extra lines (command output). */
   readonly body?: readonly string[];
+  /** A separator across the width (a session switch, a reprint). */
+  readonly rule?: boolean;
 }
 export interface TurnEndItem {
   readonly kind: "turnEnd";
@@ -394,6 +396,33 @@ export class Transcript {
       return copy;
     }
     return undefined;
+  }
+
+  /** A separator line across the terminal: what follows belongs to another session or is a reprint. */
+  rule(text: string): void {
+    this.add({ kind: "notice", id: this.nextId("n"), level: "info", text, rule: true });
+  }
+
+  /**
+   * Print the last finished turn's collapsible items again (Ctrl+O expands them): reasoning, tool
+   * calls with output, code cells. Returns how many; 0 when nothing can be expanded or a turn runs.
+   */
+  reprintLastTurn(): number {
+    if (this.live.length > 0) return 0;
+    let start = this.committed.length - 1;
+    while (start >= 0 && this.committed[start]!.kind !== "user") start--;
+    const again = this.committed
+      .slice(start + 1)
+      .filter(
+        (i) =>
+          (i.kind === "reasoning" && i.text.trim() !== "") ||
+          (i.kind === "tool" && !!(i.resultText || i.output)) ||
+          i.kind === "code",
+      );
+    if (again.length === 0) return 0;
+    this.rule("the last turn, expanded · ctrl+o collapses");
+    this.committed = this.committed.concat(again.map((i) => ({ ...i, id: this.nextId("x") }) as Item));
+    return again.length;
   }
 
   /** Forget everything shown (the session is untouched). */

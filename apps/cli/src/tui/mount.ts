@@ -6,7 +6,7 @@ import React from "react";
 import type { RunTui, TuiOptions } from "../context.ts";
 import { TuiController } from "./controller.ts";
 import { History } from "./editor.ts";
-import { App } from "./view/app.ts";
+import { App, type FrameShape } from "./view/app.ts";
 
 export { TuiController } from "./controller.ts";
 export { History } from "./editor.ts";
@@ -46,11 +46,37 @@ export interface MountOptions {
   readonly kittyKeyboard?: boolean;
 }
 
+/**
+ * A narrower terminal re-wraps the rows of the frame on screen (tmux, VTE, kitty, iTerm2, WezTerm,
+ * Windows Terminal), so the frame takes more rows than ink erases before drawing it again: the
+ * old prompt box stayed on screen twice. Before ink's own resize handler runs, erase the extra rows
+ * the re-wrap made, from the last frame's row widths.
+ */
+function eraseRewrappedFrame(stdout: NodeJS.WriteStream, shape: FrameShape): () => void {
+  return () => {
+    const columns = stdout.columns;
+    if (!columns || columns >= shape.columns || shape.widths.length === 0) return;
+    const before = shape.widths.length;
+    let after = 0;
+    for (const w of shape.widths) after += Math.max(1, Math.ceil(w / columns));
+    if (after <= before) return;
+    // the cursor is on the row below the re-wrapped frame: up to its top, erase to the end of the
+    // screen, and down to where ink expects the bottom of the frame it erases
+    stdout.write(`\x1b[${after}A\r\x1b[0J\x1b[${before}B`);
+    shape.columns = columns;
+  };
+}
+
 /** Render the TUI for a controller on the given streams (runTui, benchmarks). */
 export function mountTui(controller: TuiController, options: MountOptions): ReturnType<typeof render> {
-  return render(
+  const frameShape: FrameShape = { columns: 0, widths: [] };
+  // registered before ink's listener, so it runs first
+  const onResize = eraseRewrappedFrame(options.stdout, frameShape);
+  if (options.stdout.isTTY === true) options.stdout.on("resize", onResize);
+  const instance = render(
     React.createElement(App, {
       controller,
+      frameShape,
       ...(options.history ? { history: options.history } : {}),
       ...(options.onSubmitted ? { onSubmitted: options.onSubmitted } : {}),
     }),
@@ -70,6 +96,9 @@ export function mountTui(controller: TuiController, options: MountOptions): Retu
         : { kittyKeyboard: { mode: "auto" as const, flags: ["disambiguateEscapeCodes" as const] } }),
     },
   );
+  const off = () => void options.stdout.off("resize", onResize);
+  instance.waitUntilExit().then(off, off);
+  return instance;
 }
 
 export const runTuiImpl: RunTui = async (options: TuiOptions): Promise<number> => {
@@ -83,10 +112,18 @@ export const runTuiImpl: RunTui = async (options: TuiOptions): Promise<number> =
     ...(options.sessionId ? { sessionId: options.sessionId } : {}),
     ...(options.pick ? { pick: true } : {}),
     maxLiveLines: Math.max(6, (stdout.rows || 40) - 16),
+    // `/clear`, and only it, erases the scrollback
     clearScreen: () => {
       instance?.clear();
       // erase the screen and the scrollback, cursor home
       stdout.write("\x1b[2J\x1b[3J\x1b[H");
+    },
+    // Ctrl+L: erase the live frame, scroll what the screen shows into the scrollback (every
+    // terminal keeps it: no erase sequence), and let the next frame draw at the top
+    repaint: () => {
+      instance?.clear();
+      const rows = stdout.rows || 24;
+      stdout.write(`\x1b[${rows};1H${"\n".repeat(rows)}\x1b[H`);
     },
   });
   instance = mountTui(controller, {

@@ -9,6 +9,7 @@ import { render } from "ink-testing-library";
 import { afterEach, describe, expect, it } from "vitest";
 import { HISTORY_REPLAY_CAP, TuiController } from "../../src/tui/controller.ts";
 import { History } from "../../src/tui/editor.ts";
+import type { Item } from "../../src/tui/model.ts";
 import { App } from "../../src/tui/view/app.ts";
 import { h } from "../../src/tui/view/text.ts";
 import {
@@ -39,6 +40,13 @@ interface Mounted {
   prompt(): string;
   wait(pred: (f: string) => boolean): Promise<string>;
   lastRequest(): LlmRequest;
+}
+
+/** The items after the last separator (a session switch). */
+function sinceLastRule(items: readonly Item[]): readonly Item[] {
+  let k = items.length - 1;
+  while (k >= 0 && !(items[k]!.kind === "notice" && (items[k] as { rule?: boolean }).rule)) k--;
+  return items.slice(k + 1);
 }
 
 let mounted: Mounted[] = [];
@@ -373,7 +381,10 @@ describe("TUI: slash commands", () => {
     const first = m.controller.getState().sessionId!;
     await send(m, "/new");
     expect(m.controller.getState().sessionId).toBeUndefined();
-    expect(m.cleared.length).toBe(1);
+    // the old transcript stays in the terminal, below it a separator
+    expect(m.cleared.length).toBe(0);
+    expect(m.frame()).toContain("● answer one");
+    expect(m.frame()).toMatch(/── new session ─+/);
     await send(m, "second session");
     expect(m.controller.getState().sessionId).not.toBe(first);
     await send(m, "/resume");
@@ -383,7 +394,16 @@ describe("TUI: slash commands", () => {
     await m.wait((f) => f.includes("resumed first session"));
     const st = m.controller.getState();
     expect(st.sessionId).toBe(first);
-    const texts = st.committed.map((i) => (i.kind === "user" || i.kind === "assistant" ? i.text : i.kind));
+    expect(m.cleared.length).toBe(0);
+    // the second session stays above the separator; below it, the resumed one
+    expect(st.committed.map((i) => (i.kind === "user" ? i.text : "")).filter(Boolean)).toEqual([
+      "first session",
+      "second session",
+      "first session",
+    ]);
+    const texts = sinceLastRule(st.committed).map((i) =>
+      i.kind === "user" || i.kind === "assistant" ? i.text : i.kind,
+    );
     expect(texts).toContain("first session");
     expect(texts).toContain("answer one");
     expect(texts).not.toContain("second session");
@@ -465,9 +485,13 @@ describe("TUI: slash commands", () => {
     await m.type(UP);
     await m.type("\r");
     await m.wait((f) => f.includes("switched branch"));
-    const texts = m.controller.getState().committed.map((i) => (i.kind === "user" ? i.text : ""));
+    // below the separator of the switch: the beta branch, not gamma (which stays above it)
+    const texts = sinceLastRule(m.controller.getState().committed).map((i) =>
+      i.kind === "user" ? i.text : "",
+    );
     expect(texts).toContain("beta");
     expect(texts).not.toContain("gamma");
+    expect(m.cleared.length).toBe(0);
   });
 
   it("/export shows the path, and a missing exporter is reported without crashing", async () => {
@@ -509,14 +533,17 @@ describe("TUI: slash commands", () => {
     expect(m.controller.getState().sessionId).toBe(id);
   });
 
-  it("Ctrl+O redraws with reasoning expanded", async () => {
+  it("Ctrl+O prints the last turn again with reasoning expanded, without clearing anything", async () => {
     const m = await mount([{ reasoning: "secret plan step", text: "ok" }]);
     await send(m, "q");
     expect(m.frame()).not.toContain("secret plan step");
     await m.type("\x0f");
-    expect(m.cleared.length).toBe(1);
+    expect(m.cleared.length).toBe(0);
+    expect(m.frame()).toMatch(/── the last turn, expanded · ctrl\+o collapses ─+/);
     expect(m.frame()).toContain("secret plan step");
     expect(m.frame()).toContain("expanded");
+    // the collapsed reasoning line is still there above the separator
+    expect(m.frame().indexOf("✻ Thought")).toBeLessThan(m.frame().indexOf("the last turn, expanded"));
   });
 });
 

@@ -73,7 +73,7 @@ describe("markdown", () => {
     const out = texts("| a | long header |\n|---|---|\n| 1 | x |");
     expect(out[0]).toBe("a   │ long header");
     expect(out[1]).toMatch(/^─+┼─+$/);
-    expect(out[2]).toBe("1   │ x          ");
+    expect(out[2]).toBe("1   │ x"); // no trailing padding after the last column
   });
 
   it("never splits a streaming text inside a code fence", () => {

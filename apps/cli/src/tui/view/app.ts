@@ -1,7 +1,26 @@
 // The TUI root: <Static> transcript, live tail, queue, prompt, status bar, and
 // every key binding.
-import { Box, type Key, Static, Text, useAnimation, useApp, useInput, usePaste, useWindowSize } from "ink";
-import React, { useCallback, useEffect, useRef, useState, useSyncExternalStore } from "react";
+import {
+  Box,
+  type DOMElement,
+  type Key,
+  measureElement,
+  Static,
+  Text,
+  useAnimation,
+  useApp,
+  useInput,
+  usePaste,
+  useWindowSize,
+} from "ink";
+import React, {
+  useCallback,
+  useEffect,
+  useLayoutEffect,
+  useRef,
+  useState,
+  useSyncExternalStore,
+} from "react";
 import {
   applyEntry,
   commandMenu,
@@ -15,16 +34,31 @@ import {
 import { complete, parseCommand } from "../commands.ts";
 import type { Picker, TuiController, TuiState } from "../controller.ts";
 import { Editor, History } from "../editor.ts";
+import { splitKeys } from "../keys.ts";
 import type { Item } from "../model.ts";
-import { InputBox } from "./input.ts";
+import { textWidth, wrapLine } from "../wrap.ts";
+import { InputBox, PLACEHOLDER } from "./input.ts";
 import { ItemView } from "./items.ts";
 import { AttachedView, MenuView, SearchView } from "./menu.ts";
 import { filterOptions, PickerView } from "./picker.ts";
 import { StatusBar } from "./status.ts";
 import { fmtDuration, h, SPINNER, truncate } from "./text.ts";
 
+/**
+ * The width of each row of the last frame drawn, top to bottom, and the terminal width it was
+ * drawn at: when the terminal gets narrower it re-wraps those rows, and the frame then takes more
+ * rows than ink erases (mount.ts erases the rest). Rows of the live items are counted as not
+ * re-wrapped: erasing too much would erase transcript rows above the frame.
+ */
+export interface FrameShape {
+  columns: number;
+  widths: number[];
+}
+
 export interface AppProps {
   readonly controller: TuiController;
+  /** Filled after every frame (mount.ts reads it on a resize). */
+  readonly frameShape?: FrameShape;
   readonly history?: History;
   /** Called with every submitted prompt (history persistence). */
   readonly onSubmitted?: (text: string) => void;
@@ -32,6 +66,12 @@ export interface AppProps {
 
 const DOUBLE_PRESS_MS = 2000;
 
+/**
+ * The live items (streaming message, running tool cards). Their box shrinks when the whole frame
+ * would be taller than the terminal (the frame's maxHeight) and then shows the newest rows: the
+ * rows above are clipped, not drawn, so a frame never scrolls part of itself into the terminal's
+ * scrollback. The clipped rows are shown in full when the item finishes and moves to <Static>.
+ */
 function LiveArea(props: {
   readonly state: TuiState;
   readonly width: number;
@@ -43,15 +83,23 @@ function LiveArea(props: {
   const now = Date.now();
   const maxLines = Math.max(5, props.rows - 14);
   return h(
-    Box,
-    { flexDirection: "column" },
-    ...state.live.map((item) =>
-      h(ItemView, { key: item.id, item, width, expanded: state.expanded, frame, now, maxLines }),
+    React.Fragment,
+    null,
+    h(
+      Box,
+      { flexDirection: "column", flexShrink: 1, overflow: "hidden", justifyContent: "flex-end" },
+      ...state.live.map((item) =>
+        h(
+          Box,
+          { key: item.id, flexShrink: 0, flexDirection: "column" },
+          h(ItemView, { item, width, expanded: state.expanded, frame, now, maxLines }),
+        ),
+      ),
     ),
     state.running
       ? h(
           Box,
-          { marginTop: 1 },
+          { marginTop: 1, flexShrink: 0 },
           h(
             Text,
             { wrap: "truncate-end" },
@@ -91,7 +139,7 @@ function Queue(props: {
   const shown = props.queue.slice(0, 3);
   return h(
     Box,
-    { flexDirection: "column", marginTop: 1 },
+    { flexDirection: "column", marginTop: 1, flexShrink: 0 },
     ...shown.map((q, i) =>
       h(
         Text,
@@ -116,8 +164,18 @@ export function App(props: AppProps): React.ReactElement {
   const [, setTick] = useState(0);
   const rerender = useCallback(() => setTick((n) => n + 1), []);
   const lastCtrlC = useRef(0);
-  const [pickIndex, setPickIndex] = useState(0);
-  const [filter, setFilter] = useState("");
+  // the picker's cursor and filter live in refs: keys that arrive in one write (Down then Enter)
+  // are handled one after the other before React renders again, so each must see the last one's effect
+  const pickIndexRef = useRef(0);
+  const filterRef = useRef("");
+  const setPickIndex = (f: (i: number) => number) => {
+    pickIndexRef.current = f(pickIndexRef.current);
+    rerender();
+  };
+  const setFilter = (f: (s: string) => string) => {
+    filterRef.current = f(filterRef.current);
+    rerender();
+  };
   const pickerRef = useRef<Picker | undefined>(undefined);
   const filesRef = useRef<FileIndex>(new FileIndex(controller.ctx.settings.cwd));
   const fileMenuRef = useRef<{ sig: string; menu: Menu | undefined } | undefined>(undefined);
@@ -147,13 +205,15 @@ export function App(props: AppProps): React.ReactElement {
   }, [controller, rerender]);
 
   // reset the picker cursor when a new picker opens
-  if (state.picker !== pickerRef.current) {
-    pickerRef.current = state.picker;
-    if (state.picker) {
-      setPickIndex(state.picker.initial);
-      setFilter("");
+  const syncPicker = (picker: Picker | undefined) => {
+    if (picker === pickerRef.current) return;
+    pickerRef.current = picker;
+    if (picker) {
+      pickIndexRef.current = picker.initial;
+      filterRef.current = "";
     }
-  }
+  };
+  syncPicker(state.picker);
 
   // the completion menu: `/` commands while the prompt is a bare /word, files after an `@`
   const ed0 = editorRef.current;
@@ -207,31 +267,38 @@ export function App(props: AppProps): React.ReactElement {
   }, [controller, props.onSubmitted, rerender]);
 
   const handlePicker = (input: string, key: Key, picker: Picker) => {
-    const options = filterOptions(picker, filter);
+    const options = filterOptions(picker, filterRef.current);
     if (key.escape || (key.ctrl && input === "c")) return controller.closePicker();
     if (key.upArrow) return setPickIndex((i) => Math.max(0, i - 1));
     if (key.downArrow) return setPickIndex((i) => Math.min(options.length - 1, i + 1));
     if (key.pageUp) return setPickIndex((i) => Math.max(0, i - 10));
     if (key.pageDown) return setPickIndex((i) => Math.min(options.length - 1, i + 10));
     if (key.return || key.tab) {
-      const o = options[Math.min(pickIndex, options.length - 1)];
+      const o = options[Math.min(pickIndexRef.current, options.length - 1)];
       if (o) void controller.pick(picker, o, key.tab);
       return;
     }
     if (key.backspace || key.delete) {
       setFilter((f) => f.slice(0, -1));
-      setPickIndex(0);
+      setPickIndex(() => 0);
       return;
     }
     if (input && !key.ctrl && !key.meta && input >= " ") {
       setFilter((f) => f + input);
-      setPickIndex(0);
+      setPickIndex(() => 0);
     }
   };
 
   useInput((input, key) => {
+    for (const [i, k] of splitKeys(input, key)) handleKey(i, k);
+  });
+
+  const handleKey = (input: string, key: Key) => {
     const ed = editorRef.current;
+    // the controller's current state, not this render's: an earlier key of the same write may have changed it
+    const state = controller.getState();
     const picker = state.picker;
+    syncPicker(picker);
     if (picker) return handlePicker(input, key, picker);
 
     // Ctrl+R reverse history search
@@ -324,7 +391,7 @@ export function App(props: AppProps): React.ReactElement {
       return;
     }
     if (key.ctrl && input === "o") return controller.toggleExpanded();
-    if (key.ctrl && input === "l") return controller.redraw(false);
+    if (key.ctrl && input === "l") return controller.repaint();
 
     // submit / newline
     if (key.return) {
@@ -436,10 +503,10 @@ export function App(props: AppProps): React.ReactElement {
     if (input.length > 1 && /[\r\n]/.test(input)) ed.paste(input);
     else ed.insert(input);
     rerender();
-  });
+  };
 
   usePaste((text) => {
-    if (state.picker) return;
+    if (controller.getState().picker) return;
     // a dropped/pasted image file path becomes an @mention (attached as an image when sent)
     const image = pastedImagePath(text);
     if (image) editorRef.current.insert(`@${image} `);
@@ -452,6 +519,40 @@ export function App(props: AppProps): React.ReactElement {
     [width, state.expanded],
   );
 
+  const frameRef = useRef<DOMElement>(null);
+  const promptRef = useRef<DOMElement>(null);
+  const menuRef = useRef<DOMElement>(null);
+  const frameShape = props.frameShape;
+  useLayoutEffect(() => {
+    if (!frameShape || !frameRef.current || !promptRef.current) return;
+    const total = measureElement(frameRef.current).height;
+    const prompt = measureElement(promptRef.current).height;
+    const st = controller.getState();
+    const bottom: number[] = [];
+    // the picker's box starts with its margin row; the prompt box's margin is outside it
+    if (st.picker) for (let i = 0; i < prompt; i++) bottom.push(i === 0 ? 0 : width);
+    else {
+      const ed = editorRef.current;
+      const rowsOf = ed.isEmpty
+        ? [Math.min(width, 4 + textWidth(PLACEHOLDER[st.running ? 1 : 0]))]
+        : ed.text
+            .split("\n")
+            .flatMap((l) => wrapLine([{ text: `› ${l} ` }], width).map((r) => textWidth(r[0]?.text ?? "")));
+      bottom.push(0, width, ...rowsOf.slice(0, Math.max(0, prompt - 2)), width);
+      while (bottom.length < prompt + 1) bottom.splice(-1, 0, width);
+    }
+    // the completion menu's rows (below the prompt) are counted as not re-wrapped, like live rows
+    if (menuRef.current) for (let i = measureElement(menuRef.current).height; i > 0; i--) bottom.push(1);
+    if (st.hint)
+      for (const r of wrapLine([{ text: st.hint }], width)) bottom.push(textWidth(r[0]?.text ?? ""));
+    bottom.push(width); // the status bar
+    const above = Math.max(0, total - bottom.length);
+    frameShape.columns = width;
+    frameShape.widths = [...new Array<number>(above).fill(1), ...bottom];
+  });
+
+  const pickIndex = pickIndexRef.current;
+  const filter = filterRef.current;
   const pickerOptions = state.picker ? filterOptions(state.picker, filter) : [];
   if (leaving)
     return h(Static<Item>, {
@@ -467,30 +568,48 @@ export function App(props: AppProps): React.ReactElement {
       items: state.committed as Item[],
       children: renderItem,
     }),
+    // the live frame is never as tall as the terminal: a taller frame would scroll its top rows
+    // into the scrollback, where ink can no longer erase them (copies of the frame pile up there).
+    // Its width is the terminal's as ink knows it: on a resize ink draws the frame again before
+    // React has the new width, and a frame wider than the terminal would wrap (a doubled prompt box).
     h(
       Box,
-      { flexDirection: "column", width },
+      { ref: frameRef, flexDirection: "column", maxHeight: Math.max(6, (rows || 40) - 1) },
       h(LiveArea, { state, width, rows: rows || 40 }),
       h(Queue, { queue: state.queue, width }),
       h(AttachedView, { attached: state.attached, width }),
       state.picker
-        ? h(PickerView, {
-            picker: state.picker,
-            options: pickerOptions,
-            index: Math.min(pickIndex, Math.max(0, pickerOptions.length - 1)),
-            filter,
-            width,
-          })
+        ? h(
+            Box,
+            { ref: promptRef, flexShrink: 0, flexDirection: "column" },
+            h(PickerView, {
+              picker: state.picker,
+              options: pickerOptions,
+              index: Math.min(pickIndex, Math.max(0, pickerOptions.length - 1)),
+              filter,
+              width,
+            }),
+          )
         : search
-          ? h(Box, { marginTop: 1 }, h(SearchView, { query: search.query, match: searchHit?.text, width }))
+          ? h(
+              Box,
+              { ref: promptRef, marginTop: 1, flexShrink: 0, flexDirection: "column" },
+              h(SearchView, { query: search.query, match: searchHit?.text, width }),
+            )
           : h(
               Box,
-              { marginTop: 1 },
+              { ref: promptRef, marginTop: 1, flexShrink: 0, flexDirection: "column" },
               h(InputBox, { editor: editorRef.current, running: state.running, width, focused: true }),
             ),
-      menu && !state.picker && !search ? h(MenuView, { menu, index: menuAt, width }) : null,
-      state.hint ? h(Text, { color: "yellow" }, state.hint) : null,
-      h(StatusBar, { state, width }),
+      menu && !state.picker && !search
+        ? h(
+            Box,
+            { ref: menuRef, flexShrink: 0, flexDirection: "column" },
+            h(MenuView, { menu, index: menuAt, width }),
+          )
+        : null,
+      state.hint ? h(Box, { flexShrink: 0 }, h(Text, { color: "yellow" }, state.hint)) : null,
+      h(Box, { flexShrink: 0, flexDirection: "column" }, h(StatusBar, { state, width })),
     ),
   );
 }

@@ -4,6 +4,12 @@ import type React from "react";
 import type { Editor } from "../editor.ts";
 import { h } from "./text.ts";
 
+/** The empty prompt's placeholder: idle, and while a turn runs. */
+export const PLACEHOLDER = [
+  "ask anything · /help for commands · shift+enter or \\ for a new line",
+  "type to queue a message for the next turn · esc to cancel",
+] as const;
+
 const PASTE = /\[pasted (?:\d+ lines|\d+ chars) #\d+\]/g;
 
 function styled(line: string, key: string): React.ReactNode[] {
@@ -53,7 +59,7 @@ export function InputBox(props: {
       borderColor: props.running ? "gray" : "cyan",
       borderLeft: false,
       borderRight: false,
-      width: props.width,
+      // the frame's width, not a number: ink lays out a resized terminal before React renders again
     },
     empty
       ? h(
@@ -61,14 +67,7 @@ export function InputBox(props: {
           { wrap: "truncate-end" },
           h(Text, { color: "cyan", bold: true }, "› "),
           props.focused ? h(Text, { inverse: true }, " ") : null,
-          h(
-            Text,
-            { dimColor: true },
-            " ",
-            props.running
-              ? "type to queue a message for the next turn · esc to cancel"
-              : "ask anything · /help for commands · shift+enter or \\ for a new line",
-          ),
+          h(Text, { dimColor: true }, " ", PLACEHOLDER[props.running ? 1 : 0]),
         )
       : h(Box, { flexDirection: "column" }, ...rows),
   );

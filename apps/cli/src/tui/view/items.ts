@@ -2,6 +2,7 @@
 // cards per family, code cells, subagents, notices and turn ends.
 import { Box, Text } from "ink";
 import type React from "react";
+import stringWidth from "string-width";
 import { renderDiff } from "../diff.ts";
 import { fmtCost, fmtTokens } from "../format.ts";
 import { highlightCode, type Line, renderMarkdown, type Seg } from "../markdown.ts";
@@ -18,6 +19,7 @@ import {
   type TurnEndItem,
   type UserItem,
 } from "../model.ts";
+import { wrapLine } from "../wrap.ts";
 import { fmtDuration, h, Lines, SPINNER, truncate } from "./text.ts";
 
 export interface ItemProps {
@@ -54,7 +56,7 @@ function itemBody(props: ItemProps): React.ReactElement | null {
     case "agent":
       return h(AgentView, { ...props, item });
     case "notice":
-      return h(NoticeView, { item });
+      return h(NoticeView, { item, width: props.width });
     case "turnEnd":
       return h(TurnEndView, { item });
   }
@@ -66,7 +68,9 @@ function UserView(props: { readonly item: UserItem; readonly width: number }): R
   return h(
     Box,
     { marginTop: 1, flexDirection: "row" },
-    h(Text, { color: "cyan", bold: true }, "› "),
+    // a prefix that never shrinks: yoga shrinks every item of a row in proportion to its width,
+    // which took a column off a 2-column prefix and gave the text a row one column too wide
+    h(Box, { flexShrink: 0 }, h(Text, { color: "cyan", bold: true }, "› ")),
     h(
       Box,
       { flexDirection: "column", flexShrink: 1 },
@@ -78,19 +82,24 @@ function UserView(props: { readonly item: UserItem; readonly width: number }): R
 function AssistantView(props: ItemProps & { readonly item: AssistantItem }): React.ReactElement | null {
   const { item, width } = props;
   if (!item.text.trim()) return null;
-  let lines = renderMarkdown(item.text, width - 2);
-  let hidden = 0;
-  if (props.maxLines !== undefined && lines.length > props.maxLines) {
-    hidden = lines.length - props.maxLines;
-    lines = lines.slice(hidden);
-  }
-  // fenced code is drawn at column 0 without a gutter, so that its rows copy as the code alone
-  const runs: { code: boolean; lines: Line[] }[] = [];
-  for (const l of lines) {
+  // wrapped here (hanging indents for lists and quotes), so the tail is counted in rows. Fenced
+  // code is drawn at column 0 without a gutter, so that its rows copy as the code alone: its lines
+  // wrap at the full width, prose at the width beside the `● ` prefix
+  let rows: { code: boolean; line: Line }[] = [];
+  for (const l of renderMarkdown(item.text, width - 2)) {
     const code = l[0]?.code === true;
+    for (const line of wrapLine(l, code ? width : width - 2)) rows.push({ code, line });
+  }
+  let hidden = 0;
+  if (props.maxLines !== undefined && rows.length > props.maxLines) {
+    hidden = rows.length - props.maxLines;
+    rows = rows.slice(hidden);
+  }
+  const runs: { code: boolean; lines: Line[] }[] = [];
+  for (const { code, line } of rows) {
     const last = runs[runs.length - 1];
-    if (last && last.code === code) last.lines.push(l);
-    else runs.push({ code, lines: [l] });
+    if (last && last.code === code) last.lines.push(line);
+    else runs.push({ code, lines: [line] });
   }
   return h(
     Box,
@@ -98,12 +107,17 @@ function AssistantView(props: ItemProps & { readonly item: AssistantItem }): Rea
     hidden > 0 ? h(Text, { dimColor: true }, `  … ${hidden} lines above`) : null,
     ...runs.map((run, i) =>
       run.code
-        ? h(Lines, { key: i, lines: run.lines })
+        ? h(Lines, { key: i, lines: run.lines, wrap: "truncate-end" }) // wrapped above, at the full width
         : h(
             Box,
             { key: i, flexDirection: "row" },
-            h(Text, null, i === 0 && !item.cont && hidden === 0 ? "● " : "  "),
-            h(Box, { flexDirection: "column", flexShrink: 1 }, h(Lines, { lines: run.lines })),
+            // a prefix that never shrinks (see UserView)
+            h(Box, { flexShrink: 0 }, h(Text, null, i === 0 && !item.cont && hidden === 0 ? "● " : "  ")),
+            h(
+              Box,
+              { flexDirection: "column", flexShrink: 1 },
+              h(Lines, { lines: run.lines, wrap: "truncate-end" }), // wrapped above, at width - 2
+            ),
           ),
     ),
   );
@@ -600,9 +614,15 @@ export function ToolCard(props: ItemProps & { readonly item: ToolItem }): React.
       ? h(
           Box,
           { flexDirection: "column", paddingLeft: 2 },
-          h(Lines, { lines: parts.body.map((l): Line => [{ text: "⎿ ", dim: true }, ...l]).slice(0, 1) }),
+          h(Lines, {
+            lines: parts.body.map((l): Line => [{ text: "⎿ ", dim: true, hang: "indent" }, ...l]).slice(0, 1),
+            width: width - 2,
+          }),
           parts.body.length > 1
-            ? h(Lines, { lines: parts.body.slice(1).map((l): Line => [{ text: "  " }, ...l]) })
+            ? h(Lines, {
+                lines: parts.body.slice(1).map((l): Line => [{ text: "  ", hang: "indent" }, ...l]),
+                width: width - 2,
+              })
             : null,
         )
       : null,
@@ -636,13 +656,17 @@ function CodeView(props: ItemProps & { readonly item: CodeItem }): React.ReactEl
       h(Text, { bold: true }, "Code"),
       h(Text, { dimColor: true }, ` ${item.language}`),
     ),
-    h(Box, { paddingLeft: 2, flexDirection: "column" }, h(Lines, { lines })),
+    h(Box, { paddingLeft: 2, flexDirection: "column" }, h(Lines, { lines, width: props.width - 2 })),
     outLines.length
       ? h(
           Box,
           { paddingLeft: 2, flexDirection: "column" },
           h(Text, { dimColor: true }, "⎿ output"),
-          h(Box, { paddingLeft: 2, flexDirection: "column" }, h(Lines, { lines: outLines })),
+          h(
+            Box,
+            { paddingLeft: 2, flexDirection: "column" },
+            h(Lines, { lines: outLines, width: props.width - 4 }),
+          ),
         )
       : null,
   );
@@ -692,9 +716,19 @@ const NOTICE: Record<NoticeItem["level"], { icon: string; color: string }> = {
   success: { icon: "✓", color: "green" },
 };
 
-function NoticeView(props: { readonly item: NoticeItem }): React.ReactElement {
+function NoticeView(props: { readonly item: NoticeItem; readonly width: number }): React.ReactElement {
   const { item } = props;
   const s = NOTICE[item.level];
+  if (item.rule)
+    return h(
+      Box,
+      { marginTop: 1, width: props.width },
+      h(
+        Text,
+        { dimColor: true, wrap: "truncate-end" },
+        `── ${item.text} ${"─".repeat(Math.max(0, props.width - stringWidth(item.text) - 4))}`,
+      ),
+    );
   return h(
     Box,
     { marginTop: 1, flexDirection: "column" },

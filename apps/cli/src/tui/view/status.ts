@@ -40,7 +40,8 @@ export function StatusBar(props: { readonly state: TuiState; readonly width: num
   if (s.expanded) left.push(h(Text, { key: "x", dimColor: true }, " · expanded"));
   return h(
     Box,
-    { flexDirection: "row", justifyContent: "space-between", width: props.width },
+    // the frame's width (ink's, right after a resize), not props.width
+    { flexDirection: "row", justifyContent: "space-between" },
     h(Box, { flexShrink: 1 }, h(Text, { wrap: "truncate-end" }, ...left)),
     h(Box, { flexShrink: 2, marginLeft: 1 }, h(Text, { dimColor: true, wrap: "truncate-start" }, place)),
   );

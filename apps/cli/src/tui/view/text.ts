@@ -2,6 +2,7 @@ import { Box, Text } from "ink";
 import React from "react";
 import type { Line, Seg } from "../markdown.ts";
 import { palette } from "../theme.ts";
+import { wrapLines } from "../wrap.ts";
 
 export const h = React.createElement;
 
@@ -33,10 +34,23 @@ export function LineView(props: {
   return h(Text, { wrap: props.wrap ?? "wrap" }, ...line.map(segEl));
 }
 
+/**
+ * Styled lines. With `width` (the columns the lines have), they are wrapped here with their
+ * hanging indents (wrap.ts) and each row is drawn as is; without it, ink wraps them.
+ */
 export function Lines(props: {
   readonly lines: readonly Line[];
   readonly wrap?: "wrap" | "truncate-end";
+  readonly width?: number;
 }): React.ReactElement {
+  if (props.width !== undefined) {
+    const rows = wrapLines(props.lines, props.width);
+    return h(
+      Box,
+      { flexDirection: "column" },
+      ...rows.map((line, i) => h(LineView, { key: i, line, wrap: "truncate-end" })),
+    );
+  }
   return h(
     Box,
     { flexDirection: "column" },
