@@ -508,14 +508,17 @@ export class TuiController {
     const full = ctxText ? `${ctxText}\n\n${text}` : text;
     if (!/(^|\s)@\S/.test(text)) return { text: full };
     const model = this.session?.model ?? this.ctx.settings.model;
-    const r = await resolveMentions(full, this.ctx.settings.cwd, {
+    // only what the user typed is searched for mentions: an `@path` printed by a `!command`
+    // is not a request to attach that file
+    const r = await resolveMentions(text, this.ctx.settings.cwd, {
       images: safe(() => this.ctx.modelInfo(model)?.images) === true,
       model,
     });
+    const withContext = r.parts.map((p, i) => (i === 0 && p.type === "text" ? { ...p, text: full } : p));
     const redact = this.ctx.redact;
     const parts = redact
-      ? r.parts.map((p) => (p.type === "text" ? { ...p, text: redact(p.text) } : p))
-      : r.parts;
+      ? withContext.map((p) => (p.type === "text" ? { ...p, text: redact(p.text) } : p))
+      : withContext;
     for (const p of r.problems) this.transcript.notice("warn", p);
     if (r.attached.length > 0)
       this.transcript.notice(
