@@ -87,6 +87,8 @@ export class TurnMachine {
   private nextEffectId = 1;
   /** History followed by this turn's messages; append-only. */
   private readonly messages: Message[];
+  /** `messages` without lash's call ids, kept in step with it (they only grow). */
+  private readonly stripped: Message[] = [];
   private readonly historyLength: number;
   private iteration = 0;
   private usage: Usage = {};
@@ -320,7 +322,13 @@ export class TurnMachine {
       messages: this.messages,
       useTools,
     });
-    return { ...request, messages: request.messages.map(withoutLashIds) };
+    if (request.messages !== this.messages)
+      return { ...request, messages: request.messages.map(withoutLashIds) };
+    // the machine's own messages only grow: strip the new ones, and hand the request a copy
+    // (one array copy per request instead of a lookup per message)
+    for (let i = this.stripped.length; i < this.messages.length; i++)
+      this.stripped.push(withoutLashIds(this.messages[i]!));
+    return { ...request, messages: this.stripped.slice() };
   }
 
   private start(): void {
