@@ -88,4 +88,33 @@ describe.each(SIZES)("cards at $cols×$rows (tmux)", ({ cols, rows }) => {
     expect(lines.slice(first, first + CODE.length)).toEqual(CODE);
     expect(s).not.toMatch(/│ ?(def area|print\(area)/);
   }, 60_000);
+
+  it("a failed shell with a long command shows ✗ and its exit code in the scrollback (item 2)", async () => {
+    const long = `echo ${"x".repeat(cols)} >/dev/null; echo failing-now; exit 3`;
+    const t = await startLash({
+      cols,
+      rows,
+      replies: [
+        {
+          toolCalls: [{ id: "f1", name: "shell", arguments: { command: long } }],
+          usage: { input: 10, output: 5 },
+        },
+        { text: "It failed.", usage: { input: 10, output: 5 } },
+      ],
+    });
+    term = t;
+    await t.waitFor((s) => s.includes("ask anything"), "the prompt");
+    t.type("run it");
+    t.keys("Enter");
+    await t.waitFor((s) => s.includes("It failed.") && s.includes("ask anything"), "the answer");
+    const header = t
+      .scrollback()
+      .split("\n")
+      .find((l) => /Shell \$ echo x/.test(l));
+    // the status is never the part that is cut: the failure marker and the exit code stay
+    expect(header).toMatch(/^✗ Shell/);
+    expect(header).toContain("exit 3");
+    expect(header).not.toContain("●");
+    for (const l of t.scrollback().split("\n")) expect(l.length).toBeLessThanOrEqual(cols);
+  }, 60_000);
 });
