@@ -92,9 +92,9 @@ export async function runLogin(argv: readonly string[], io: MainIO): Promise<num
     } else {
       const portEnv = io.env.LASH_CODEX_CALLBACK_PORT?.trim();
       const port = portEnv ? Number(portEnv) : undefined;
-      if (port !== undefined && !(Number.isInteger(port) && port > 0 && port < 65536))
+      if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port < 65536))
         throw new CliError(
-          `LASH_CODEX_CALLBACK_PORT=${JSON.stringify(portEnv)} is not a port: set it to a number from 1 to 65535, or unset it to use 1455`,
+          `LASH_CODEX_CALLBACK_PORT=${JSON.stringify(portEnv)} is not a port: set it to a number from 0 (any free port) to 65535, or unset it to use 1455`,
           ExitCode.usage,
         );
       const login = await p.loginWithBrowser(config, port !== undefined ? { ports: [port] } : {});
