@@ -1,6 +1,8 @@
 // A small terminal markdown renderer: markdown text → lines of styled segments.
 // Headings, emphasis, inline code, links, fenced code (with light highlighting),
 // lists, block quotes, rules and tables. Pure: the ink view is in `view/text.ts`.
+
+import { palette } from "./theme.ts";
 import { lineWidth, wrapLine } from "./wrap.ts";
 
 export interface Seg {
@@ -19,22 +21,6 @@ export interface Seg {
 }
 
 export type Line = readonly Seg[];
-
-export const theme = {
-  heading: "cyan",
-  code: "yellow",
-  codeBlock: "white",
-  keyword: "magenta",
-  string: "green",
-  number: "yellow",
-  comment: "gray",
-  link: "blue",
-  quote: "gray",
-  bullet: "cyan",
-  added: "green",
-  removed: "red",
-  hunk: "cyan",
-} as const;
 
 type Style = Omit<Seg, "text">;
 
@@ -63,7 +49,7 @@ export function parseInline(text: string, base: Style = {}): Seg[] {
       if (end > i) {
         flush();
         const code = text.slice(i + n, end);
-        out.push({ ...base, text: n > 1 ? code.trim() : code, color: theme.code });
+        out.push({ ...base, text: n > 1 ? code.trim() : code, color: palette().code });
         i = end + n;
         continue;
       }
@@ -113,7 +99,7 @@ export function parseInline(text: string, base: Style = {}): Seg[] {
         flush();
         const label = m[1]!;
         const url = m[2]!;
-        out.push(...parseInline(label || url, { ...base, color: theme.link, underline: true }));
+        out.push(...parseInline(label || url, { ...base, color: palette().link, underline: true }));
         if (label && label !== url) out.push({ ...base, text: ` (${url})`, dim: true });
         i += m[0].length;
         continue;
@@ -123,7 +109,7 @@ export function parseInline(text: string, base: Style = {}): Seg[] {
       const m = /^<(https?:\/\/[^>\s]+)>/.exec(text.slice(i));
       if (m) {
         flush();
-        out.push({ ...base, text: m[1]!, color: theme.link, underline: true });
+        out.push({ ...base, text: m[1]!, color: palette().link, underline: true });
         i += m[0].length;
         continue;
       }
@@ -132,7 +118,7 @@ export function parseInline(text: string, base: Style = {}): Seg[] {
       const m = /^https?:\/\/[^\s)>\]]+[^\s)>\].,;:!?'"]/.exec(text.slice(i));
       if (m) {
         flush();
-        out.push({ ...base, text: m[0], color: theme.link, underline: true });
+        out.push({ ...base, text: m[0], color: palette().link, underline: true });
         i += m[0].length;
         continue;
       }
@@ -194,22 +180,22 @@ export function highlightCode(line: string, lang: string): Seg[] {
         re.lastIndex = m.index + 2;
         continue;
       }
-      style = { color: theme.comment, italic: true };
+      style = { color: palette().comment, italic: true };
     } else if (tok.startsWith("#")) {
       if (!hash) {
         re.lastIndex = m.index + 1;
         continue;
       }
-      style = { color: theme.comment, italic: true };
+      style = { color: palette().comment, italic: true };
     } else if (tok.startsWith("--")) {
       if (l !== "sql" && l !== "lua" && l !== "haskell" && l !== "hs") {
         re.lastIndex = m.index + 2;
         continue;
       }
-      style = { color: theme.comment, italic: true };
-    } else if (tok[0] === '"' || tok[0] === "'" || tok[0] === "`") style = { color: theme.string };
-    else if (/^\d/.test(tok)) style = { color: theme.number };
-    else if (KEYWORDS.has(tok)) style = { color: theme.keyword };
+      style = { color: palette().comment, italic: true };
+    } else if (tok[0] === '"' || tok[0] === "'" || tok[0] === "`") style = { color: palette().string };
+    else if (/^\d/.test(tok)) style = { color: palette().number };
+    else if (KEYWORDS.has(tok)) style = { color: palette().keyword };
     if (!style) continue;
     if (m.index > last) out.push({ text: line.slice(last, m.index) });
     out.push({ text: tok, ...style });
@@ -221,9 +207,9 @@ export function highlightCode(line: string, lang: string): Seg[] {
 
 export function diffSeg(line: string): Seg {
   if (line.startsWith("+++") || line.startsWith("---")) return { text: line, bold: true, dim: true };
-  if (line.startsWith("+")) return { text: line, color: theme.added };
-  if (line.startsWith("-")) return { text: line, color: theme.removed };
-  if (line.startsWith("@@")) return { text: line, color: theme.hunk };
+  if (line.startsWith("+")) return { text: line, color: palette().added };
+  if (line.startsWith("-")) return { text: line, color: palette().removed };
+  if (line.startsWith("@@")) return { text: line, color: palette().hunk };
   return { text: line, dim: true };
 }
 
@@ -324,7 +310,9 @@ function tableAsList(rows: Seg[][][], width: number): Line[] {
     r.forEach((cell, c) => {
       const name = head[c] ?? [{ text: `column ${c + 1}`, bold: true }];
       const lead: Seg[] =
-        c === 0 ? [{ text: "• ", color: theme.bullet, hang: "indent" }] : [{ text: "  ", hang: "indent" }];
+        c === 0
+          ? [{ text: "• ", color: palette().bullet, hang: "indent" }]
+          : [{ text: "  ", hang: "indent" }];
       out.push(
         ...wrapLine([...lead, ...name.map((s) => ({ ...s, bold: true })), { text: ": " }, ...cell], width),
       );
@@ -379,7 +367,7 @@ export function renderMarkdown(text: string, width = 80): Line[] {
     if (heading) {
       const level = heading[1]!.length;
       blank();
-      const segs = parseInline(heading[2]!, { bold: true, color: theme.heading, underline: level === 1 });
+      const segs = parseInline(heading[2]!, { bold: true, color: palette().heading, underline: level === 1 });
       // no `###` markers at any level: level 1 is underlined, every heading bold
       push(segs);
       blank();
@@ -413,8 +401,8 @@ export function renderMarkdown(text: string, width = 80): Line[] {
     const quote = /^\s*>\s?(.*)$/.exec(line);
     if (quote) {
       push([
-        { text: "▌ ", color: theme.quote, hang: "repeat" },
-        ...parseInline(quote[1]!, { italic: true, color: theme.quote }),
+        { text: "▌ ", color: palette().quote, hang: "repeat" },
+        ...parseInline(quote[1]!, { italic: true, color: palette().quote }),
       ]);
       i++;
       continue;
@@ -440,11 +428,11 @@ export function renderMarkdown(text: string, width = 80): Line[] {
         i++;
       }
       const taskSeg: Seg[] = task
-        ? [/x/i.test(task) ? { text: "☑ ", color: theme.added } : { text: "☐ ", dim: true }]
+        ? [/x/i.test(task) ? { text: "☑ ", color: palette().added } : { text: "☐ ", dim: true }]
         : [];
       push([
         { text: pad, hang: "indent" },
-        { text: bullet, color: theme.bullet, hang: "indent" },
+        { text: bullet, color: palette().bullet, hang: "indent" },
         ...taskSeg.map((t): Seg => ({ ...t, hang: "indent" })),
         ...parseInline(body),
       ]);

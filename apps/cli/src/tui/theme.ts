@@ -1,6 +1,5 @@
 // Colour themes: dark (default), light and high-contrast. `LASH_THEME` or
 // `/theme` picks one; `NO_COLOR` turns colour off altogether (index.ts).
-import { theme as markdownTheme } from "./markdown.ts";
 
 export type ThemeName = "dark" | "light" | "high-contrast";
 export const THEMES: readonly ThemeName[] = ["dark", "light", "high-contrast"];
@@ -106,9 +105,6 @@ export function isTheme(name: string): name is ThemeName {
 /** Switch the theme for everything drawn from now on (markdown, code, diffs). */
 export function setTheme(name: ThemeName): void {
   current = name;
-  const p = PALETTES[name];
-  const m = markdownTheme as Record<keyof typeof markdownTheme, string>;
-  for (const k of Object.keys(m) as (keyof typeof markdownTheme)[]) m[k] = p[k];
 }
 
 /** The theme `LASH_THEME` names (dark when unset or unknown). */
