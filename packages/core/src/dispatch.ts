@@ -1,6 +1,6 @@
 import type { CompletedToolCall, PendingToolCall } from "@lash/sansio";
-import { abortWait, isLiveClock } from "@lash/sansio";
-import { type Clock, Duration, Effect, Exit, Fiber, FiberId, Runtime } from "effect";
+import { abortWait, afterOn } from "@lash/sansio";
+import { Duration, Effect, Exit, Fiber, FiberId, Runtime } from "effect";
 import type { TurnActivityBody } from "./activity.ts";
 import { Journal, type JournalMismatch } from "./journal.ts";
 import { validateJson } from "./jsonschema.ts";
@@ -201,16 +201,6 @@ function prepare(ctx: DispatchContext, calls: readonly PendingToolCall[]): Effec
 const CANCELLED: unique symbol = Symbol("cancelled");
 type Cancelled = typeof CANCELLED;
 
-/** Runs `f` after `ms` on `clock`: a timer on the live clock, a fiber sleeping on any other (TestClock). */
-function after(clock: Clock.Clock, rt: Runtime.Runtime<never>, ms: number, f: () => void): () => void {
-  if (isLiveClock(clock)) {
-    const t = setTimeout(f, ms);
-    return () => clearTimeout(t);
-  }
-  const fiber = Runtime.runFork(rt)(Effect.zipRight(Effect.sleep(Duration.millis(ms)), Effect.sync(f)));
-  return () => fiber.unsafeInterruptAsFork(FiberId.none);
-}
-
 /**
  * Runs one tool attempt in its own fiber, stopped (interrupted, and waited for) at its
  * timeout — a typed failure — or `graceMs` after the turn's signal aborts — `CANCELLED`.
@@ -235,10 +225,10 @@ function supervised<A, E, E2>(
           reason = why;
           fiber.unsafeInterruptAsFork(FiberId.none);
         };
-        const clearTimeout = after(clock, rt, o.timeoutMs, () => stop("timeout"));
+        const clearTimeout = afterOn(clock, rt, o.timeoutMs, () => stop("timeout"));
         let clearGrace: (() => void) | undefined;
         const onAbort = () => {
-          clearGrace = after(clock, rt, o.graceMs, () => stop("cancelled"));
+          clearGrace = afterOn(clock, rt, o.graceMs, () => stop("cancelled"));
         };
         if (o.signal.aborted) onAbort();
         else o.signal.addEventListener("abort", onAbort, { once: true });

@@ -1,4 +1,4 @@
-import { Clock, Effect, Stream } from "effect";
+import { Clock, Duration, Effect, FiberId, Runtime, Stream } from "effect";
 import { LlmError, type LlmEvent } from "./llm.ts";
 
 /** How a model call is driven without a `Stream`. */
@@ -29,6 +29,24 @@ const liveClock: Clock.Clock = Effect.runSync(Effect.clock);
  * and a fiber sleeping on the clock otherwise (`TestClock`), so tests keep exact control.
  */
 export const isLiveClock = (clock: Clock.Clock): boolean => clock === liveClock;
+
+/**
+ * Runs `f` after `ms` on `clock`, returning its cancel: a timer on the live clock, a fiber
+ * sleeping on any other clock (forked in `rt`, which that case needs).
+ */
+export function afterOn(
+  clock: Clock.Clock,
+  rt: Runtime.Runtime<never> | undefined,
+  ms: number,
+  f: () => void,
+): () => void {
+  if (isLiveClock(clock) || rt === undefined) {
+    const t = setTimeout(f, ms);
+    return () => clearTimeout(t);
+  }
+  const fiber = Runtime.runFork(rt)(Effect.zipRight(Effect.sleep(Duration.millis(ms)), Effect.sync(f)));
+  return () => fiber.unsafeInterruptAsFork(FiberId.none);
+}
 
 /** Marks `stream` as the stream view of `call`, so that `callOf(stream)` finds the direct path. */
 export function withCall<S extends Stream.Stream<LlmEvent, LlmError>>(stream: S, call: LlmCall): S {

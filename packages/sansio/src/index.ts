@@ -12,6 +12,7 @@ export {
 export { ACTIVITY_VERSION, TurnActivity, TurnActivityBody } from "./activity.ts";
 export {
   abortWait,
+  afterOn,
   callOf,
   isLiveClock,
   type LlmCall,

@@ -1,6 +1,13 @@
 import type { LlmEvent, ModelInfo, Part, Usage } from "@lash/sansio";
-import { isLiveClock, type LlmCall, type LlmCallOptions, LlmError, streamOfCall } from "@lash/sansio";
-import { Clock, Duration, Effect, type Fiber, Runtime, type Stream } from "effect";
+import {
+  afterOn,
+  isLiveClock,
+  type LlmCall,
+  type LlmCallOptions,
+  LlmError,
+  streamOfCall,
+} from "@lash/sansio";
+import { type Clock, Effect, type Runtime, type Stream } from "effect";
 import type { ErrorContext } from "../errors.ts";
 import { classifyError, formatMs } from "../errors.ts";
 import { currentObserver } from "../ratelimit.ts";
@@ -95,13 +102,11 @@ function sdkCall<T>(
     let last = clock.unsafeCurrentTimeMillis();
     let why: "stalled" | "deadline" | undefined;
     let settled = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let watcher: Fiber.RuntimeFiber<void> | undefined;
+    let cancelTimer: (() => void) | undefined;
     const onAbort = () => controller.abort();
     const cleanup = () => {
       settled = true;
-      if (timer !== undefined) clearTimeout(timer);
-      if (watcher) watcher.unsafeInterruptAsFork(watcher.id());
+      cancelTimer?.();
       external?.removeEventListener("abort", onAbort);
     };
     const finish = (result: Effect.Effect<void, LlmError>) => {
@@ -122,28 +127,16 @@ function sdkCall<T>(
       return undefined;
     };
     if (idleTimeoutMs > 0 || deadlineAt !== undefined) {
-      if (rt === undefined) {
-        const arm = (ms: number) => {
-          timer = setTimeout(() => {
-            timer = undefined;
-            if (settled) return;
-            const next = check(clock.unsafeCurrentTimeMillis());
-            if (next !== undefined) arm(next);
-          }, ms);
-        };
-        const first = check(last);
-        if (first !== undefined) arm(first);
-      } else {
-        watcher = Runtime.runFork(rt)(
-          Effect.gen(function* () {
-            for (;;) {
-              const next = check(yield* Clock.currentTimeMillis);
-              if (next === undefined || settled) return;
-              yield* Effect.sleep(Duration.millis(next));
-            }
-          }),
-        );
-      }
+      const arm = (ms: number) => {
+        cancelTimer = afterOn(clock, rt, ms, () => {
+          cancelTimer = undefined;
+          if (settled) return;
+          const next = check(clock.unsafeCurrentTimeMillis());
+          if (next !== undefined) arm(next);
+        });
+      };
+      const first = check(last);
+      if (first !== undefined) arm(first);
     }
     if (external) {
       if (external.aborted) controller.abort();
