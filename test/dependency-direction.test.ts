@@ -22,6 +22,8 @@ const internal: Record<string, readonly string[]> = {
   "packages/subagents": ["@lash/core", "@lash/sansio"],
   "packages/trace": ["@lash/sansio"],
   "packages/export": ["@lash/sansio", "@lash/core"],
+  "packages/policy": ["@lash/core", "@lash/sansio"],
+  "packages/agents": ["@lash/core", "@lash/sansio", "@lash/subagents", "@lash/policy"],
   "apps/cli": [
     "@lash/sansio",
     "@lash/lashlang",
@@ -32,6 +34,8 @@ const internal: Record<string, readonly string[]> = {
     "@lash/subagents",
     "@lash/trace",
     "@lash/export",
+    "@lash/policy",
+    "@lash/agents",
   ],
   bench: ["@lash/sansio", "@lash/lashlang", "@lash/core", "@lash/providers", "@lash/tools"],
 };
@@ -47,6 +51,8 @@ const testInternal: Record<string, readonly string[]> = {
   "packages/plugin-mcp": ["@lash/providers"],
   "packages/subagents": ["@lash/providers"],
   "packages/trace": ["@lash/providers"],
+  "packages/policy": ["@lash/providers", "@lash/tools"],
+  "packages/agents": ["@lash/providers", "@lash/tools"],
 };
 
 /** Third-party packages a package's *sources* may import (tests may use dev tools). */
@@ -76,6 +82,8 @@ const external: Record<string, readonly string[]> = {
   "packages/subagents": ["effect"],
   "packages/trace": ["effect", "@effect/platform", "@effect/opentelemetry", "@opentelemetry/*"],
   "packages/export": ["effect", "marked"],
+  "packages/policy": ["effect", "picomatch", "shell-quote"],
+  "packages/agents": ["effect", "picomatch", "yaml"],
   "apps/cli": ["*"],
   bench: ["*"],
 };

@@ -23,6 +23,20 @@ export {
   type LashSession,
   type TurnRun,
 } from "./facade.ts";
+export {
+  type ApprovalAnswer,
+  type ApprovalDecision,
+  ApprovalError,
+  type ApprovalItem,
+  type ApprovalRequest,
+  Approver,
+  type ApproverShape,
+  Governance,
+  type GovernanceShape,
+  type GovernedCall,
+  type RiskSummary,
+  type Verdict,
+} from "./governance.ts";
 export { JournalMismatch } from "./journal.ts";
 export type {
   BeforeToolCallResult,
@@ -156,10 +170,14 @@ export {
   type JsonSchema,
   type ToolContext,
   type ToolDefinition,
+  type ToolEffectKind,
   ToolFailure,
   type ToolFailureClass,
   type ToolHost,
   type ToolOutput,
+  type ToolPreview,
+  type ToolPreviewContext,
   type ToolUsage,
   textOutput,
+  toolEffects,
 } from "./tool.ts";

@@ -108,7 +108,52 @@ export interface ToolDefinition<A = unknown> {
   readonly binding?: { readonly module: string; readonly operation: string; readonly returns?: string };
   /** UI family for activity cards (`shell`, `edit`, `read`, `search`, `plan`, `mcp`, `agent`, …). */
   readonly family?: string;
+  /**
+   * What the call does to the world (see `ToolEffectKind`). Absent: `["read"]` for a
+   * read-only tool, `["write"]` otherwise — an undeclared tool is treated as a mutation.
+   */
+  readonly effects?: readonly ToolEffectKind[];
+  /**
+   * What the call would do, without doing it: the approval prompt shows it, and in
+   * dry-run (`writes: "stub"`) a write tool returns it instead of running. Must not
+   * change anything. Tools without one get a generic preview (name and arguments).
+   */
+  preview?(args: A, context: ToolPreviewContext): Effect.Effect<ToolPreview, ToolFailure>;
   execute(args: A, context: ToolContext): Effect.Effect<ToolOutput, ToolFailure>;
+}
+
+/**
+ * One kind of effect a tool has: `read` changes nothing; `write` changes files or
+ * state; `exec` runs a program; `network` reaches beyond the machine; `secret`
+ * reads or handles credentials. Policy, risk, approvals and dry-run go by these.
+ */
+export type ToolEffectKind = "read" | "write" | "exec" | "network" | "secret";
+
+/** The effects a tool declares, or its default (`read` when read-only, else `write`). */
+export function toolEffects(tool: ToolDefinition): readonly ToolEffectKind[] {
+  return tool.effects ?? (tool.readOnly ? ["read"] : ["write"]);
+}
+
+export interface ToolPreviewContext {
+  readonly sessionId: string;
+  readonly callId: string;
+  readonly signal: AbortSignal;
+}
+
+/** What a call would do: shown in approval prompts and returned by write tools in dry-run. */
+export interface ToolPreview {
+  /** One line for people and the model, e.g. `edit src/a.ts (+3 −1)`, `run \`make\` in /repo`. */
+  readonly summary: string;
+  /** Unified diff of every file the call would change. */
+  readonly diff?: string;
+  readonly files?: readonly {
+    readonly path: string;
+    readonly action: "create" | "modify" | "delete";
+    readonly added: number;
+    readonly removed: number;
+  }[];
+  /** A command the call would run: what, where, and what the sandbox lets it do. */
+  readonly command?: { readonly command: string; readonly cwd: string; readonly sandbox?: string };
 }
 
 export function toolSpec(tool: ToolDefinition): ToolSpec {

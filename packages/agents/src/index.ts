@@ -1,0 +1,4 @@
+// @lash/agents — agents as files: `.agent.md` / YAML specs, `lash build` to a
+// content-addressed manifest, agents as tools, entry functions, skills (SKILL.md)
+// and project instruction files (AGENTS.md).
+export const AGENTS_PACKAGE = "@lash/agents";

@@ -1,0 +1,106 @@
+// Governance seams: the two services a turn consults between the model asking for a
+// tool call and the call running. `Governance` decides (allow / deny / ask) and says
+// whether writes are live; `Approver` answers the calls it wants asked about. The
+// host owns the mechanics (the approval step is journaled, every decision is a node
+// in the graph); what the rules are and who answers live in @lash/policy and the
+// surfaces (TUI, `--print`, the library, the daemon). The defaults allow everything
+// and ask nobody, so a runtime without governance behaves as before.
+import { Context, Data, type Effect } from "effect";
+import type { ToolDefinition, ToolEffectKind, ToolPreview } from "./tool.ts";
+
+/** One tool call as the policy sees it (after lookup and argument validation). */
+export interface GovernedCall {
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly callId: string;
+  readonly lashCallId?: string;
+  readonly name: string;
+  readonly args: unknown;
+  readonly tool: ToolDefinition;
+  readonly effects: readonly ToolEffectKind[];
+}
+
+/** How risky a call is, and why (from the risk evaluator). */
+export interface RiskSummary {
+  readonly level: "low" | "medium" | "high";
+  /** e.g. `read`, `write`, `exec`, `network`, `secret`, `destructive`, `privilege`. */
+  readonly category: string;
+  readonly reasons: readonly string[];
+}
+
+/** A policy's answer for one call; `layer` names the rule that decided (`lash policy explain`). */
+export type Verdict =
+  | { readonly action: "allow"; readonly layer?: string; readonly reason?: string }
+  | { readonly action: "deny"; readonly layer: string; readonly reason: string }
+  | {
+      readonly action: "ask";
+      readonly layer: string;
+      readonly reason: string;
+      readonly risk?: RiskSummary;
+    };
+
+export interface GovernanceShape {
+  /** Decide one call. Plain and synchronous: the same call gets the same verdict. */
+  readonly decide: (call: GovernedCall) => Verdict;
+  /** `stub`: write-classified calls do not run; they return their preview as what would have happened. */
+  readonly writes: "live" | "stub";
+}
+
+export class Governance extends Context.Tag("@lash/core/Governance")<Governance, GovernanceShape>() {
+  /** Everything allowed, nothing asked, writes live: lash without a policy. */
+  static readonly allowAll: GovernanceShape = { decide: () => ({ action: "allow" }), writes: "live" };
+}
+
+/** One call in an approval request, with what it would do. */
+export interface ApprovalItem {
+  readonly callId: string;
+  readonly lashCallId?: string;
+  readonly tool: string;
+  readonly args: unknown;
+  readonly effects: readonly ToolEffectKind[];
+  /** Why it is asked about, and which policy layer said so. */
+  readonly reason: string;
+  readonly layer: string;
+  readonly risk?: RiskSummary;
+  readonly preview?: ToolPreview;
+  /** Hash of the preview (canonical JSON), recorded with the decision. */
+  readonly previewHash: string;
+}
+
+/** The calls of one model response that need an answer, asked about together. */
+export interface ApprovalRequest {
+  readonly id: string;
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly items: readonly ApprovalItem[];
+}
+
+export type ApprovalDecision =
+  | {
+      readonly callId: string;
+      readonly decision: "approve";
+      /** `session`: calls to this tool are not asked about again in this session. */
+      readonly scope?: "once" | "session";
+      /** Edited arguments (validated against the tool's schema again before the call runs). */
+      readonly args?: unknown;
+    }
+  | { readonly callId: string; readonly decision: "deny"; readonly reason?: string };
+
+export interface ApprovalAnswer {
+  /** Who decided: `user`, `approve-all`, `reject-all`, a principal, a library callback's name. */
+  readonly by: string;
+  readonly decisions: readonly ApprovalDecision[];
+}
+
+/** No answer can be had (e.g. `--approval-mode fail`, or interactive without a terminal). */
+export class ApprovalError extends Data.TaggedError("ApprovalError")<{ readonly message: string }> {}
+
+export interface ApproverShape {
+  /** Answer every item of the request. `signal` aborts when the turn is cancelled. */
+  readonly ask: (
+    request: ApprovalRequest,
+    signal: AbortSignal,
+  ) => Effect.Effect<ApprovalAnswer, ApprovalError>;
+}
+
+export class Approver extends Context.Tag("@lash/core/Approver")<Approver, ApproverShape>() {}
