@@ -2,3 +2,10 @@
 // content-addressed manifest, agents as tools, entry functions, skills (SKILL.md)
 // and project instruction files (AGENTS.md).
 export const AGENTS_PACKAGE = "@lash/agents";
+export {
+  MANIFEST_VERSION,
+  type Manifest,
+  type ManifestSkill,
+  type ResolvedAgent,
+  type ResolvedTool,
+} from "./manifest.ts";

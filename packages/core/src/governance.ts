@@ -1,6 +1,6 @@
 // Governance seams: the two services a turn consults between the model asking for a
-// tool call and the call running. `Governance` decides (allow / deny / ask) and says
-// whether writes are live; `Approver` answers the calls it wants asked about. The
+// tool call and the call running. `Governance` decides (allow / deny / ask);
+// `Approver` answers the calls it wants asked about. The
 // host owns the mechanics (the approval step is journaled, every decision is a node
 // in the graph); what the rules are and who answers live in @lash/policy and the
 // surfaces (TUI, `--print`, the library, the daemon). The defaults allow everything
@@ -42,13 +42,11 @@ export type Verdict =
 export interface GovernanceShape {
   /** Decide one call. Plain and synchronous: the same call gets the same verdict. */
   readonly decide: (call: GovernedCall) => Verdict;
-  /** `stub`: write-classified calls do not run; they return their preview as what would have happened. */
-  readonly writes: "live" | "stub";
 }
 
 export class Governance extends Context.Tag("@lash/core/Governance")<Governance, GovernanceShape>() {
-  /** Everything allowed, nothing asked, writes live: lash without a policy. */
-  static readonly allowAll: GovernanceShape = { decide: () => ({ action: "allow" }), writes: "live" };
+  /** Everything allowed, nothing asked: lash without a policy. */
+  static readonly allowAll: GovernanceShape = { decide: () => ({ action: "allow" }) };
 }
 
 /** One call in an approval request, with what it would do. */
