@@ -14,6 +14,7 @@ import {
   outputBudgetPlugin,
   type Plugin,
   type Redactor,
+  type RedactorOptions,
   type SecretValue,
   SessionStore,
   SqliteStore,
@@ -33,7 +34,7 @@ import type { ModelInfo } from "@lash/sansio";
 import { subagentsPlugin } from "@lash/subagents";
 import { TOOL_NAMES, toolsPlugin } from "@lash/tools";
 import { Effect, Fiber, Layer, ManagedRuntime, Stream } from "effect";
-import type { LashConfig } from "./config.ts";
+import { type LashConfig, policyLayersOf } from "./config.ts";
 import type { CliContext, CliPaths, CliSettings } from "./context.ts";
 import { CliError, damageHint, ExitCode, errorMessage, taggedFailure } from "./errors.ts";
 import { gitBranch } from "./git.ts";
@@ -114,6 +115,7 @@ export function secretsOf(
     ...new Set([
       ...Object.values(providerEnv).flatMap((spec) => spec.keys),
       ...(config.redaction?.env ?? []),
+      ...policyRedactionKeys(config),
       ...OTLP_HEADER_VARS,
     ]),
   ];
@@ -165,17 +167,21 @@ export function secretsOf(
  * A redactor that also knows the token values in `authFile`, re-read whenever the file
  * changes (a refresh mid-run writes new tokens): every value ever seen there stays redacted.
  */
-function authFileRedactor(base: readonly SecretValue[], authFile: string): Redactor {
+function authFileRedactor(
+  base: readonly SecretValue[],
+  authFile: string,
+  options: RedactorOptions = {},
+): Redactor {
   const seen = new Map<string, SecretValue>();
   let stamp: string | undefined;
-  let current: Redactor = makeRedactor(base);
+  let current: Redactor = makeRedactor(base, options);
   const refresh = (): Redactor => {
     const st = statSync(authFile, { throwIfNoEntry: false });
     const now = st ? `${st.ino}:${st.mtimeMs}:${st.size}` : "";
     if (now !== stamp) {
       stamp = now;
       for (const v of authFileSecrets(authFile)) if (!seen.has(v.value)) seen.set(v.value, v);
-      current = makeRedactor([...base, ...seen.values()]);
+      current = makeRedactor([...base, ...seen.values()], options);
     }
     return current;
   };
@@ -186,6 +192,11 @@ function authFileRedactor(base: readonly SecretValue[], authFile: string): Redac
     text: (t) => refresh().text(t),
     deep: (v) => refresh().deep(v),
   };
+}
+
+/** Policy `redaction.keys` of every config layer (global and project). */
+function policyRedactionKeys(config: LashConfig): readonly string[] {
+  return [...new Set(policyLayersOf(config).flatMap((l) => l.layer.redaction?.keys ?? []))];
 }
 
 /** The OpenTelemetry variables that carry collector headers (kept out of tool environments, redacted). */
@@ -263,7 +274,10 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
   // the scrubbed environment of tools and MCP servers, and the redaction of tool output
   const secrets = secretsOf(config, env);
   // the Codex sign-in's tokens too (they never leave the provider, but a tool could read auth.json)
-  const redactor = authFileRedactor(secrets.values, join(paths.home, "auth.json"));
+  // policy redaction.keys: those variables' values (in `secrets`) and `KEY=value` / `"key": "value"` in output
+  const redactor = authFileRedactor(secrets.values, join(paths.home, "auth.json"), {
+    keys: policyRedactionKeys(config),
+  });
   const plugins: Plugin[] = [];
   const toolsAllowed = settings.tools?.filter((t) => (TOOL_NAMES as readonly string[]).includes(t));
   plugins.push(

@@ -86,6 +86,7 @@ export {
   MIN_SECRET_LENGTH,
   makeRedactor,
   type Redactor,
+  type RedactorOptions,
   type ScrubbedEnv,
   type ScrubOptions,
   SECRET_ENV_PATTERNS,

@@ -328,6 +328,9 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
       additionalProperties: false,
     },
     idempotent: true,
+    // spawning changes nothing by itself: every call the child makes is governed on its own,
+    // under the parent's policy layers plus its capability's (a child never gains a tool)
+    effects: ["read"],
     family: "agent",
     timeoutMs: options.timeoutMs ?? 3_600_000,
     binding: { module: "agents", operation: "spawn" },
