@@ -37,6 +37,7 @@ export {
   patchPaths,
   pathArguments,
   resolvePolicy,
+  SessionPolicies,
 } from "./policy.ts";
 export {
   ApprovalMode,

@@ -380,14 +380,31 @@ export function decide(policy: Policy, call: PolicyCall, options: DecideOptions 
 }
 
 /** What `makeGovernance` may be given. */
-export interface GovernanceOptions extends DecideOptions {}
+export interface GovernanceOptions extends DecideOptions {
+  /**
+   * The layers a session adds to `policy` (a subagent's capability and agent-spec layers,
+   * its ancestors' first): its calls are decided under `childPolicy(policy, layers)`, so a
+   * child never gains a tool its parent lacks. Default: none (every session gets `policy`).
+   */
+  readonly sessionLayers?: (sessionId: string) => readonly NamedLayer[];
+}
 
 /** Core's `GovernanceShape` for this policy: `decide` for each governed call. */
 export function makeGovernance(policy: Policy, options: GovernanceOptions = {}): GovernanceShape {
+  const cache = new Map<string, { readonly own: readonly NamedLayer[]; readonly policy: Policy }>();
+  const policyOf = (sessionId: string): Policy => {
+    const own = options.sessionLayers?.(sessionId) ?? [];
+    if (own.length === 0) return policy;
+    const hit = cache.get(sessionId);
+    if (hit && hit.own === own) return hit.policy;
+    const p = childPolicy(policy, own);
+    cache.set(sessionId, { own, policy: p });
+    return p;
+  };
   return {
     decide: (call: GovernedCall): Verdict => {
       const v = decide(
-        policy,
+        policyOf(call.sessionId),
         { name: call.name, args: call.args, tool: call.tool, effects: call.effects },
         options,
       );
@@ -428,4 +445,32 @@ export function explain(policy: Policy, call: PolicyCall, options: DecideOptions
     );
   else if (v.approval === "risk") lines.push("risk: not assessed (no risk evaluator)");
   return `${lines.join("\n")}\n`;
+}
+
+/**
+ * Which policy layers each subagent session adds, by session id: a child's are its
+ * parent's plus its own (capability, agent spec). Feed `layersOf` to `makeGovernance`'s
+ * `sessionLayers`; register a child when it is spawned (or resumed).
+ */
+export class SessionPolicies {
+  readonly #layers = new Map<string, readonly NamedLayer[]>();
+
+  /** Record a child: its parent's layers, then `own`. Returns the child's layers. */
+  register(
+    childSessionId: string,
+    parentSessionId: string,
+    own: readonly NamedLayer[],
+  ): readonly NamedLayer[] {
+    const layers = [...this.layersOf(parentSessionId), ...own];
+    const prev = this.#layers.get(childSessionId);
+    // the same layers again (a resume) keep their identity, so a cached policy stays valid
+    if (prev && JSON.stringify(prev) === JSON.stringify(layers)) return prev;
+    this.#layers.set(childSessionId, layers);
+    return layers;
+  }
+
+  /** The layers a session adds to the base policy (none for a root session). */
+  layersOf(sessionId: string): readonly NamedLayer[] {
+    return this.#layers.get(sessionId) ?? [];
+  }
 }
