@@ -3,9 +3,11 @@
 // (`append` writes a line to the counter file); the approver is picked by <approver>:
 //   wait     announce `ASKED {request}` and never answer (the test SIGKILLs the process)
 //   approve  announce `ASKED {request}` and approve every item
+//   session  announce `ASKED {request}` and approve every item for the rest of the session
 //   fail     fail (an ask would stop the turn with TurnError `approval`)
 // With BLOCK_AFTER_APPROVAL=1 the process announces `APPROVED` once the answer is recorded
-// and blocks there, before the tool runs (the test SIGKILLs it).
+// and blocks there, before the tool runs (the test SIGKILLs it). With HANG_LABEL=<label>, the
+// `append` of that label announces `TOOL_RUNNING` after appending and never returns.
 //   node approval-crash-worker.ts <db> <baseUrl> <counterFile> <turn|resume> <approver> [sessionId]
 import { appendFileSync } from "node:fs";
 import {
@@ -50,6 +52,10 @@ const side: Plugin = {
       preview: (args) => Effect.succeed({ summary: `append ${args.label} to the counter file` }),
       run: async (args) => {
         appendFileSync(counterFile, `${args.label}\n`);
+        if (process.env.HANG_LABEL === args.label) {
+          say("TOOL_RUNNING");
+          await new Promise(() => undefined);
+        }
         return textOutput(`appended ${args.label}`);
       },
     }),
@@ -71,7 +77,11 @@ const approver: ApproverShape = {
       if (approverMode === "fail") return Effect.fail(new ApprovalError({ message: "no approver here" }));
       return Effect.succeed({
         by: "approve-all",
-        decisions: request.items.map((i) => ({ callId: i.callId, decision: "approve" as const })),
+        decisions: request.items.map((i) => ({
+          callId: i.callId,
+          decision: "approve" as const,
+          scope: approverMode === "session" ? ("session" as const) : ("once" as const),
+        })),
       });
     }),
 };

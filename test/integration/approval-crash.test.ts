@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ApprovalRequest } from "@lash/core";
-import { type MockLlmServer, startMockServer } from "@lash/providers/testing";
+import { type MockLlmServer, type MockReply, startMockServer } from "@lash/providers/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { startWorker, type WorkerRun } from "../../packages/core/test/crash/process.ts";
 
@@ -23,13 +23,13 @@ afterEach(async () => {
 const start = (args: string[], env: Record<string, string> = {}): WorkerRun =>
   startWorker(worker, args, { env, track: children });
 
-async function setup() {
-  const server = await startMockServer({
-    replies: [
-      { toolCalls: [{ name: "append", arguments: { label: "once" } }], usage: { input: 50, output: 10 } },
-      { text: "appended", usage: { input: 60, output: 5 } },
-    ],
-  });
+async function setup(
+  replies: MockReply[] = [
+    { toolCalls: [{ name: "append", arguments: { label: "once" } }], usage: { input: 50, output: 10 } },
+    { text: "appended", usage: { input: 60, output: 5 } },
+  ],
+) {
+  const server = await startMockServer({ replies });
   servers.push(server);
   const dir = mkdtempSync(join(tmpdir(), "lash-approval-crash-"));
   const db = join(dir, "lash.db");
@@ -103,6 +103,31 @@ describe("approval crash-resume (SIGKILL in a child process, same SQLite file)",
     expect(result.approvals).toEqual([
       expect.objectContaining({ requestId: request.id, decision: "approve" }),
     ]);
+  });
+
+  it("a tool approved for the session earlier in the cut-off turn is not asked about again on resume", async () => {
+    const { server, db, counter, baseUrl, counterLines } = await setup([
+      { toolCalls: [{ name: "append", arguments: { label: "first" } }] },
+      { toolCalls: [{ name: "append", arguments: { label: "second" } }] },
+      { text: "both" },
+    ]);
+    const first = start([db, baseUrl, counter, "turn", "session"], { HANG_LABEL: "second" });
+    const sessionId = (await first.waitFor("SESSION ")).slice(8);
+    await first.waitFor("TOOL_RUNNING");
+    first.child.kill("SIGKILL");
+    await first.exited;
+    // asked once: the second call ran on the session grant
+    expect(first.lines.filter((l) => l.startsWith("ASKED "))).toHaveLength(1);
+    expect(counterLines()).toEqual(["first", "second"]);
+
+    // the first batch is replayed whole from the journal; its grant still holds for the second
+    const second = start([db, baseUrl, counter, "resume", "fail", sessionId]);
+    await second.waitFor("COMMITTED ");
+    expect((await second.exited).code).toBe(0);
+    expect(second.lines.some((l) => l.startsWith("ASKED "))).toBe(false);
+    // the interrupted call is not run again (not idempotent): no line added
+    expect(counterLines()).toEqual(["first", "second"]);
+    expect(server.requests).toHaveLength(3);
   });
 
   it("no answer to be had: the turn fails with reason approval, and the request stays pending for a later resume", async () => {

@@ -12,7 +12,6 @@ import { Clock, Effect } from "effect";
 import type { TurnActivityBody } from "./activity.ts";
 import {
   type ApprovalAnswer,
-  type ApprovalDecision,
   ApprovalError,
   type ApprovalItem,
   type ApprovalRequest,
@@ -427,14 +426,3 @@ export function approvalNodes(
   }
   return { after, rest };
 }
-
-/** The decision a record holds, in the shape an approver answers with. */
-export const decisionOf = (rec: ApprovalRecord): ApprovalDecision =>
-  rec.decision === "deny"
-    ? { callId: rec.callId, decision: "deny", ...(rec.reason !== undefined ? { reason: rec.reason } : {}) }
-    : {
-        callId: rec.callId,
-        decision: "approve",
-        ...(rec.scope !== undefined ? { scope: rec.scope } : {}),
-        ...(rec.edited ? { args: rec.args } : {}),
-      };
