@@ -4,6 +4,10 @@ import { usageError } from "./errors.ts";
 
 export type OutputFormat = "text" | "json" | "stream-json";
 
+/** Who answers the approvals a policy asks for (`--approval-mode`). */
+export type ApprovalMode = "approve-all" | "reject-all" | "fail" | "interactive";
+const APPROVAL_MODES: readonly ApprovalMode[] = ["approve-all", "reject-all", "fail", "interactive"];
+
 /** Flags shared by the interactive TUI and `--print`. */
 export interface RunFlags {
   readonly print: boolean;
@@ -35,6 +39,8 @@ export interface RunFlags {
   readonly requestTimeoutMs?: number;
   /** `--request-deadline <s>`: the total time of one model call (all attempts), in ms. */
   readonly requestDeadlineMs?: number;
+  /** `--approval-mode`: who answers approvals (default: `fail` with -p, `interactive` in the TUI). */
+  readonly approvalMode?: ApprovalMode;
 }
 
 export type Command =
@@ -106,6 +112,7 @@ const RUN_OPTIONS = {
   "trace-level": { type: "string" },
   "request-timeout": { type: "string" },
   "request-deadline": { type: "string" },
+  "approval-mode": { type: "string" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" },
 } as const;
@@ -197,6 +204,15 @@ export function parseRunFlags(argv: readonly string[]): RunFlags | { help: true 
     throw usageError(
       `--model expects provider/model (e.g. anthropic/claude-sonnet-4-5, openai/gpt-5-mini, openai-compatible/llama3), got "${values.model}"`,
     );
+  const approvalMode = values["approval-mode"] as ApprovalMode | undefined;
+  if (approvalMode !== undefined && !APPROVAL_MODES.includes(approvalMode))
+    throw usageError(
+      `--approval-mode expects approve-all, reject-all, fail or interactive, got "${approvalMode}"`,
+    );
+  if (approvalMode === "interactive" && values.print)
+    throw usageError(
+      "--approval-mode interactive needs the interactive TUI (it prompts in the terminal); with -p use approve-all, reject-all or fail",
+    );
   const prompt = positionals.length ? positionals.join(" ") : undefined;
   return {
     print: values.print ?? false,
@@ -228,6 +244,7 @@ export function parseRunFlags(argv: readonly string[]): RunFlags | { help: true 
     ...(values["request-deadline"] !== undefined
       ? { requestDeadlineMs: positiveSeconds(values["request-deadline"], "--request-deadline") }
       : {}),
+    ...(approvalMode !== undefined ? { approvalMode } : {}),
   };
 }
 

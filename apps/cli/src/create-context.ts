@@ -2,6 +2,7 @@
 import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import {
+  type ApproverShape,
   envSecrets,
   IdGenerator,
   isSecretEnvName,
@@ -34,6 +35,8 @@ import type { ModelInfo } from "@lash/sansio";
 import { subagentsPlugin } from "@lash/subagents";
 import { TOOL_NAMES, toolsPlugin } from "@lash/tools";
 import { Effect, Fiber, Layer, ManagedRuntime, Stream } from "effect";
+import { approverFor, switchableApprover } from "./approvals.ts";
+import type { ApprovalMode } from "./args.ts";
 import { type LashConfig, policyLayersOf } from "./config.ts";
 import type { CliContext, CliPaths, CliSettings } from "./context.ts";
 import { CliError, damageHint, ExitCode, errorMessage, taggedFailure } from "./errors.ts";
@@ -79,6 +82,8 @@ export interface ContextOptions {
    * setting). Default: `[lash] warning: …` on stderr — at once with `print`, else when the context closes.
    */
   readonly warn?: (message: string) => void;
+  /** `--approval-mode` (default: `fail` with `print`, else `interactive`: the TUI attaches its prompt with `setApprover`). */
+  readonly approvalMode?: ApprovalMode;
 }
 
 interface TraceHandle {
@@ -98,6 +103,13 @@ export interface LocalContext extends CliContext {
   readonly settleMcp: (timeoutMs: number) => Promise<void>;
   /** A resumed session: use the base URL stored with it (unless --base-url is given), check its provider. */
   readonly adoptSession: (session: { readonly id: string; readonly model: string }, forkId?: string) => void;
+  /** The `--approval-mode` in effect (`interactive` when none was given outside `-p`). */
+  readonly approvalMode: ApprovalMode;
+  /**
+   * Who answers approvals from now on (the TUI's prompt). Ignored unless the mode is
+   * `interactive`: an explicit `--approval-mode approve-all|reject-all|fail` keeps its approver.
+   */
+  readonly setApprover: (approver: ApproverShape) => void;
 }
 
 /**
@@ -367,10 +379,14 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
     store = SqliteStore.layer({ filename: paths.db });
   }
 
+  const approvalMode: ApprovalMode = options.approvalMode ?? (options.print ? "fail" : "interactive");
+  const approvals = switchableApprover(approverFor(approvalMode, options.print === true));
+
   // the RLM mode is always installed, so `--mode rlm` sessions can be created and resumed
   const layer = LashRuntime.layer(
     withRlm({
       plugins,
+      approver: approvals.approver,
       dispatch: { redactor },
       ...(settings.maxTurns !== undefined ? { maxTurns: settings.maxTurns } : {}),
     }),
@@ -495,6 +511,10 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
       if (forkId !== undefined && url !== undefined && persisted)
         recordSessionEndpoint(paths.home, forkId, url);
       providerFor(session.model); // no provider for the session's model: the one message, exit 2
+    },
+    approvalMode,
+    setApprover(approver) {
+      if (approvalMode === "interactive") approvals.set(approver);
     },
     gitBranch: () => gitBranch(ctx.settings.cwd),
     pluginStatus: () => ({

@@ -57,6 +57,13 @@ Print mode
       --output-format <f>       text (default) | json (one result object)
                                 | stream-json (JSONL: {"v":1,"type":…} per event, then the result)
 
+Approvals (when the policy asks before a tool call runs)
+      --approval-mode <m>       approve-all: run every call asked about · reject-all: deny them (the
+                                model reads why) · fail: stop the turn with an error, exit 1 (the
+                                default with -p; the request is kept: --resume <id> --resume-pending
+                                with an answering mode resolves it) · interactive: prompt in the
+                                TUI (its default; not with -p)
+
 Other
   -h, --help                    this help
   -v, --version                 the version

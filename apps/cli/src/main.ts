@@ -91,6 +91,11 @@ async function dispatch(command: Command, io: MainIO): Promise<number> {
 async function run(flags: RunFlags, io: MainIO): Promise<number> {
   const { NoProvider, resolveSetup } = await import("./setup.ts");
   const interactive = !flags.print && io.stdin.isTTY === true && io.stdout.isTTY === true;
+  if (flags.approvalMode === "interactive" && !interactive)
+    throw new CliError(
+      "lash: --approval-mode interactive prompts in the terminal, and this run has none; use approve-all, reject-all or fail",
+      ExitCode.usage,
+    );
   let setup: Awaited<ReturnType<typeof resolveSetup>>;
   try {
     setup = await resolveSetup(flags, io.env);
@@ -118,6 +123,7 @@ async function run(flags: RunFlags, io: MainIO): Promise<number> {
     ...(flags.traceLevel !== undefined ? { traceLevel: flags.traceLevel } : {}),
     persist: !flags.noSession,
     print: !interactive,
+    ...(flags.approvalMode !== undefined ? { approvalMode: flags.approvalMode } : {}),
     // a resumed session's provider is checked once the session is known (its stored base URL may be needed)
     ...((flags.continue ||
       flags.resume !== undefined ||

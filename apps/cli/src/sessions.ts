@@ -128,6 +128,12 @@ export function turnErrorMessage(
       return `${err.message}\n  drop the cut-off turn to use the session again: lash sessions abandon ${id}`;
     case "pendingTurn":
       return `${err.message}\n  drop it: lash sessions abandon ${id}`;
+    case "approval":
+      return (
+        `${err.message}\n` +
+        `  answer it:  lash -p --resume ${id} --resume-pending --approval-mode approve-all   (or reject-all)\n` +
+        `  or drop it: lash sessions abandon ${id}`
+      );
     default:
       return err.message;
   }

@@ -9,6 +9,7 @@ export type {
   TurnActivity,
   TurnActivityBody,
 } from "./activity.ts";
+export type { ApprovalRecord } from "./approval.ts";
 export {
   type OutputBudgetOptions,
   outputBudgetPlugin,

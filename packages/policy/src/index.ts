@@ -4,6 +4,7 @@
 // `Governance` and `Approver` seams of @lash/core.
 export const POLICY_PACKAGE = "@lash/policy";
 
+export { approveAll, callbackApprover, failApprover, rejectAll } from "./approvers.ts";
 export {
   AGENT_TOOLS,
   FS_READ_TOOLS,
@@ -40,7 +41,7 @@ export {
   SessionPolicies,
 } from "./policy.ts";
 export {
-  ApprovalMode,
+  ApprovalRule,
   decodePolicyLayer,
   didYouMean,
   type PolicyIssue,
