@@ -116,6 +116,8 @@ describe("lash policy explain", () => {
     );
     const r = run(["explain", "shell"], other);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('policy.tools.shell.aproval: unknown key "aproval" (did you mean "approval"?');
+    expect(r.stderr).toContain(
+      'policy.tools.shell.aproval: unknown key "aproval" (known keys: "approval"); did you mean "approval"?',
+    );
   });
 });
