@@ -63,8 +63,8 @@ export interface BuildOptions {
   readonly builtinTools?: readonly string[];
   /** The project's skills (after discovery); absent: skills are not checked. */
   readonly skills?: readonly BuildSkill[];
-  /** Problems found while discovering skills, reported with the rest. */
-  readonly skillDiagnostics?: readonly Diagnostic[];
+  /** Problems found elsewhere (skill discovery, MCP checks), reported with the rest. */
+  readonly extraDiagnostics?: readonly Diagnostic[];
   /** Render the skills catalog appended to an agent's instructions (default: a Markdown list). */
   readonly skillsCatalog?: (skills: readonly { name: string; description: string }[]) => string;
 }
@@ -264,7 +264,7 @@ export function defaultSkillsCatalog(skills: readonly { name: string; descriptio
  */
 export function compileProject(parse: ProjectParse, options: BuildOptions): BuildResult {
   const { root, project, projectDoc } = parse;
-  const diagnostics: Diagnostic[] = [...parse.diagnostics, ...(options.skillDiagnostics ?? [])];
+  const diagnostics: Diagnostic[] = [...parse.diagnostics, ...(options.extraDiagnostics ?? [])];
   const err = (doc: SourceDoc, path: readonly (string | number)[], message: string, key = false) =>
     diagnostics.push({ file: doc.file, ...doc.at(path, key), severity: "error", message });
   const warn = (doc: SourceDoc, path: readonly (string | number)[], message: string, key = false) =>
