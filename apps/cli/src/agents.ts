@@ -3,7 +3,7 @@
 // server checks (`--check-mcp`, via @lash/plugin-mcp) and the output.
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
-import { parseArgs } from "node:util";
+import { type ParseArgsOptionsConfig, parseArgs } from "node:util";
 import {
   BUILD_DIR,
   type BuildResult,
@@ -21,13 +21,9 @@ import { CliError, ExitCode, errorMessage, usageError } from "./errors.ts";
 import { VERSION } from "./help.ts";
 import type { MainIO } from "./io.ts";
 
-function parse<T extends Parameters<typeof parseArgs>[0]["options"]>(
-  argv: readonly string[],
-  options: T,
-  what: string,
-) {
+function parse<T extends ParseArgsOptionsConfig>(argv: readonly string[], options: T, what: string) {
   try {
-    return parseArgs({ args: [...argv], options: options ?? {}, allowPositionals: true, strict: true });
+    return parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
   } catch (e) {
     throw usageError(`${what}: ${errorMessage(e)}`);
   }
