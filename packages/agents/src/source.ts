@@ -163,7 +163,22 @@ export function decodeWithPositions<A, I>(
   const result = ParseResultDecode(schema)(doc.value);
   if (Either.isRight(result)) return result.right;
   const seen = new Set<string>();
-  for (const issue of ParseResult.ArrayFormatter.formatErrorSync(result.left)) {
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(result.left);
+  const pathKey = (p: readonly PropertyKey[]) => p.map(String).join("\u0000");
+  // an unknown key explains its object's mismatch (a union member that did not fit, a key it misspelt)
+  const unexpected = issues.filter((i) => i._tag === "Unexpected");
+  const explained = new Set(unexpected.map((i) => pathKey(i.path.slice(0, -1))));
+  const suggested = new Set(
+    unexpected.flatMap((i) => {
+      const known = [...i.message.matchAll(/"([^"]+)"/g)].map((m) => m[1] as string);
+      const hint = closest(String(i.path.at(-1) ?? ""), known, 1)[0];
+      return hint ? [pathKey([...i.path.slice(0, -1), hint])] : [];
+    }),
+  );
+  for (const issue of issues) {
+    if (issue._tag === "Missing" && suggested.has(pathKey(issue.path))) continue;
+    if (issue._tag !== "Unexpected" && issue._tag !== "Missing" && explained.has(pathKey(issue.path)))
+      continue;
     const path = issue.path as readonly (string | number)[];
     const name = path
       .map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))

@@ -47,7 +47,6 @@ describe("lash build: problems", () => {
       "agents/alpha.agent.md:6:5: agent cycle: alpha → beta → gamma → alpha",
       'agents/alpha.agent.md:7:5: unknown tool "raed_file"; did you mean "read_file"?',
       'agents/alpha.agent.md:8:5: unknown MCP server "gitlab" (tool "mcp:gitlab"); did you mean "github"?',
-      'agents/delta.agent.md:2:1: the agent spec needs "description"',
       'agents/delta.agent.md:3:1: unknown key "descripton" in the agent spec; did you mean "description"?',
       'agents/gamma.yaml:5:11: schedule: invalid cron "61 * * * *": CronPattern: Invalid value for minute: 61',
       'lash.yaml:3:10: unknown model "claude-sonet-4-5"; did you mean "anthropic/claude-sonnet-4-5", "anthropic/claude-sonnet-4", "anthropic/claude-opus-4-5"?',
@@ -88,7 +87,6 @@ describe("lash build: problems", () => {
       'lash.yaml:1:8: entry file "flows/missing.ts" does not exist',
       'lash.yaml:2:21: agent directory "nowhere" does not exist',
       'reviewer.agent.md:4:23: unknown key "dollars" in budget',
-      'reviewer.agent.md:6:5: tools[0]: expected a non-empty string, got {"name":"read_file","acces":"read"}',
       'reviewer.agent.md:6:24: unknown key "acces" in tools[0]; did you mean "access"?',
       expect.stringMatching(/^reviewer\.agent\.md:7:9: output: /),
       'reviewer.agent.md:8:36: schedule: unknown time zone "Mars/Olympus" (an IANA name such as "Europe/Berlin")',
@@ -187,6 +185,7 @@ describe("lash build: the manifest", () => {
 describe("agent-spec.schema.json", () => {
   it("is the JSON Schema of AgentSpec as committed (regenerate: pnpm --filter @lash/agents schema)", () => {
     const committed = readFileSync(join(import.meta.dirname, "..", "agent-spec.schema.json"), "utf8");
-    expect(committed).toBe(`${JSON.stringify(agentSpecJsonSchema(), null, 2)}\n`);
+    // compared as JSON: the committed file is formatted by biome
+    expect(JSON.parse(committed)).toEqual(agentSpecJsonSchema());
   });
 });
