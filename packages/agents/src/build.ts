@@ -326,7 +326,7 @@ export function compileProject(parse: ProjectParse, options: BuildOptions): Buil
           err(
             doc,
             path,
-            `unknown MCP server "${server}" (tool "${name}")${servers.size ? didYouMeanText(closest(server, servers)) : "; add it under mcpServers in lash.yaml"}`,
+            `unknown MCP server "${server}" (tool "${name}")${servers.size ? didYouMeanText(closest(server, servers)) : `; add it under mcpServers in ${parse.projectFile ?? "lash.yaml"}`}`,
           );
       } else if (byName.has(name)) {
         out.push({ to: name, index: i });

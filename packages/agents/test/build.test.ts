@@ -94,6 +94,19 @@ describe("lash build: problems", () => {
     ]);
   });
 
+  it("reads lash.json with positions too", () => {
+    const dir = copyOf("valid");
+    rmSync(join(dir, "lash.yaml"));
+    writeFileSync(
+      join(dir, "lash.json"),
+      '{\n  "entry": "reviewer",\n  "defaults": { "mode": "rlm", "modle": "openai/gpt-5" }\n}\n',
+    );
+    expect(lines(dir)).toEqual([
+      'lash.json:3:32: unknown key "modle" in defaults; did you mean "mode"?',
+      'reviewer.agent.md:10:5: unknown MCP server "docs" (tool "mcp:docs/search"); add it under mcpServers in lash.json',
+    ]);
+  });
+
   it("warns about policy grants no tool uses and still builds", () => {
     const dir = copyOf("valid");
     const path = join(dir, "agents", "summarizer.yaml");
