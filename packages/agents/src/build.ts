@@ -390,6 +390,13 @@ export function compileProject(parse: ProjectParse, options: BuildOptions): Buil
   };
   for (const name of [...byName.keys()].sort()) visit(name, []);
 
+  // extra skill roots
+  project.skills?.forEach((dir, i) => {
+    const abs = resolve(root, dir);
+    if (projectDoc && (!existsSync(abs) || !statSync(abs).isDirectory()))
+      err(projectDoc, ["skills", i], `skill root "${dir}" does not exist`);
+  });
+
   // entry
   let entry: Manifest["project"]["entry"];
   if (project.entry !== undefined && projectDoc) {

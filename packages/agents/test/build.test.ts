@@ -81,11 +81,15 @@ describe("lash build: problems", () => {
       ].join("\n"),
     );
     writeFileSync(join(dir, "agents", "copy.yaml"), "name: summarizer\ndescription: again\n");
-    writeFileSync(join(dir, "lash.yaml"), "entry: flows/missing.ts#main\nagents: [agents, ., nowhere]\n");
+    writeFileSync(
+      join(dir, "lash.yaml"),
+      "entry: flows/missing.ts#main\nagents: [agents, ., nowhere]\nskills: [flows, no-skills]\n",
+    );
     expect(lines(dir)).toEqual([
       'agents/summarizer.yaml:1:7: agent "summarizer" is already defined in agents/copy.yaml',
       'lash.yaml:1:8: entry file "flows/missing.ts" does not exist',
       'lash.yaml:2:21: agent directory "nowhere" does not exist',
+      'lash.yaml:3:17: skill root "no-skills" does not exist',
       'reviewer.agent.md:4:23: unknown key "dollars" in budget',
       'reviewer.agent.md:6:24: unknown key "acces" in tools[0]; did you mean "access"?',
       expect.stringMatching(/^reviewer\.agent\.md:7:9: output: /),
