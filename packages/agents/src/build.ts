@@ -578,6 +578,20 @@ export function buildProject(options: BuildOptions & { readonly write?: boolean 
   return { ...result, manifestPath };
 }
 
+/** Every regular file under `dir` (posix paths relative to it, sorted); symlinks are not followed. */
+export function skillFiles(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (sub: string) => {
+    for (const entry of readdirSync(join(dir, sub), { withFileTypes: true })) {
+      const path = sub === "" ? entry.name : `${sub}/${entry.name}`;
+      if (entry.isDirectory()) walk(path);
+      else if (entry.isFile()) out.push(path);
+    }
+  };
+  walk("");
+  return out.sort();
+}
+
 /** `skills.lock`: each skill's directory and the sha256 over its files. */
 export function skillsLock(skills: readonly ManifestSkill[]): string {
   const entries = Object.fromEntries(skills.map((s) => [s.name, { dir: s.dir, sha256: s.sha256 }]));

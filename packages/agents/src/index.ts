@@ -19,6 +19,7 @@ export {
   type ProjectParse,
   parseProject,
   readManifest,
+  skillFiles,
   skillsLock,
   sortDiagnostics,
 } from "./build.ts";

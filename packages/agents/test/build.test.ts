@@ -9,10 +9,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   agentSpecJsonSchema,
   type BuildOptions,
+  type BuildSkill,
   buildProject,
   formatDiagnostic,
   type Manifest,
   readManifest,
+  skillFiles,
 } from "../src/index.ts";
 
 const FIXTURES = join(import.meta.dirname, "fixtures");
@@ -22,6 +24,18 @@ const models = {
   known: (id: string) => catalog.lookup(id) !== undefined,
 };
 const options = (root: string): BuildOptions => ({ root, lashVersion: "0.0.0-test", models });
+/** The fixture's skills as discovery reports them (name, description, directory, files). */
+const skillsOf = (root: string): BuildSkill[] =>
+  [
+    ["review-checklist", "The checklist for reviewing a diff. Use when reviewing changes."],
+    ["unused", "A skill no agent lists."],
+  ].map(([name, description]) => ({
+    name: name as string,
+    description: description as string,
+    dir: join(root, ".agents", "skills", name as string),
+    displayDir: `.agents/skills/${name}`,
+    files: skillFiles(join(root, ".agents", "skills", name as string)),
+  }));
 const lines = (root: string) =>
   buildProject({ ...options(root), write: false }).diagnostics.map(formatDiagnostic);
 
@@ -204,5 +218,58 @@ describe("agent-spec.schema.json", () => {
     const committed = readFileSync(join(import.meta.dirname, "..", "agent-spec.schema.json"), "utf8");
     // compared as JSON: the committed file is formatted by biome
     expect(JSON.parse(committed)).toEqual(agentSpecJsonSchema());
+  });
+});
+
+describe("lash build: skills", () => {
+  it("checks skill references, warns about unreferenced skills, applies the catalog and writes skills.lock", () => {
+    const dir = copyOf("valid");
+    const reviewer = join(dir, "reviewer.agent.md");
+    writeFileSync(
+      reviewer,
+      readFileSync(reviewer, "utf8").replace("maxTurns: 12", "maxTurns: 12\nskills: [review-checklist]"),
+    );
+    const summarizer = join(dir, "agents", "summarizer.yaml");
+    writeFileSync(summarizer, `${readFileSync(summarizer, "utf8")}skills: [review-checklst]\n`);
+    const broken = buildProject({ ...options(dir), skills: skillsOf(dir), write: false });
+    expect(broken.diagnostics.map(formatDiagnostic)).toEqual([
+      '.agents/skills/unused/SKILL.md:1:1: warning: skill "unused" is not in any agent\'s skills',
+      'agents/summarizer.yaml:11:10: unknown skill "review-checklst"; did you mean "review-checklist"?',
+    ]);
+    writeFileSync(
+      summarizer,
+      readFileSync(summarizer, "utf8").replace("review-checklst", "review-checklist"),
+    );
+    const r = buildProject({ ...options(dir), skills: skillsOf(dir) });
+    expect(r.ok).toBe(true);
+    const m = r.manifest as Manifest;
+    expect(m.skills.map((s) => [s.name, s.dir])).toEqual([
+      ["review-checklist", ".agents/skills/review-checklist"],
+      ["unused", ".agents/skills/unused"],
+    ]);
+    expect(m.agents[0]?.instructions).toBe(
+      [
+        "You review diffs. Be specific: name the file and line of every problem.",
+        "",
+        "## Skills",
+        "",
+        "Load a skill with load_skill(name) when the task matches its description.",
+        "",
+        "- review-checklist: The checklist for reviewing a diff. Use when reviewing changes.",
+      ].join("\n"),
+    );
+    expect(m.inputs.map((i) => i.path)).toContain(".agents/skills/review-checklist/templates/report.md");
+    const lock = JSON.parse(readFileSync(join(dir, "skills.lock"), "utf8"));
+    expect(Object.keys(lock.skills)).toEqual(["review-checklist", "unused"]);
+    expect(lock.skills["review-checklist"].sha256).toBe(m.skills[0]?.sha256);
+
+    // any byte of any skill file changes the skill's sha256 and the manifest's hash
+    const template = join(dir, ".agents", "skills", "review-checklist", "templates", "report.md");
+    writeFileSync(template, readFileSync(template, "utf8").replace("verdict", "Verdict"));
+    const changed = buildProject({ ...options(dir), skills: skillsOf(dir), write: false })
+      .manifest as Manifest;
+    expect(changed.skills[0]?.sha256).not.toBe(m.skills[0]?.sha256);
+    expect(changed.skills[1]?.sha256).toBe(m.skills[1]?.sha256);
+    expect(changed.hash).not.toBe(m.hash);
   });
 });
