@@ -60,6 +60,7 @@ export type Command =
   | { readonly kind: "trace"; readonly argv: readonly string[] }
   | { readonly kind: "policy"; readonly argv: readonly string[] }
   | { readonly kind: "build" | "init" | "agents"; readonly argv: readonly string[] }
+  | { readonly kind: "run-agent"; readonly argv: readonly string[] }
   | { readonly kind: "login" | "logout"; readonly argv: readonly string[] };
 
 export interface SessionsArgs {
@@ -90,6 +91,7 @@ export const SUBCOMMANDS = [
   "build",
   "init",
   "agents",
+  "run",
   "login",
   "logout",
   "help",
@@ -275,6 +277,8 @@ export function parseCommand(argv: readonly string[]): Command {
     case "login":
     case "logout":
       return { kind: first, argv: rest };
+    case "run":
+      return { kind: "run-agent", argv: rest };
     case "sessions": {
       const [action = "list", ...more] = rest;
       if (action === "--help" || action === "-h") return { kind: "help", topic: "sessions" };

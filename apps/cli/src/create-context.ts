@@ -32,7 +32,7 @@ import {
 } from "@lash/providers";
 import { providerEnv } from "@lash/providers/vendors";
 import type { ModelInfo } from "@lash/sansio";
-import { subagentsPlugin } from "@lash/subagents";
+import { type AgentTool, subagentsPlugin } from "@lash/subagents";
 import { TOOL_NAMES, toolsPlugin } from "@lash/tools";
 import { Effect, Fiber, Layer, ManagedRuntime, Stream } from "effect";
 import { approverFor, switchableApprover } from "./approvals.ts";
@@ -76,6 +76,10 @@ export interface ContextOptions {
   readonly traceFile?: string;
   /** `--trace-level` (overrides config `trace.level`; needs a trace file from either). */
   readonly traceLevel?: "standard" | "extended";
+  /** `lash run`: agents callable as tools (subagent agent tools). */
+  readonly agentTools?: readonly AgentTool[];
+  /** `lash run`: plugins of the sessions `newSession` creates (the typed output). */
+  readonly sessionPlugins?: readonly Plugin[];
   /** `-p`: turn events reach the trace through `traceEvent`, not by observing sessions. */
   readonly print?: boolean;
   /**
@@ -314,7 +318,10 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
         ? { maxLines: gov.policy.limits.maxOutputLines }
         : {}),
     }),
-    subagentsPlugin({ onChild: gov.onChild }),
+    subagentsPlugin({
+      onChild: gov.onChild,
+      ...(options.agentTools !== undefined ? { agentTools: options.agentTools } : {}),
+    }),
   );
 
   const live = options.live !== false;
@@ -495,6 +502,7 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
             cwd: ctx.settings.cwd,
             ...(ctx.settings.systemPrompt !== undefined ? { systemPrompt: ctx.settings.systemPrompt } : {}),
             ...(ctx.settings.tools ? { tools: ctx.settings.tools } : {}),
+            ...(options.sessionPlugins !== undefined ? { plugins: options.sessionPlugins } : {}),
           }),
         ),
       );

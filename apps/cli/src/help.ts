@@ -18,6 +18,7 @@ Usage
                                      how the tool policy decides a call (lash help policy)
   lash init                          scaffold a project: lash.yaml, agents/hello.agent.md, a skill
   lash build [--json] [--check-mcp]  check the project's agents and write .lash/build/<hash>.json
+  lash run [<agent> [input]]         run an agent of the newest build (no agent: the project's entry)
   lash agents list|show <name>       the agents of the newest build (lash help build)
   lash login codex [--device-code]   sign in with a ChatGPT plan (for codex/… models)
   lash logout [codex]                forget that sign-in
@@ -214,6 +215,18 @@ Effects: read_file/glob/grep/update_plan/spawn_agent read; write_file/edit/apply
       --json            one JSON object: ok, hash, manifest, errors, warnings, diagnostics
       --check-mcp       start each MCP server of lash.yaml and list its tools (timeout: --mcp-timeout, default 10 s)
   The spec format's JSON Schema: packages/agents/agent-spec.schema.json.
+`,
+  run: `Usage
+  lash run <agent> [input | --input-json <file>] [--manifest <hash>] [-p flags]
+  lash run [input]   (no agent: the project's \`entry\` — an agent, or a function path.ts#name)
+      runs the agent of the newest build in .lash/build (or --manifest <hash>) as a -p session:
+      its instructions are the system prompt, its tools the only tools (other agents it lists are
+      tools named after them, each call a child session of the run), its output schema the shape
+      of the answer. The input is checked against the agent's input schema (JSON when it parses).
+      Every -p flag applies: --output-format text|json|stream-json, --trace, --no-session,
+      --approval-mode, -m (overrides the agent's model); the run is an ordinary session
+      (lash sessions list / resume / fork / export). No build: "run \`lash build\` first".
+      An entry function gets { input, callAgent(name, input), log } and has no model of its own.
 `,
   init: `Usage
   lash init [dir]

@@ -31,6 +31,21 @@ export {
   type ResolvedTool,
 } from "./manifest.ts";
 export {
+  type AgentSessionPlan,
+  agentCapability,
+  agentModel,
+  agentToolsFor,
+  calledAgents,
+  checkInput,
+  findAgent,
+  inputText,
+  outputPlugin,
+  planAgentSession,
+  RunRequestError,
+  reachableAgents,
+  sessionToolNames,
+} from "./run/runner.ts";
+export {
   closest,
   type Diagnostic,
   decodeWithPositions,

@@ -10,6 +10,9 @@ export {
 export { CHILD_ONLY_TOOLS, type ChildInfo, childPlugin, SUBMIT_ERROR, SUBMIT_RESULT } from "./child.ts";
 export { extractJson, type OutputSpec, outputSchema, shorthandType } from "./output.ts";
 export {
+  type AgentTool,
+  agentToolOperation,
+  agentToolTask,
   type ChildFinishedData,
   type ChildStartedData,
   cancelChild,

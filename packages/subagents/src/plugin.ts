@@ -52,6 +52,42 @@ export interface SubagentsOptions {
     readonly parentSessionId: string;
     readonly capability: Capability;
   }) => void;
+  /**
+   * Agents as tools: each becomes a tool named after the agent (input typed by `inputSchema`);
+   * a call opens a child session through the same machinery as `spawn_agent` (depth limit,
+   * parent link, cost roll-up, tools narrowed to the parent's) with `capability` as its kind.
+   */
+  readonly agentTools?: readonly AgentTool[];
+}
+
+/** An agent callable as a tool (see {@link SubagentsOptions.agentTools}). */
+export interface AgentTool {
+  /** The tool's name (the agent's name). */
+  readonly name: string;
+  readonly description: string;
+  /** JSON Schema of the call's arguments (default: `{ task: string }`). */
+  readonly inputSchema?: JsonSchema;
+  /** JSON Schema of the child's result (the child ends with a value matching it). */
+  readonly output?: JsonSchema;
+  /** The child's kind: its model, mode, system prompt, max turns, tools and policy. */
+  readonly capability: Capability;
+}
+
+/** The task text of an agent-tool call: a `task` string argument as is, other input as JSON. */
+export function agentToolTask(args: unknown): string {
+  if (typeof args === "object" && args !== null) {
+    const keys = Object.keys(args);
+    const task = (args as { readonly task?: unknown }).task;
+    if (keys.length === 1 && typeof task === "string") return task;
+  }
+  if (typeof args === "string") return args;
+  return `Input:\n\n\`\`\`json\n${JSON.stringify(args ?? {}, null, 2)}\n\`\`\``;
+}
+
+/** The Lashlang operation name of an agent tool (`code-reviewer` → `agents.code_reviewer`). */
+export function agentToolOperation(name: string): string {
+  const op = name.replace(/[^A-Za-z0-9_]/g, "_");
+  return /^[0-9]/.test(op) ? `_${op}` : op;
 }
 
 export interface SpawnArgs {
@@ -347,7 +383,11 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
     execute: (args, ctx) => runSpawn(args, ctx),
   };
 
-  const runSpawn = (args: SpawnArgs, ctx: ToolContext): Effect.Effect<ToolOutput, ToolFailure> =>
+  const runSpawn = (
+    args: SpawnArgs,
+    ctx: ToolContext,
+    fixed?: Capability,
+  ): Effect.Effect<ToolOutput, ToolFailure> =>
     Effect.gen(function* () {
       const host: ToolHost | undefined = ctx.host;
       if (!host)
@@ -362,13 +402,13 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
         return yield* fail("invalidRequest", `subagent recursion depth exceeded: max depth is ${maxDepth}`);
       const task = typeof args.task === "string" ? args.task.trim() : "";
       if (task === "") return yield* fail("invalidRequest", "missing task: give the subagent a task to do");
-      const capName = args.capability ?? defaultCapability;
+      const capName = fixed?.name ?? args.capability ?? defaultCapability;
       if (capName === undefined)
         return yield* fail(
           "invalidRequest",
           `missing capability: expected one of ${names.map((n) => `\`${n}\``).join(", ")}`,
         );
-      const capability = registry.get(capName);
+      const capability = fixed ?? registry.get(capName);
       if (!capability)
         return yield* fail(
           "invalidRequest",
@@ -565,9 +605,33 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
       } satisfies ToolOutput;
     });
 
+  const agentTools = (options.agentTools ?? []).map(
+    (a): ToolDefinition => ({
+      name: a.name,
+      description: a.description,
+      inputSchema: a.inputSchema ?? {
+        type: "object",
+        properties: { task: { type: "string", description: "What the agent must do, self-contained." } },
+        required: ["task"],
+        additionalProperties: false,
+      },
+      idempotent: true,
+      effects: ["read"],
+      family: "agent",
+      timeoutMs: options.timeoutMs ?? 3_600_000,
+      binding: { module: "agents", operation: agentToolOperation(a.name) },
+      execute: (args, ctx) =>
+        runSpawn(
+          { task: agentToolTask(args), ...(a.output !== undefined ? { output: a.output } : {}) },
+          ctx,
+          a.capability,
+        ),
+    }),
+  );
+
   return {
     name: PLUGIN_NAME,
-    tools: [spawn as ToolDefinition],
+    tools: [spawn as ToolDefinition, ...agentTools],
     status: () => ({ capabilities: names, maxDepth }),
   };
 }
