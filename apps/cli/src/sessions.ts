@@ -198,6 +198,7 @@ function summary(s: SessionRecord) {
     createdAt: new Date(s.createdAt).toISOString(),
     updatedAt: new Date(s.updatedAt).toISOString(),
     ...(s.origin ? { forkedFrom: s.origin } : {}),
+    ...(s.parentLink ? { parent: s.parentLink.sessionId } : {}),
   };
 }
 
