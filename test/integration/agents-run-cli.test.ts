@@ -187,8 +187,8 @@ describe("lash run", () => {
         "interface Ctx { input: unknown; callAgent(name: string, input?: unknown): Promise<unknown>; log(...a: unknown[]): void }",
         "export async function main(ctx: Ctx): Promise<string> {",
         "  const a = await ctx.callAgent('first', 'step one');",
-        "  const b = await ctx.callAgent('second', `after: ${String(a)}`);",
-        "  return `${String(a)} | ${String(b)}`;",
+        "  const b = await ctx.callAgent('second', 'after: ' + String(a));",
+        "  return String(a) + ' | ' + String(b);",
         "}",
       ].join("\n"),
     );
