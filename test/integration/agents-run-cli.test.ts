@@ -224,3 +224,19 @@ describe("lash run", () => {
     expect(systemOf(box.server.requests[0]!.body)).toContain("RLM-PROMPT");
   });
 });
+
+describe("lash init && lash build && lash run", () => {
+  it("runs the scaffolded agent of a fresh project against the mock server", async () => {
+    box = await sandbox([{ text: "Hello from the scaffold." }]);
+    const opts = { env: box.env, cwd: box.cwd };
+    expect((await lash(["init"], opts)).code).toBe(0);
+    const build = await lash(["build"], opts);
+    expect(build.code).toBe(0);
+    const r = await lash(["run", "hello", "say hi", "-m", MODEL], opts);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("Hello from the scaffold.\n");
+    expect(box.server.requests).toHaveLength(1);
+    expect(textOf(chatMessages(box.server.requests[0]!.body).at(-1)!.content)).toBe("say hi");
+  });
+});
