@@ -240,3 +240,34 @@ describe("lash init && lash build && lash run", () => {
     expect(textOf(chatMessages(box.server.requests[0]!.body).at(-1)!.content)).toBe("say hi");
   });
 });
+
+describe("lash run: agents as tools in RLM mode", () => {
+  it("an RLM agent calls another agent from Lashlang (agents.<name>)", async () => {
+    box = await sandbox([
+      { text: '<lashlang>\nr = await agents.code_reviewer({ path: "a.ts" })\nfinish r.value\n</lashlang>\n' },
+      { text: "LGTM via Lashlang" },
+    ]);
+    writeManifest(box.cwd, [
+      agent({
+        name: "lead",
+        mode: "rlm",
+        instructions: "RLM-LEAD",
+        tools: [{ name: "code-reviewer", kind: "agent" }],
+      }),
+      agent({
+        name: "code-reviewer",
+        instructions: "REVIEWER-PROMPT",
+        input: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+      }),
+    ]);
+    const r = await lash(["run", "lead", "review", "--output-format", "json"], {
+      env: box.env,
+      cwd: box.cwd,
+    });
+    expect(r.code).toBe(0);
+    const result = jsonLines(r.stdout).at(-1)!;
+    expect(result.finalValue).toBe("LGTM via Lashlang");
+    expect(box.server.requests).toHaveLength(2);
+    expect(systemOf(box.server.requests[1]!.body)).toContain("REVIEWER-PROMPT");
+  });
+});
