@@ -186,7 +186,7 @@ describe("lash run", () => {
       [
         "interface Ctx { input: unknown; callAgent(name: string, input?: unknown): Promise<unknown>; log(...a: unknown[]): void }",
         "export async function main(ctx: Ctx): Promise<string> {",
-        "  const a = await ctx.callAgent('first', 'step one');",
+        "  const a = await ctx.callAgent('first', 'step one: ' + String(ctx.input));",
         "  const b = await ctx.callAgent('second', 'after: ' + String(a));",
         "  return String(a) + ' | ' + String(b);",
         "}",
@@ -200,12 +200,13 @@ describe("lash run", () => {
       ],
       { entry: { function: "flow.ts#main" } },
     );
-    const r = await lash(["run", "--output-format", "json"], { env: box.env, cwd: box.cwd });
+    const r = await lash(["run", "the input", "--output-format", "json"], { env: box.env, cwd: box.cwd });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const result = jsonLines(r.stdout).at(-1)!;
     expect(result.value).toBe("first says A | second says B");
     expect(result.sessions as string[]).toHaveLength(2);
+    expect(textOf(chatMessages(box.server.requests[0]!.body).at(-1)!.content)).toBe("step one: the input");
     expect(box.server.requests).toHaveLength(2);
     expect(systemOf(box.server.requests[0]!.body)).toContain("FIRST-PROMPT");
     expect(systemOf(box.server.requests[1]!.body)).toContain("SECOND-PROMPT");

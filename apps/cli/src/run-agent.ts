@@ -67,10 +67,19 @@ export async function runAgentCommand(argv: readonly string[], io: MainIO): Prom
       ExitCode.usage,
     );
   // the agent is the first word, the input the rest (one quoted argument stays as it is)
+  // (with an `entry` and a first word that names no agent, all of it is the entry's input)
   const prompt = flags.prompt;
-  const agentName = prompt?.split(" ", 1)[0];
-  let rawInput =
-    agentName !== undefined && prompt !== undefined ? prompt.slice(agentName.length + 1) : undefined;
+  const firstWord = prompt?.split(" ", 1)[0];
+  const entryInput =
+    firstWord !== undefined &&
+    manifest.project.entry !== undefined &&
+    !manifest.agents.some((a) => a.name === firstWord);
+  const agentName = entryInput ? undefined : firstWord;
+  let rawInput = entryInput
+    ? prompt
+    : agentName !== undefined && prompt !== undefined
+      ? prompt.slice(agentName.length + 1)
+      : undefined;
   if (rawInput === "") rawInput = undefined;
   if (args.inputJson !== undefined) {
     if (rawInput !== undefined)
