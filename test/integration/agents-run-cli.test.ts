@@ -272,3 +272,36 @@ describe("lash run: agents as tools in RLM mode", () => {
     expect(systemOf(box.server.requests[1]!.body)).toContain("REVIEWER-PROMPT");
   });
 });
+
+describe("lash run: MCP tools", () => {
+  it("grants `mcp:<server>` as every tool of that server, and nothing else", async () => {
+    box = await sandbox([{ text: "done" }]);
+    const fixture = join(
+      import.meta.dirname,
+      "..",
+      "..",
+      "packages",
+      "plugin-mcp",
+      "test",
+      "fixtures",
+      "stdio-server.ts",
+    );
+    mkdirSync(box.home, { recursive: true });
+    writeFileSync(
+      join(box.home, "config.json"),
+      JSON.stringify({
+        mcpServers: { fx: { command: process.execPath, args: [fixture], env: { LABEL: "fx" } } },
+      }),
+    );
+    writeManifest(box.cwd, [
+      agent({ name: "mcpuser", instructions: "M", tools: [{ name: "mcp:fx", kind: "mcp" }] }),
+    ]);
+    const r = await lash(["run", "mcpuser", "go"], { env: box.env, cwd: box.cwd });
+    expect(r.code).toBe(0);
+    const body = box.server.requests[0]!.body as { tools?: { function: { name: string } }[] };
+    const names = (body.tools ?? []).map((t) => t.function.name);
+    expect(names).toContain("mcp__fx__echo");
+    // read_output follows the tools whose long output it pages
+    expect(names.filter((n) => n !== "read_output").every((n) => n.startsWith("mcp__fx__"))).toBe(true);
+  });
+});

@@ -93,9 +93,12 @@ export class ToolCatalog extends Context.Tag("@lash/core/ToolCatalog")<ToolCatal
           const allow = session.state[TOOL_ALLOW_KEY] as readonly string[] | undefined;
           if (allow) {
             const allowed = new Set(allow);
+            // a trailing `*` grants a prefix (`mcp__github__*`: every tool of that MCP server)
+            const prefixes = allow.filter((a) => a.endsWith("*")).map((a) => a.slice(0, -1));
             // plugin-internal helper tools (read_output) follow their owner's availability
             for (const name of [...map.keys()])
-              if (!allowed.has(name) && name !== "read_output") map.delete(name);
+              if (!allowed.has(name) && !prefixes.some((p) => name.startsWith(p)) && name !== "read_output")
+                map.delete(name);
           }
           return map;
         }),
