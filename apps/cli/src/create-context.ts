@@ -15,6 +15,7 @@ import {
   outputBudgetPlugin,
   type Plugin,
   type Redactor,
+  type RedactorOptions,
   type SecretValue,
   SessionStore,
   SqliteStore,
@@ -36,7 +37,7 @@ import { TOOL_NAMES, toolsPlugin } from "@lash/tools";
 import { Effect, Fiber, Layer, ManagedRuntime, Stream } from "effect";
 import { approverFor, switchableApprover } from "./approvals.ts";
 import type { ApprovalMode } from "./args.ts";
-import type { LashConfig } from "./config.ts";
+import { type LashConfig, policyLayersOf } from "./config.ts";
 import type { CliContext, CliPaths, CliSettings } from "./context.ts";
 import { CliError, damageHint, ExitCode, errorMessage, taggedFailure } from "./errors.ts";
 import { gitBranch } from "./git.ts";
@@ -126,6 +127,7 @@ export function secretsOf(
     ...new Set([
       ...Object.values(providerEnv).flatMap((spec) => spec.keys),
       ...(config.redaction?.env ?? []),
+      ...policyRedactionKeys(config),
       ...OTLP_HEADER_VARS,
     ]),
   ];
@@ -177,17 +179,21 @@ export function secretsOf(
  * A redactor that also knows the token values in `authFile`, re-read whenever the file
  * changes (a refresh mid-run writes new tokens): every value ever seen there stays redacted.
  */
-function authFileRedactor(base: readonly SecretValue[], authFile: string): Redactor {
+function authFileRedactor(
+  base: readonly SecretValue[],
+  authFile: string,
+  options: RedactorOptions = {},
+): Redactor {
   const seen = new Map<string, SecretValue>();
   let stamp: string | undefined;
-  let current: Redactor = makeRedactor(base);
+  let current: Redactor = makeRedactor(base, options);
   const refresh = (): Redactor => {
     const st = statSync(authFile, { throwIfNoEntry: false });
     const now = st ? `${st.ino}:${st.mtimeMs}:${st.size}` : "";
     if (now !== stamp) {
       stamp = now;
       for (const v of authFileSecrets(authFile)) if (!seen.has(v.value)) seen.set(v.value, v);
-      current = makeRedactor([...base, ...seen.values()]);
+      current = makeRedactor([...base, ...seen.values()], options);
     }
     return current;
   };
@@ -198,6 +204,11 @@ function authFileRedactor(base: readonly SecretValue[], authFile: string): Redac
     text: (t) => refresh().text(t),
     deep: (v) => refresh().deep(v),
   };
+}
+
+/** Policy `redaction.keys` of every config layer (global and project). */
+function policyRedactionKeys(config: LashConfig): readonly string[] {
+  return [...new Set(policyLayersOf(config).flatMap((l) => l.layer.redaction?.keys ?? []))];
 }
 
 /** The OpenTelemetry variables that carry collector headers (kept out of tool environments, redacted). */
@@ -275,7 +286,10 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
   // the scrubbed environment of tools and MCP servers, and the redaction of tool output
   const secrets = secretsOf(config, env);
   // the Codex sign-in's tokens too (they never leave the provider, but a tool could read auth.json)
-  const redactor = authFileRedactor(secrets.values, join(paths.home, "auth.json"));
+  // policy redaction.keys: those variables' values (in `secrets`) and `KEY=value` / `"key": "value"` in output
+  const redactor = authFileRedactor(secrets.values, join(paths.home, "auth.json"), {
+    keys: policyRedactionKeys(config),
+  });
   const plugins: Plugin[] = [];
   const toolsAllowed = settings.tools?.filter((t) => (TOOL_NAMES as readonly string[]).includes(t));
   plugins.push(

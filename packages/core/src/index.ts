@@ -87,6 +87,7 @@ export {
   MIN_SECRET_LENGTH,
   makeRedactor,
   type Redactor,
+  type RedactorOptions,
   type ScrubbedEnv,
   type ScrubOptions,
   SECRET_ENV_PATTERNS,

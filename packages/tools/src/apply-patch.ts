@@ -313,6 +313,7 @@ export function applyPatchTool(
       additionalProperties: false,
     },
     readOnly: false,
+    effects: ["write"],
     idempotent: false,
     family: "edit",
     binding: {

@@ -58,6 +58,7 @@ export function editTool(workspace: Workspace | WorkspaceOptions | string): Tool
       additionalProperties: false,
     },
     readOnly: false,
+    effects: ["write"],
     idempotent: false,
     family: "edit",
     binding: { module: "files", operation: "edit", returns: "{path, replacements, added, removed, diff}" },

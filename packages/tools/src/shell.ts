@@ -443,6 +443,10 @@ export function shellTool(
       additionalProperties: false,
     },
     readOnly: false,
+    // exec, not network: what a command may reach is the sandbox's `network` setting and the risk
+    // evaluator's per-command verdict (curl, git push); declaring network here would make
+    // `deny: ["group:network"]` remove the shell altogether
+    effects: ["exec"],
     idempotent: false,
     truncate: "tail",
     family: "shell",

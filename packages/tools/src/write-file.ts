@@ -42,6 +42,7 @@ export function writeFileTool(
       additionalProperties: false,
     },
     readOnly: false,
+    effects: ["write"],
     idempotent: true,
     family: "write",
     binding: { module: "files", operation: "write", returns: "{path, bytes, created}" },
