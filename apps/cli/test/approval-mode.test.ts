@@ -67,6 +67,15 @@ describe("lash -p --approval-mode", () => {
       decisions: [expect.objectContaining({ decision: "approve", tool: "write_file" })],
     });
     expect(lines.at(-1)).toMatchObject({ type: "result", outcome: "finished", text: "done" });
+    // the decision is in the session's graph: `lash sessions show` lists it where it was made
+    const show = await lash(["sessions", "show", String(lines.at(-1)?.sessionId)], {
+      env: box.env,
+      cwd: box.cwd,
+    });
+    expect(show.code).toBe(0);
+    expect(show.stdout).toMatch(
+      /→ write_file .*\n\(approval: write_file approved by approve-all · policy: [^\n]*\)\n← write_file/,
+    );
   });
 
   it("reject-all: nothing is written; the model's next request says denied, by whom and why", async () => {
