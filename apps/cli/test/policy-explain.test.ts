@@ -88,8 +88,8 @@ describe("lash policy explain", () => {
     expect(read.stdout).toContain("verdict: allow\n");
   });
 
-  it("shell asks under the coding profile (approval risk, no risk evaluator)", () => {
-    const r = run(["explain", "shell", '{"command": "ls"}']);
+  it("a destructive shell command asks under the coding profile (approval risk)", () => {
+    const r = run(["explain", "shell", '{"command": "rm -rf /"}']);
     expect(r.stdout).toContain("effects: exec\n");
     expect(r.stdout).toContain("verdict: ask\n");
     expect(r.stdout).toContain('tools["group:exec"].approval = "risk"');
