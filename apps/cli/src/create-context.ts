@@ -24,6 +24,7 @@ import {
   withRlm,
 } from "@lash/core";
 import { validateJson } from "@lash/core/internal";
+import { riskAssessor } from "@lash/policy";
 import {
   authFileSecrets,
   createProvider,
@@ -286,9 +287,9 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
 
   // the scrubbed environment of tools and MCP servers, and the redaction of tool output
   const secrets = secretsOf(config, env);
-  // the tool policy (config `policy`, user then project layer); assessRisk joins when the
-  // risk evaluator lands (until then `approval: "risk"` asks for write and exec calls)
-  const gov = cliGovernance(config, { root: settings.cwd });
+  // the tool policy (config `policy`, user then project layer); `approval: "risk"` asks when
+  // the risk evaluator (@lash/policy assessRisk) rates a call at or above the threshold
+  const gov = cliGovernance(config, { root: settings.cwd, assessRisk: riskAssessor(settings.cwd) });
   // the Codex sign-in's tokens too (they never leave the provider, but a tool could read auth.json)
   // policy redaction.keys: those variables' values (in `secrets`) and `KEY=value` / `"key": "value"` in output
   const redactor = authFileRedactor(secrets.values, join(paths.home, "auth.json"), {

@@ -40,6 +40,7 @@ export {
   resolvePolicy,
   SessionPolicies,
 } from "./policy.ts";
+export { assessRisk, LARGE_CHANGE_LINES, MANY_FILES, type RiskInput, riskAssessor } from "./risk.ts";
 export {
   ApprovalRule,
   decodePolicyLayer,

@@ -1,0 +1,67 @@
+// Acceptance 7 of issue 17: the risk evaluator against a corpus of shell commands, patches,
+// edits and other tool calls, each with its expected level and category (and for many the
+// expected reason). The corpus is data (risk-corpus.json); this file only runs it.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import type { ToolEffectKind, ToolPreview } from "@lash/core";
+import { describe, expect, it } from "vitest";
+import { assessRisk } from "../src/index.ts";
+
+interface Case {
+  readonly command?: string;
+  readonly cwd?: string;
+  readonly tool?: string;
+  readonly args?: unknown;
+  readonly effects?: readonly ToolEffectKind[];
+  readonly preview?: ToolPreview;
+  readonly level: "low" | "medium" | "high";
+  readonly category: string;
+  readonly reason?: string;
+}
+
+const corpus = JSON.parse(readFileSync(path.join(import.meta.dirname, "risk-corpus.json"), "utf8")) as {
+  readonly workspace: string;
+  readonly home: string;
+  readonly cases: readonly Case[];
+};
+
+const label = (c: Case) =>
+  c.command !== undefined ? `shell: ${c.command}` : `${c.tool} ${JSON.stringify(c.args).slice(0, 80)}`;
+
+describe("risk corpus", () => {
+  it("has at least 60 shell commands and some patches and edits", () => {
+    expect(corpus.cases.filter((c) => c.command !== undefined).length).toBeGreaterThanOrEqual(60);
+    expect(corpus.cases.filter((c) => c.tool === "apply_patch").length).toBeGreaterThanOrEqual(5);
+    expect(
+      corpus.cases.filter((c) => c.tool === "edit" || c.tool === "write_file").length,
+    ).toBeGreaterThanOrEqual(5);
+    for (const level of ["low", "medium", "high"])
+      expect(corpus.cases.some((c) => c.level === level)).toBe(true);
+  });
+
+  it.each(corpus.cases.map((c) => [label(c), c] as const))("%s", (_, c) => {
+    const risk = assessRisk(
+      c.command !== undefined
+        ? {
+            name: "shell",
+            args: { command: c.command, ...(c.cwd ? { cwd: c.cwd } : {}) },
+            effects: ["exec"],
+            workspace: corpus.workspace,
+            home: corpus.home,
+          }
+        : {
+            name: c.tool ?? "",
+            args: c.args,
+            effects: c.effects ?? ["write"],
+            workspace: corpus.workspace,
+            home: corpus.home,
+            ...(c.preview ? { preview: c.preview } : {}),
+          },
+    );
+    expect({ level: risk.level, category: risk.category }, risk.reasons.join(" | ")).toEqual({
+      level: c.level,
+      category: c.category,
+    });
+    if (c.reason !== undefined) expect(risk.reasons.join(" | ")).toContain(c.reason);
+  });
+});
