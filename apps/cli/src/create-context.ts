@@ -24,7 +24,7 @@ import {
   withRlm,
 } from "@lash/core";
 import { validateJson } from "@lash/core/internal";
-import { riskAssessor } from "@lash/policy";
+import { dryRunPlugin, riskAssessor } from "@lash/policy";
 import {
   authFileSecrets,
   createProvider,
@@ -86,6 +86,8 @@ export interface ContextOptions {
   readonly warn?: (message: string) => void;
   /** `--approval-mode` (default: `fail` with `print`, else `interactive`: the TUI attaches its prompt with `setApprover`). */
   readonly approvalMode?: ApprovalMode;
+  /** `--dry-run` (or config `policy.writes: "stub"`): write and exec tools return their preview instead of running. */
+  readonly dryRun?: boolean;
 }
 
 interface TraceHandle {
@@ -393,6 +395,10 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
     }
     store = SqliteStore.layer({ filename: paths.db });
   }
+
+  // dry-run (--dry-run, config policy.writes "stub"): last, so it sees the arguments other hooks settled on
+  const dryRun = options.dryRun === true || gov.policy.writes === "stub";
+  if (dryRun) plugins.push(dryRunPlugin());
 
   const approvalMode: ApprovalMode = options.approvalMode ?? (options.print ? "fail" : "interactive");
   const approvals = switchableApprover(approverFor(approvalMode, options.print === true));
