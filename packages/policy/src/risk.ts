@@ -296,13 +296,15 @@ const MAX_DEPTH = 4;
 
 /**
  * Prepare a script for shell-quote, which reads unquoted newlines as blanks and does not
- * know command substitution: a small scanner (quotes, backslashes) turns unquoted newlines
- * into `;` and lifts out every `` `…` `` and `$(…)` body (outside single quotes) — each is a
- * script of its own, assessed separately; in the text it becomes the unknown word `$SUBST`.
+ * know command substitution or heredocs: a small scanner (quotes, backslashes, comments)
+ * turns unquoted newlines into `;`, drops heredoc bodies (data, not commands) and lifts out
+ * every `` `…` `` and `$(…)` body (outside single quotes) — each is a script of its own,
+ * assessed separately; in the text it becomes the unknown word `$SUBST`.
  */
 function prepareScript(script: string): { text: string; nested: string[] } {
   let out = "";
   const nested: string[] = [];
+  const heredocs: { word: string; tabs: boolean }[] = [];
   let quote: "'" | '"' | undefined;
   for (let i = 0; i < script.length; i++) {
     const c = script[i] as string;
@@ -331,9 +333,35 @@ function prepareScript(script: string): { text: string; nested: string[] } {
       i = j;
       continue;
     }
+    if (quote === undefined && c === "#" && (i === 0 || /[\s;&|()]/.test(script[i - 1] as string))) {
+      // a comment, to the end of the line
+      while (i + 1 < script.length && script[i + 1] !== "\n") i++;
+      continue;
+    }
+    if (quote === undefined && c === "<" && script.startsWith("<<", i) && script[i + 2] !== "<") {
+      // a heredoc: `<<[-] WORD` stays (a redirection of the word); its body, up to the line
+      // that is WORD, is data, not commands — dropped
+      const m = /^<<(-?)[ \t]*(?:'([^']*)'|"([^"]*)"|([^\s;&|<>()]+))/.exec(script.slice(i));
+      if (m !== null) {
+        heredocs.push({ word: m[2] ?? m[3] ?? m[4] ?? "", tabs: m[1] === "-" });
+        out += `<< ${JSON.stringify(m[2] ?? m[3] ?? m[4] ?? "")}`;
+        i += m[0].length - 1;
+        continue;
+      }
+    }
     if (quote === undefined && (c === "'" || c === '"')) quote = c;
     else if (quote === c) quote = undefined;
     out += quote === undefined && c === "\n" ? " ; " : c;
+    if (quote === undefined && c === "\n") {
+      for (const doc of heredocs.splice(0)) {
+        for (;;) {
+          const end = script.indexOf("\n", i + 1);
+          const line = script.slice(i + 1, end < 0 ? undefined : end);
+          i = end < 0 ? script.length : end;
+          if ((doc.tabs ? line.replace(/^\t+/, "") : line) === doc.word || end < 0) break;
+        }
+      }
+    }
   }
   return { text: out, nested };
 }
@@ -907,7 +935,7 @@ function assessGit(ctx: Ctx, rest: readonly string[], cwd: string): void {
   const args = rest.slice(i + 1);
   const { options, operands } = optionsAndOperands(args);
   const shown = `git ${rest.slice(i).join(" ")}`.trim();
-  if (rest.includes("-C")) touchPath(ctx, rest[rest.indexOf("-C") + 1] ?? ".", cwd, "write");
+  if (rest.includes("-C")) touchPath(ctx, rest[rest.indexOf("-C") + 1] ?? ".", cwd, "read");
   switch (sub) {
     case "push": {
       const force =
