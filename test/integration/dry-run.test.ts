@@ -143,6 +143,17 @@ describe("dry-run", () => {
     for (const text of results) expect(text).toMatch(/^Dry run: not run\. It would have: /);
   });
 
+  it("a dry run is never held up by approvals: stubbed calls are settled before the policy asks", async () => {
+    // approval "always" with -p's default --approval-mode fail would stop the turn at the first call
+    box = await setUp({ approval: "always" });
+    const before = hashTree(box.cwd);
+    const r = await lash(["-p", "--dry-run", "change things"], { env: box.env, cwd: box.cwd });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain("[approval]");
+    expect(hashTree(box.cwd)).toEqual(before);
+    expect(toolResults(box)).toHaveLength(5);
+  });
+
   it("without dry-run the same session changes every one of those files (the control)", async () => {
     box = await setUp();
     const before = hashTree(box.cwd);

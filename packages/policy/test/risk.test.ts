@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { ToolEffectKind, ToolPreview } from "@lash/core";
 import { describe, expect, it } from "vitest";
-import { assessRisk } from "../src/index.ts";
+import { assessRisk, decide, resolvePolicy, riskAssessor } from "../src/index.ts";
 
 interface Case {
   readonly command?: string;
@@ -63,5 +63,28 @@ describe("risk corpus", () => {
       category: c.category,
     });
     if (c.reason !== undefined) expect(risk.reasons.join(" | ")).toContain(c.reason);
+  });
+});
+
+describe("risk in decide", () => {
+  const policy = resolvePolicy([{ name: "global", layer: { approval: "risk" } }]);
+  const shell = (command: string) => ({ name: "shell", args: { command }, effects: ["exec"] as const });
+  const options = { root: "/work/ws", assessRisk: riskAssessor("/work/ws", "/home/u") };
+
+  it("approval risk lets a low-risk command run and asks about a high-risk one, with the risk attached", () => {
+    expect(decide(policy, shell("git status && ls -la"), options).action).toBe("allow");
+    const v = decide(policy, shell("ls; sudo reboot"), options);
+    expect(v.action).toBe("ask");
+    expect(v.risk).toMatchObject({ level: "high", category: "privilege" });
+    expect(v.reason).toContain("runs as another user");
+  });
+
+  it("asks at medium with the default threshold, not with threshold high", () => {
+    expect(decide(policy, shell("npm install left-pad"), options).action).toBe("ask");
+    const lenient = resolvePolicy([
+      { name: "global", layer: { approval: "risk", risk: { threshold: "high" } } },
+    ]);
+    expect(decide(lenient, shell("npm install left-pad"), options).action).toBe("allow");
+    expect(decide(lenient, shell("rm -rf build"), options).action).toBe("ask");
   });
 });
