@@ -173,8 +173,11 @@ const BUILD_NAMES = new Set([
 ]);
 
 /** What kind of file a path is: `secret`, `git` (repository internals), `lash` (lash's own config), `build` or plain. */
-function fileKind(abs: string): "secret" | "git" | "lash" | "build" | undefined {
-  const parts = abs.split(nodePath.sep).filter((s) => s !== "");
+function fileKind(abs: string, root: string): "secret" | "git" | "lash" | "build" | undefined {
+  // inside the workspace only the path below the root counts (a workspace may live under any directory)
+  const parts = (inside(root, abs) ? nodePath.relative(root, abs) : abs)
+    .split(nodePath.sep)
+    .filter((s) => s !== "");
   const base = parts[parts.length - 1] ?? "";
   if (parts.includes(".git")) return "git";
   if (SECRET_DIRS.some((d) => parts.includes(d)) && !base.endsWith(".pub")) return "secret";
@@ -212,7 +215,7 @@ function touchPath(ctx: Ctx, p: string, cwd: string, access: "read" | "write"): 
     if (access === "write") add(ctx, "high", "destructive", `writes to a device or kernel file: ${abs}`);
     return;
   }
-  const kind = fileKind(abs);
+  const kind = fileKind(abs, ctx.root);
   const within = inside(ctx.root, abs);
   const shown = within ? nodePath.relative(ctx.root, abs) || "." : abs;
   if (kind === "secret")

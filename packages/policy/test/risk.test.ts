@@ -88,3 +88,13 @@ describe("risk in decide", () => {
     expect(decide(lenient, shell("rm -rf build"), options).action).toBe("ask");
   });
 });
+
+describe("paths", () => {
+  it("judges a file by its path below the workspace root, not by the directories the workspace lives in", () => {
+    const at = (workspace: string, path: string) =>
+      assessRisk({ name: "write_file", args: { path, content: "x\n" }, effects: ["write"], workspace });
+    expect(at("/home/u/.ssh-tools/.git-mirror/.lash-work", "src/a.ts").level).toBe("low");
+    expect(at("/srv/.git/checkout", "src/a.ts")).toMatchObject({ level: "low", category: "write" });
+    expect(at("/srv/.git/checkout", ".git/config")).toMatchObject({ level: "high", category: "write" });
+  });
+});
