@@ -204,7 +204,14 @@ const DEV_OK = new Set([
 ]);
 
 /** Record what touching one path means. `p` is as written (for the reasons). */
-function touchPath(ctx: Ctx, p: string, cwd: string, access: "read" | "write"): void {
+function touchPath(
+  ctx: Ctx,
+  p: string,
+  cwd: string,
+  access: "read" | "write",
+  /** Note a plain write inside the workspace as a low finding (file tools sum theirs up instead). */
+  noteInside = true,
+): void {
   if (isDynamic(p)) {
     if (access === "write") add(ctx, "medium", "write", `writes to a path known only when it runs: ${p}`);
     return;
@@ -225,7 +232,7 @@ function touchPath(ctx: Ctx, p: string, cwd: string, access: "read" | "write"): 
     if (kind === "git") add(ctx, "high", "write", `writes git's internals: ${shown}`);
     if (kind === "lash") add(ctx, "high", "write", `changes lash's own config: ${shown}`);
     if (kind === "build") add(ctx, "medium", "write", `changes a build/config file: ${shown}`);
-    if (within) add(ctx, "low", "write", `writes ${shown}`);
+    if (within && noteInside) add(ctx, "low", "write", `writes ${shown}`);
   } else if (!within && kind === undefined) {
     add(ctx, "medium", "read", `reads outside the workspace: ${abs}`);
   }
@@ -237,8 +244,8 @@ function touchPath(ctx: Ctx, p: string, cwd: string, access: "read" | "write"): 
 function assessFileCall(ctx: Ctx, input: RiskInput, args: Record<string, unknown>): void {
   const paths = pathArguments(input.name, args);
   const files = input.preview?.files;
-  for (const p of paths) touchPath(ctx, p, ctx.root, "write");
-  for (const f of files ?? []) if (!paths.includes(f.path)) touchPath(ctx, f.path, ctx.root, "write");
+  for (const p of paths) touchPath(ctx, p, ctx.root, "write", false);
+  for (const f of files ?? []) if (!paths.includes(f.path)) touchPath(ctx, f.path, ctx.root, "write", false);
   if (paths.length === 0 && (files === undefined || files.length === 0)) {
     // a tool that says it changes things but not what: an MCP tool, a plugin's tool
     const kinds = input.effects.filter((e) => e !== "read");
@@ -283,7 +290,7 @@ function assessFileCall(ctx: Ctx, input: RiskInput, args: Record<string, unknown
     ctx,
     "low",
     "write",
-    `changes ${count === 1 ? "1 file" : `${count} files`} in the workspace (${changed} lines)`,
+    `changes ${count === 1 ? "1 file" : `${count} files`} (${changed === 1 ? "1 line" : `${changed} lines`})`,
   );
 }
 
