@@ -58,6 +58,7 @@ export type Command =
   | { readonly kind: "lashlang"; readonly argv: readonly string[] }
   | { readonly kind: "export" | "import"; readonly argv: readonly string[] }
   | { readonly kind: "trace"; readonly argv: readonly string[] }
+  | { readonly kind: "policy"; readonly argv: readonly string[] }
   | { readonly kind: "login" | "logout"; readonly argv: readonly string[] };
 
 export interface SessionsArgs {
@@ -84,6 +85,7 @@ export const SUBCOMMANDS = [
   "export",
   "import",
   "trace",
+  "policy",
   "login",
   "logout",
   "help",
@@ -260,6 +262,8 @@ export function parseCommand(argv: readonly string[]): Command {
       return { kind: first, argv: rest };
     case "trace":
       return { kind: "trace", argv: rest };
+    case "policy":
+      return { kind: "policy", argv: rest };
     case "login":
     case "logout":
       return { kind: first, argv: rest };

@@ -44,6 +44,7 @@ import { gitBranch } from "./git.ts";
 import { VERSION } from "./help.ts";
 import { enabledMcpServers, type McpRuntime, startMcp } from "./mcp.ts";
 import { recordSessionEndpoint, sessionEndpoint } from "./paths.ts";
+import { cliGovernance } from "./policy.ts";
 import {
   baseUrlFor,
   configuredVendors,
@@ -285,6 +286,9 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
 
   // the scrubbed environment of tools and MCP servers, and the redaction of tool output
   const secrets = secretsOf(config, env);
+  // the tool policy (config `policy`, user then project layer); assessRisk joins when the
+  // risk evaluator lands (until then `approval: "risk"` asks for write and exec calls)
+  const gov = cliGovernance(config, { root: settings.cwd });
   // the Codex sign-in's tokens too (they never leave the provider, but a tool could read auth.json)
   // policy redaction.keys: those variables' values (in `secrets`) and `KEY=value` / `"key": "value"` in output
   const redactor = authFileRedactor(secrets.values, join(paths.home, "auth.json"), {
@@ -298,9 +302,19 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
       ...(settings.tools ? { tools: toolsAllowed ?? [] } : {}),
       shell: { secretEnvNames: secrets.names, passEnv: config.shell?.passEnv ?? [] },
       ...(config.files?.allowHardLinks !== undefined ? { allowHardLinks: config.files.allowHardLinks } : {}),
+      // policy workspace.denyPatterns: the file tools refuse them and glob/grep skip them too
+      ...(gov.policy.denyPatterns.length > 0 ? { deny: gov.policy.denyPatterns.map((d) => d.pattern) } : {}),
     }),
-    outputBudgetPlugin(),
-    subagentsPlugin(),
+    // policy limits: what the model sees of one tool result
+    outputBudgetPlugin({
+      ...(gov.policy.limits.maxOutputBytes !== undefined
+        ? { maxBytes: gov.policy.limits.maxOutputBytes }
+        : {}),
+      ...(gov.policy.limits.maxOutputLines !== undefined
+        ? { maxLines: gov.policy.limits.maxOutputLines }
+        : {}),
+    }),
+    subagentsPlugin({ onChild: gov.onChild }),
   );
 
   const live = options.live !== false;
@@ -387,6 +401,7 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
     withRlm({
       plugins,
       approver: approvals.approver,
+      ...(gov.governance ? { governance: gov.governance } : {}),
       dispatch: { redactor },
       ...(settings.maxTurns !== undefined ? { maxTurns: settings.maxTurns } : {}),
     }),

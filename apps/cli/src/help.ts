@@ -14,6 +14,8 @@ Usage
   lash export <session|last> [--format html|json|md] [-o file]
   lash import <file.json>            recreate a session from a JSON export
   lash trace view <file.jsonl> [-o out.html]
+  lash policy explain <tool> [args-json]
+                                     how the tool policy decides a call (lash help policy)
   lash login codex [--device-code]   sign in with a ChatGPT plan (for codex/… models)
   lash logout [codex]                forget that sign-in
   lash help [command]
@@ -115,7 +117,7 @@ Config keys (unknown keys are an error)
   model, mode ("standard"|"rlm"), maxTurns, systemPrompt, appendSystemPrompt, tools [..],
   providers { anthropic|openai|openai-compatible|google|codex|bedrock|vertex-anthropic: { baseUrl } },
   mcpServers { <name>: { command, args, env, cwd } | { url, headers }, type?, timeoutMs?,
-    startupTimeoutMs?, enabled? } (the format Claude Desktop, Cursor and Claude Code share; type
+    startupTimeoutMs?, enabled?, trusted? } (the format Claude Desktop, Cursor and Claude Code share; type
     "streamable-http"/"streamableHttp" = "http", serverUrl = url; servers start in the background),
   trace { file?, level? ("standard"|"extended") } (level applies whenever tracing is on, --trace or file),
   trace.otlp { endpoint?, headers?, serviceName? } (OpenTelemetry export; OTEL_* variables win),
@@ -126,8 +128,52 @@ Config keys (unknown keys are an error)
   redaction { keys? [secret strings, 8+ chars], env? [variable names] } (replaced by
     [REDACTED:<name>] in tool output; the variables are also kept from tools),
   shell { passEnv? [variable names] } (credentials the shell tool may see; user config only)
+  policy { profile?, allow?, deny?, approval?, tools?, workspace?, limits?, redaction?, writes?,
+    sandbox?, risk? } (the tool policy; the user's and the project's are separate layers:
+    lash help policy),
   files { allowHardLinks? } (let the file tools open hard-linked files; default false)
 API keys are read from the environment only; tools and MCP servers never receive them.
+`,
+  policy: `Usage
+  lash policy explain <tool> [args-json] [--cwd <dir>]
+      prints the policy layers in effect, the verdict for this call (allow / deny / ask), which
+      layer and rule decided and why, the tool's effects and (when assessed) its risk.
+      e.g. lash policy explain write_file '{"path": ".env", "content": "x"}'
+
+The policy (config key "policy", in $LASH_HOME/config.json and <cwd>/.lash/config.json)
+  {
+    "profile": "coding",              minimal | readonly | coding | full (a named base layer)
+    "allow": ["group:fs", "shell"],   tool names, globs (mcp__github__*), groups; absent/[] = all
+    "deny": ["group:mcp:untrusted"],  deny always wins, at every layer
+    "approval": "risk",               default for tools not in "tools": never | always | risk
+    "tools": { "write_file": { "approval": "always" } },   keys: names, globs or groups
+    "workspace": { "denyPatterns": [".env*", "**/*.pem"] }, file tools refuse these paths
+                                      (glob and grep skip them)
+    "limits": { "maxOutputBytes": 65536, "maxOutputLines": 2000 },  what the model sees of a result
+    "redaction": { "keys": ["DEPLOY_TOKEN"] },  names whose values are redacted: the variable's
+                                      value, and KEY=value / "key": "value" in tool output
+    "risk": { "threshold": "medium" }  approval "risk" asks at this risk level or above
+                                      (low | medium | high; default medium)
+  }
+  Layers: the user's config, the project's, each one's profile, then a subagent's capability.
+  A tool must be in every layer's allow list; any layer's deny denies; the strictest approval
+  wins (always > risk > never); a subagent can never gain a tool its parent lacks.
+  Without a risk evaluator, approval "risk" asks for tools whose effects include write or exec.
+  Unknown keys are errors (with a "did you mean").
+
+Groups
+  group:fs (group:fs:read read_file, glob, grep + group:fs:write write_file, edit, apply_patch),
+  group:runtime (shell), group:plan (update_plan), group:agents (spawn_agent), group:mcp,
+  group:mcp:<server>, and by declared effects: group:read, group:write, group:exec,
+  group:network, group:secret, group:readonly (effects only read).
+Profiles
+  minimal   read-only file tools and the plan
+  readonly  every tool whose effects are only read
+  coding    file tools, shell, plan, agents; approval risk for exec tools, never for read-only ones
+  full      every tool
+Effects: read_file/glob/grep/update_plan/spawn_agent read; write_file/edit/apply_patch write;
+  shell exec; MCP tools write unless the server is marked "trusted": true in mcpServers (then
+  from their annotations: readOnlyHint → read, else write; openWorldHint → + network).
 `,
   doctor: `Usage
   lash doctor [--json] [--cwd <dir>] [--repair]

@@ -62,6 +62,10 @@ async function dispatch(command: Command, io: MainIO): Promise<number> {
       const { runTraceCommand } = await import("./features.ts");
       return runTraceCommand(command.argv, io);
     }
+    case "policy": {
+      const { runPolicyCommand } = await import("./policy.ts");
+      return runPolicyCommand(command.argv, io);
+    }
     case "login":
     case "logout": {
       const { runLogin, runLogout } = await import("./login.ts");

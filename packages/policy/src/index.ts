@@ -3,8 +3,8 @@
 // sandbox. The kernel knows none of this by name; the host consults it through the
 // `Governance` and `Approver` seams of @lash/core.
 export const POLICY_PACKAGE = "@lash/policy";
-export { approveAll, callbackApprover, failApprover, rejectAll } from "./approvers.ts";
 
+export { approveAll, callbackApprover, failApprover, rejectAll } from "./approvers.ts";
 export {
   AGENT_TOOLS,
   FS_READ_TOOLS,
@@ -41,7 +41,7 @@ export {
   SessionPolicies,
 } from "./policy.ts";
 export {
-  ApprovalMode,
+  ApprovalRule,
   decodePolicyLayer,
   didYouMean,
   type PolicyIssue,

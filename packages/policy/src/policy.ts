@@ -11,7 +11,7 @@ import type {
 import { toolEffects } from "@lash/core";
 import picomatch from "picomatch";
 import { matchesPattern, PROFILE_LAYERS, type ToolFacts } from "./groups.ts";
-import type { ApprovalMode, PolicyLayer, RiskLevel } from "./schema.ts";
+import type { ApprovalRule, PolicyLayer, RiskLevel } from "./schema.ts";
 
 /** A layer and the name it is reported under (`global`, `project`, `agent:reviewer`, `capability:explore`). */
 export interface NamedLayer {
@@ -43,7 +43,7 @@ export const DEFAULT_RISK_THRESHOLD: RiskLevel = "medium";
 export const CONTROL_TOOLS: readonly string[] = ["submit_result", "submit_error"];
 
 const LEVELS: readonly RiskLevel[] = ["low", "medium", "high"];
-const STRICTNESS: { readonly [A in ApprovalMode]: number } = { never: 0, risk: 1, always: 2 };
+const STRICTNESS: { readonly [A in ApprovalRule]: number } = { never: 0, risk: 1, always: 2 };
 
 /**
  * Combine layers (global config → project config → profile → agent spec → subagent capability).
@@ -136,7 +136,7 @@ export type PolicyVerdict = Verdict & {
   readonly effects: readonly ToolEffectKind[];
   readonly risk?: RiskSummary;
   /** Approval in effect (strictest across layers). */
-  readonly approval: ApprovalMode;
+  readonly approval: ApprovalRule;
 };
 
 const factsOf = (call: PolicyCall): ToolFacts => {
@@ -235,11 +235,11 @@ export function deniedPath(
 }
 
 /** The approval one layer sets for a tool: an exact `tools` key, else the strictest matching glob/group, else its `approval`. */
-function layerApproval(layer: PolicyLayer, t: ToolFacts): { mode: ApprovalMode; rule: string } | undefined {
+function layerApproval(layer: PolicyLayer, t: ToolFacts): { mode: ApprovalRule; rule: string } | undefined {
   const tools = layer.tools ?? {};
   const exact = tools[t.name]?.approval;
   if (exact) return { mode: exact, rule: `tools.${t.name}.approval = ${quote(exact)}` };
-  let best: { mode: ApprovalMode; rule: string } | undefined;
+  let best: { mode: ApprovalRule; rule: string } | undefined;
   for (const [key, rule] of Object.entries(tools)) {
     if (!rule.approval || key === t.name || !matchesPattern(key, t)) continue;
     if (!best || STRICTNESS[rule.approval] > STRICTNESS[best.mode])
@@ -303,7 +303,7 @@ export function decide(policy: Policy, call: PolicyCall, options: DecideOptions 
         approval: "never",
       };
   }
-  let approval: ApprovalMode = "never";
+  let approval: ApprovalRule = "never";
   let decidedBy: { layer: string; rule: string } | undefined;
   for (const { name, layer } of policy.layers) {
     const a = layerApproval(layer, t);

@@ -30,11 +30,11 @@ export const PROFILES = ["minimal", "readonly", "coding", "full"] as const;
 export type ProfileName = (typeof PROFILES)[number];
 
 /** `never`: run without asking; `always`: ask every time; `risk`: ask when the risk is at or above the threshold. */
-export const ApprovalMode = expected(
+export const ApprovalRule = expected(
   Schema.Literal("never", "always", "risk"),
   '"never", "always" or "risk"',
 );
-export type ApprovalMode = typeof ApprovalMode.Type;
+export type ApprovalRule = typeof ApprovalRule.Type;
 
 export const RiskLevel = expected(Schema.Literal("low", "medium", "high"), '"low", "medium" or "high"');
 export type RiskLevel = typeof RiskLevel.Type;
@@ -42,7 +42,7 @@ export type RiskLevel = typeof RiskLevel.Type;
 const PosInt = expected(Schema.Int.pipe(Schema.positive()), "a positive integer");
 
 export const ToolRule = Schema.Struct({
-  approval: opt(ApprovalMode),
+  approval: opt(ApprovalRule),
 }).annotations({ description: "Rules for the tools this key matches (a name, a glob or a group:…)." });
 export type ToolRule = typeof ToolRule.Type;
 
@@ -61,7 +61,7 @@ export const PolicyLayer = Schema.Struct({
   /** Tools this layer denies; deny always wins, at every layer. */
   deny: opt(Patterns.annotations({ description: "Denied tools (names, globs, group:…); deny always wins." })),
   /** Approval for tools no `tools` entry covers. */
-  approval: opt(ApprovalMode),
+  approval: opt(ApprovalRule),
   /** Per tool: keys are names, globs or groups. */
   tools: opt(
     expected(
