@@ -4,6 +4,8 @@ import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { dirname, join, resolve as resolvePath } from "node:path";
 import {
+  type ApprovalAnswer,
+  type ApprovalRequest,
   type GraphNode,
   LashRuntime,
   type SessionRecord,
@@ -16,10 +18,11 @@ import { cancelChild } from "@lash/subagents";
 import { Cause, Effect, Exit, Fiber, Option, Stream } from "effect";
 import type { CliContext } from "../context.ts";
 import { pendingText, turnErrorMessage } from "../sessions.ts";
+import { type ApprovalHost, ApprovalPrompt, tuiApprover } from "./approval.ts";
 import { resolveMentions } from "./assist.ts";
 import { helpLines, type ParsedCommand } from "./commands.ts";
 import { fmtAgo, fmtCost, fmtTokens } from "./format.ts";
-import { type Item, Transcript } from "./model.ts";
+import { decisionsOfNodes, type Item, Transcript } from "./model.ts";
 import { isTheme, setTheme, THEMES, themeName } from "./theme.ts";
 
 export interface PickerOption {
@@ -66,6 +69,10 @@ export interface TuiState {
   readonly hint: string | undefined;
   /** `!command` outputs that go with the next prompt (one line each). */
   readonly attached: readonly string[];
+  /** The approval request on screen (it takes the keys until answered or the turn is cancelled). */
+  readonly approval: ApprovalPrompt | undefined;
+  /** Requests waiting behind the one on screen. */
+  readonly approvalsWaiting: number;
 }
 
 /** The output of a `!command`, kept for the next prompt. */
@@ -119,7 +126,13 @@ function userText(node: GraphNode): string | undefined {
   return m.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
 }
 
-export class TuiController {
+interface PendingApproval {
+  readonly prompt: ApprovalPrompt;
+  readonly resolve: (answer: ApprovalAnswer) => void;
+  readonly reject: (err: Error) => void;
+}
+
+export class TuiController implements ApprovalHost {
   readonly ctx: CliContext;
   readonly transcript: Transcript;
   private listeners = new Set<Listener>();
@@ -155,6 +168,8 @@ export class TuiController {
   private visitedLeaves = new Map<string, Set<string>>();
   private idleWaiters: (() => void)[] = [];
   private shellContext: ShellContext[] = [];
+  /** Approval requests, oldest first: the first is on screen. */
+  private approvals: PendingApproval[] = [];
   /** Restores queued prompts into the editor after a cancel (set by the input view). */
   onRestoreDraft: ((text: string) => void) | undefined;
   /** Called when the user asked to leave (after the running turn committed). */
@@ -170,6 +185,8 @@ export class TuiController {
     this.transcript = new Transcript(options.maxLiveLines ? { maxLiveLines: options.maxLiveLines } : {});
     this.gitBranch = safe(() => ctx.gitBranch());
     this.snapshot = this.build();
+    // the runtime's approvals are asked here (when --approval-mode is interactive, the default)
+    ctx.setApprover?.(tuiApprover(this));
   }
 
   // ---- store protocol (useSyncExternalStore) ----
@@ -210,6 +227,8 @@ export class TuiController {
       attached: this.shellContext.map(
         (c) => `!${c.command.split("\n")[0]} (${c.exit}, ${countLines(c.output)})`,
       ),
+      approval: this.approvals[0]?.prompt,
+      approvalsWaiting: Math.max(0, this.approvals.length - 1),
     };
   }
 
@@ -321,9 +340,11 @@ export class TuiController {
    * shows: a separator goes below the old transcript, then the session's recent history.
    */
   private async open(id: string, switching: boolean): Promise<void> {
-    const [session, messages] = await Promise.all([
+    const [session, messages, nodes] = await Promise.all([
       this.run((rt) => rt.getSession(id)),
       this.run((rt) => rt.readView(id)),
+      // the approval decisions are protocol nodes between the messages
+      this.run((rt) => rt.chronological(id)).catch(() => []),
     ]);
     this.sessionId = id;
     this.session = session;
@@ -331,7 +352,7 @@ export class TuiController {
     this.turnCost = undefined;
     if (switching) this.transcript.rule(session.title ? `${session.title} · ${id}` : id);
     this.syncShown(false);
-    this.transcript.loadMessages(messages);
+    this.transcript.loadMessages(messages, decisionsOfNodes(nodes));
     // the context is shown at once (resume, --continue): estimated from the transcript (~4 characters
     // a token) until the next model call reports it
     this.contextEstimate = Math.round(JSON.stringify(messages).length / 4);
@@ -413,6 +434,39 @@ export class TuiController {
   repaint(): void {
     this.repaintScreen();
     this.setHint("screen cleared · the scrollback above is kept", 1500);
+  }
+
+  // ---- approvals ----
+
+  /** The interactive approver's request: shown in place of the prompt box until answered or aborted. */
+  requestApproval(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
+    return new Promise<ApprovalAnswer>((resolve, reject) => {
+      if (signal.aborted) return reject(new Error("the turn was cancelled"));
+      const entry: PendingApproval = { prompt: new ApprovalPrompt(request), resolve, reject };
+      this.approvals.push(entry);
+      signal.addEventListener(
+        "abort",
+        () => {
+          const i = this.approvals.indexOf(entry);
+          if (i < 0) return;
+          this.approvals.splice(i, 1);
+          reject(new Error("the turn was cancelled"));
+          this.flushNow();
+        },
+        { once: true },
+      );
+      this.flushNow();
+    });
+  }
+
+  /** After a key changed the prompt on screen: send its answer when every call has one, then redraw. */
+  approvalChanged(): void {
+    const head = this.approvals[0];
+    if (head?.prompt.done) {
+      this.approvals.shift();
+      head.resolve(head.prompt.answer());
+    }
+    this.flushNow();
   }
 
   // ---- turns ----
