@@ -58,6 +58,8 @@ export interface ToolItem {
   readonly local?: boolean;
   /** A copy printed unfolded by `/expand`. */
   readonly unfold?: boolean;
+  /** An approval request about this call waits for an answer. */
+  awaiting?: boolean;
   readonly iteration: number;
 }
 /** A tool call of a running subagent, as its card shows it. */
@@ -866,7 +868,17 @@ export class Transcript {
       case "plugin":
         this.plugin(e);
         break;
+      case "approvalRequested":
+        for (const item of e.items) {
+          const t = this.tool(item.callId, item.lashCallId);
+          if (t) t.awaiting = true;
+        }
+        break;
       case "approvalResolved":
+        for (const d of e.decisions) {
+          const t = this.tool(d.callId);
+          if (t) t.awaiting = false;
+        }
         this.live.push({
           kind: "approval",
           id: this.nextId("d"),

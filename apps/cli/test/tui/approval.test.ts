@@ -104,6 +104,8 @@ describe("the approval prompt", () => {
       "y approve once · a approve write_file for this session · n deny with a reason · e edit arguments",
     );
     expect(f).toContain("Waiting for your approval");
+    expect(f).toMatch(/○ Write a\.txt\s+waiting for approval/);
+    expect(f).toContain('why  write_file needs approval: approval = "always" in layer config\n');
     expect(existsSync(join(m.t.cwd, "a.txt"))).toBe(false);
     await m.type("y");
     await m.wait((x) => x.includes("wrote it"));

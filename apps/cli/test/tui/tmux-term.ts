@@ -46,6 +46,8 @@ export interface StartOptions {
   readonly env?: Record<string, string>;
   /** Prompt history entries (`$LASH_HOME/prompt-history.json`). */
   readonly history?: readonly string[];
+  /** The user config (`$LASH_HOME/config.json`). */
+  readonly config?: Record<string, unknown>;
   /** Reuse this home and working directory (a second run of the same project). */
   readonly reuse?: { readonly root: string };
   /** Run this before lash in the start script (e.g. to seed a session). */
@@ -67,6 +69,7 @@ export async function startLash(options: StartOptions): Promise<LashTerm & { rea
     writeFileSync(p, content);
   }
   if (options.history) writeFileSync(join(home, "prompt-history.json"), JSON.stringify(options.history));
+  if (options.config) writeFileSync(join(home, "config.json"), JSON.stringify(options.config));
   const server = await startMockServer({ replies: options.replies });
   const name = `lash-term-${process.pid}-${++counter}`;
   const socket = join(root, `tmux-${counter}.sock`);

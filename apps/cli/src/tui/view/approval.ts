@@ -81,6 +81,12 @@ function riskColor(level: string): string {
   return level === "high" ? "red" : level === "medium" ? "yellow" : "green";
 }
 
+/** The reason names the layer already (the policy's reasons end `… in layer <name>`). */
+function mentionsLayer(item: ApprovalItem): boolean {
+  const name = item.layer.split(":")[0]!.trim();
+  return item.reason.includes(item.layer) || (name !== "" && item.reason.includes(name));
+}
+
 /** The selected call's details: risk, why asked, the preview (bounded to `maxLines` rows of diff). */
 function details(item: ApprovalItem, maxLines: number): Line[] {
   const out: Line[] = [];
@@ -96,7 +102,7 @@ function details(item: ApprovalItem, maxLines: number): Line[] {
     ]);
   out.push([
     { text: "why  ", dim: true },
-    { text: item.reason.includes(item.layer) ? item.reason : `${item.reason} (${item.layer})`, dim: true },
+    { text: mentionsLayer(item) ? item.reason : `${item.reason} (${item.layer})`, dim: true },
   ]);
   if (p?.command) {
     out.push([{ text: "$ ", color: "cyan" }, { text: p.command.command }]);

@@ -619,7 +619,10 @@ export function ToolCard(props: ItemProps & { readonly item: ToolItem }): React.
   const meta: Seg[] = [...parts.meta];
   if (outcome.failed && !meta.some((m) => m.text === outcome.label))
     meta.unshift({ text: outcome.label, color: "red" });
-  if (t.status === "pending") meta.push({ text: "preparing…", dim: true });
+  if (t.status === "pending")
+    meta.push(
+      t.awaiting ? { text: "waiting for approval", color: "yellow" } : { text: "preparing…", dim: true },
+    );
   if (elapsed !== undefined && t.status !== "pending") meta.push({ text: fmtDuration(elapsed), dim: true });
   const metaEls: React.ReactNode[] = [];
   meta.forEach((m, i) => {
