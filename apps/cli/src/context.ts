@@ -67,6 +67,8 @@ export interface TuiOptions {
   readonly initialPrompt?: string;
   /** Open the session picker first (`lash --resume` without an id). */
   readonly pick?: boolean;
+  /** Finish the session's cut-off turn first (like `/finish`; its approvals are asked in the TUI). */
+  readonly finishPending?: boolean;
   readonly stdin?: NodeJS.ReadStream;
   readonly stdout?: NodeJS.WriteStream;
 }

@@ -97,6 +97,8 @@ export interface ControllerOptions {
   readonly throttleMs?: number;
   /** Open the session picker at start (`lash --resume` without an id). */
   readonly pick?: boolean;
+  /** Finish the session's cut-off turn at start (`/finish`), instead of offering it. */
+  readonly finish?: boolean;
 }
 
 type Listener = () => void;
@@ -141,6 +143,7 @@ export class TuiController implements ApprovalHost {
   private readonly throttleMs: number;
   private readonly clearScreen: () => void;
   private readonly pickAtStart: boolean;
+  private readonly finishAtStart: boolean;
   private readonly repaintScreen: () => void;
 
   private sessionId: string | undefined;
@@ -181,6 +184,7 @@ export class TuiController implements ApprovalHost {
     this.throttleMs = options.throttleMs ?? 16;
     this.clearScreen = options.clearScreen ?? (() => {});
     this.pickAtStart = options.pick === true;
+    this.finishAtStart = options.finish === true;
     this.repaintScreen = options.repaint ?? (() => {});
     this.transcript = new Transcript(options.maxLiveLines ? { maxLiveLines: options.maxLiveLines } : {});
     this.gitBranch = safe(() => ctx.gitBranch());
@@ -329,8 +333,9 @@ export class TuiController implements ApprovalHost {
     this.transcript.notice("info", `lash · ${s.model}${s.scripted ? " (scripted model)" : ""} · ${s.mode}`, [
       "Enter send · Shift+Enter / Alt+Enter / trailing \\ new line · Esc cancel · Ctrl+O expand · Ctrl+D quit · /help",
     ]);
-    if (this.sessionId) await this.open(this.sessionId, false);
+    if (this.sessionId) await this.open(this.sessionId, false, this.finishAtStart);
     else this.flushNow();
+    if (this.finishAtStart && this.sessionId) void this.runResume(this.sessionId);
     if (this.pickAtStart) await this.resume("");
     if (initialPrompt?.trim()) this.submit(initialPrompt);
   }
@@ -339,7 +344,7 @@ export class TuiController implements ApprovalHost {
    * Show a session's transcript. A switch (/resume, /fork, /tree) never erases what the terminal
    * shows: a separator goes below the old transcript, then the session's recent history.
    */
-  private async open(id: string, switching: boolean): Promise<void> {
+  private async open(id: string, switching: boolean, finishing = false): Promise<void> {
     const [session, messages, nodes] = await Promise.all([
       this.run((rt) => rt.getSession(id)),
       this.run((rt) => rt.readView(id)),
@@ -363,7 +368,7 @@ export class TuiController implements ApprovalHost {
       `session ${session.title ? `"${firstLine(session.title, 40)}" ` : ""}${session.id} · ${session.turnCount} turn${session.turnCount === 1 ? "" : "s"} · ${session.model}`,
     );
     this.flushNow();
-    await this.offerPending(id);
+    if (!finishing) await this.offerPending(id);
   }
 
   /** A cut-off turn is announced, never resumed without asking: /finish or /abandon. */

@@ -9,9 +9,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type LashTerm, startLash } from "./tmux-term.ts";
 
 let term: LashTerm | undefined;
+/** Terminals of a test that runs lash twice (closed newest first: the first one owns the directory). */
+let earlier: LashTerm[] = [];
 afterEach(async () => {
   await term?.close();
   term = undefined;
+  for (const t of earlier.reverse()) await t.close();
+  earlier = [];
 });
 
 const body = (t: LashTerm, i: number): string => JSON.stringify(t.server.requests[i]?.body ?? null);
@@ -110,4 +114,57 @@ describe("approvals in the TUI (tmux)", () => {
     expect(s).toContain("✎ Approved shell with edited arguments · by you");
     expect(t.server.requests).toHaveLength(9);
   }, 180_000);
+
+  it("a lash killed while the prompt waits shows the same request after --continue; approving runs the call once", async () => {
+    const a = await startLash({
+      cols: 100,
+      rows: 30,
+      config: { policy: { approval: "always" } },
+      replies: [
+        {
+          toolCalls: [{ id: "c1", name: "write_file", arguments: { path: "crash.txt", content: "after\n" } }],
+        },
+      ],
+    });
+    earlier.push(a);
+    await a.waitFor((s) => s.includes("ask anything"), "the prompt");
+    a.type("write crash.txt");
+    a.keys("Enter");
+    await a.waitFor(
+      (s) => s.includes("Allow this tool call?") && s.includes("crash.txt"),
+      "the approval prompt",
+    );
+    const pid = a.lashPid();
+    expect(pid).toBeDefined();
+    process.kill(pid!, "SIGKILL");
+    await a.waitFor((s) => s.includes("LASH-EXITED 137"), "lash killed");
+    expect(existsSync(join(a.cwd, "crash.txt"))).toBe(false);
+    const root = (a as LashTerm & { root: string }).root;
+
+    const b = await startLash({
+      cols: 100,
+      rows: 30,
+      config: { policy: { approval: "always" } },
+      args: ["--continue"],
+      reuse: { root },
+      replies: [{ text: "Wrote it after the crash." }],
+    });
+    term = b;
+    // the cut-off turn is offered first (on stderr): f finishes it in the TUI, which asks again
+    const deadline = Date.now() + 20_000;
+    while (!b.stderr().includes("Finish it now") && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(b.stderr()).toContain("Finish it now");
+    b.type("f");
+    b.keys("Enter");
+    let s = await b.waitFor((p) => p.includes("Allow this tool call?"), "the same request again");
+    expect(s).toMatch(/Edit crash\.txt\s+write_file/);
+    expect(s).toContain('args {"path":"crash.txt","content":"after\\n"}');
+    b.type("y");
+    s = await b.waitFor((p) => p.includes("Wrote it after the crash."), "the finished turn");
+    expect(readFileSync(join(b.cwd, "crash.txt"), "utf8")).toBe("after\n");
+    expect(s).toContain("✓ Approved write_file once · by you");
+    // the model was not asked for the first response again: it is in the turn's journal
+    expect(b.server.requests).toHaveLength(1);
+  }, 120_000);
 });

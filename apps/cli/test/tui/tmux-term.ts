@@ -32,6 +32,8 @@ export interface LashTerm {
   /** Poll the whole pane until `pred` holds. */
   waitFor(pred: (s: string) => boolean, what: string, timeoutMs?: number): Promise<string>;
   stderr(): string;
+  /** The pid of the lash process (the child of the pane's shell), if it runs. */
+  lashPid(): number | undefined;
   close(): Promise<void>;
 }
 
@@ -147,6 +149,12 @@ export async function startLash(options: StartOptions): Promise<LashTerm & { rea
       throw new Error(`timed out waiting for ${what}; pane:\n${last}\nstderr of lash:\n${stderr()}`);
     },
     stderr,
+    lashPid: () => {
+      const shell = tm("display-message", "-p", "-t", name, "#{pane_pid}").trim();
+      const r = spawnSync("ps", ["-o", "pid=", "--ppid", shell], { encoding: "utf8" });
+      const pid = Number(r.stdout.trim().split("\n")[0]);
+      return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+    },
     async close() {
       try {
         tm("kill-server");
