@@ -1,6 +1,7 @@
 // The real `lash` CLI in a tmux pseudo-terminal against the mock wire server:
 // start it at a given size, type, and read the whole pane (`capture-pane -S -`,
-// scrollback included) until it shows what a test waits for.
+// scrollback included) until it shows what a test waits for. The one tmux harness of the
+// TUI tests (`tmux-harness.ts` is the scrollback tests' view of it).
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,16 +22,26 @@ export interface LashTerm {
   screen(): string;
   /** The whole pane: scrollback and screen. */
   scrollback(): string;
+  /** The whole pane, rows the terminal wrapped joined (`capture-pane -J`). */
+  scrollbackJoined(): string;
   /** Type literal text. */
   type(text: string): void;
-  /** Send tmux key names (`Enter`, `C-r`, `Escape`, `Down`). */
+  /** Send tmux key names (`Enter`, `C-r`, `Escape`, `Down`), one write each. */
   keys(...names: string[]): void;
+  /** Send tmux key names in one write (lash reads them in one chunk). */
+  keysTogether(...names: string[]): void;
+  /** Raw bytes in one write (hex pairs), whatever tmux would do with key names. */
+  bytes(hex: string): void;
+  /** Resize the terminal. */
+  resize(cols: number, rows: number): void;
   /** Paste text as a terminal does (bracketed paste when the app asked for it). */
   paste(text: string): void;
   /** The visible screen with its colour escapes (`capture-pane -e`). */
   screenAnsi(): string;
   /** Poll the whole pane until `pred` holds. */
   waitFor(pred: (s: string) => boolean, what: string, timeoutMs?: number): Promise<string>;
+  /** Poll the visible screen until `pred` holds. */
+  waitScreen(pred: (s: string) => boolean, what: string, timeoutMs?: number): Promise<string>;
   stderr(): string;
   /** The pid of the lash process (the child of the pane's shell), if it runs. */
   lashPid(): number | undefined;
@@ -101,6 +112,8 @@ export async function startLash(options: StartOptions): Promise<LashTerm & { rea
   );
   const tm = (...args: string[]) => execFileSync("tmux", ["-S", socket, ...args], { encoding: "utf8" });
   tm(
+    "-f",
+    "/dev/null",
     "new-session",
     "-d",
     "-s",
@@ -113,12 +126,25 @@ export async function startLash(options: StartOptions): Promise<LashTerm & { rea
     cwd,
     script,
   );
+  tm("set-option", "-t", name, "history-limit", "50000");
+  // PIPE_PANE=<file>: the bytes lash writes to the terminal, for debugging
+  if (process.env.PIPE_PANE) tm("pipe-pane", "-t", name, "-o", `cat >> ${process.env.PIPE_PANE}`);
   const stderr = () => {
     try {
       return readFileSync(errLog, "utf8");
     } catch {
       return "";
     }
+  };
+  const poll = async (read: () => string, pred: (s: string) => boolean, what: string, timeoutMs: number) => {
+    const deadline = Date.now() + timeoutMs;
+    let last = "";
+    while (Date.now() < deadline) {
+      last = read();
+      if (pred(last)) return last;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`timed out waiting for ${what}; pane:\n${last}\nstderr of lash:\n${stderr()}`);
   };
   const term: LashTerm & { root: string } = {
     root,
@@ -127,27 +153,23 @@ export async function startLash(options: StartOptions): Promise<LashTerm & { rea
     server,
     screen: () => tm("capture-pane", "-p", "-t", name),
     scrollback: () => tm("capture-pane", "-p", "-S", "-", "-t", name),
+    scrollbackJoined: () => tm("capture-pane", "-p", "-J", "-S", "-", "-t", name),
     type: (text) => {
       tm("send-keys", "-t", name, "-l", text);
     },
     keys: (...names) => {
       for (const n of names) tm("send-keys", "-t", name, n);
     },
+    keysTogether: (...names) => void tm("send-keys", "-t", name, ...names),
+    bytes: (hex) => void tm("send-keys", "-t", name, "-H", ...(hex.match(/../g) ?? [])),
+    resize: (cols, rows) => void tm("resize-window", "-t", name, "-x", String(cols), "-y", String(rows)),
     paste: (text) => {
       tm("set-buffer", "-b", "lashpaste", text);
       tm("paste-buffer", "-p", "-b", "lashpaste", "-t", name);
     },
     screenAnsi: () => tm("capture-pane", "-p", "-e", "-t", name),
-    async waitFor(pred, what, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
-      let last = "";
-      while (Date.now() < deadline) {
-        last = term.scrollback();
-        if (pred(last)) return last;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      throw new Error(`timed out waiting for ${what}; pane:\n${last}\nstderr of lash:\n${stderr()}`);
-    },
+    waitFor: (pred, what, timeoutMs = 20_000) => poll(() => term.scrollback(), pred, what, timeoutMs),
+    waitScreen: (pred, what, timeoutMs = 20_000) => poll(() => term.screen(), pred, what, timeoutMs),
     stderr,
     lashPid: () => {
       const shell = tm("display-message", "-p", "-t", name, "#{pane_pid}").trim();
