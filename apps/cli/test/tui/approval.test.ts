@@ -13,8 +13,9 @@ import { render } from "ink-testing-library";
 import { afterEach, describe, expect, it } from "vitest";
 import { TuiController } from "../../src/tui/controller.ts";
 import { History } from "../../src/tui/editor.ts";
-import type { DecisionItem } from "../../src/tui/model.ts";
+import { type DecisionItem, Transcript } from "../../src/tui/model.ts";
 import { App } from "../../src/tui/view/app.ts";
+import { ItemView } from "../../src/tui/view/items.ts";
 import { h } from "../../src/tui/view/text.ts";
 import { makeContext, plain, type TestContext, type TestContextOptions, waitForFrame } from "./support.ts";
 
@@ -393,5 +394,45 @@ describe("the approval prompt", () => {
       .filter((k) => k !== "notice");
     // each card follows the call it decided
     expect(kinds).toEqual(["user", "tool:a.txt", "approval", "tool:b.txt", "approval", "assistant"]);
+  });
+
+  it("cards for a policy's denial and for an answer replayed from the journal", () => {
+    const tr = new Transcript();
+    tr.apply({
+      type: "approvalResolved",
+      sessionId: "s",
+      turnId: "t",
+      at: 1,
+      seq: 1,
+      requestId: "r1",
+      by: "policy",
+      decisions: [
+        { callId: "c1", tool: "shell", decision: "deny", reason: "shell is denied", layer: "project" },
+      ],
+      replayed: false,
+    });
+    tr.apply({
+      type: "approvalResolved",
+      sessionId: "s",
+      turnId: "t",
+      at: 2,
+      seq: 2,
+      requestId: "r2",
+      by: "user",
+      decisions: [{ callId: "c2", tool: "write_file", decision: "approve", scope: "session" }],
+      replayed: true,
+    });
+    const text = tr.committed
+      .map((item) => {
+        const r = render(h(ItemView, { item, width: 100, expanded: false }));
+        const f = plain(r.lastFrame());
+        r.unmount();
+        return f.trim();
+      })
+      .join("\n");
+    expect(text).toBe(
+      "✗ Denied shell · by the policy (project): shell is denied\n" +
+        "✓ Approved write_file for this session · by you · from the journal",
+    );
   });
 });

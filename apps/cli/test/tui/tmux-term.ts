@@ -3,7 +3,7 @@
 // scrollback included) until it shows what a test waits for. The one tmux harness of the
 // TUI tests (`tmux-harness.ts` is the scrollback tests' view of it).
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type MockLlmServer, type MockReply, startMockServer } from "@lash/providers/testing";
@@ -82,7 +82,16 @@ export async function startLash(options: StartOptions): Promise<LashTerm & { rea
     writeFileSync(p, content);
   }
   if (options.history) writeFileSync(join(home, "prompt-history.json"), JSON.stringify(options.history));
-  if (options.config) writeFileSync(join(home, "config.json"), JSON.stringify(options.config));
+  if (options.config) {
+    // merged into a config already there (e.g. the sandbox mode the tests set where bwrap cannot run)
+    const file = join(home, "config.json");
+    const old = existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>) : {};
+    const policy = {
+      ...(old.policy as object | undefined),
+      ...(options.config.policy as object | undefined),
+    };
+    writeFileSync(file, JSON.stringify({ ...old, ...options.config, policy }));
+  }
   const server = await startMockServer({ replies: options.replies });
   const name = `lash-term-${process.pid}-${++counter}`;
   const socket = join(root, `tmux-${counter}.sock`);

@@ -674,6 +674,7 @@ export function App(props: AppProps): React.ReactElement {
             h(ApprovalView, {
               prompt: state.approval,
               waiting: state.approvalsWaiting,
+              sessionId: state.sessionId,
               width,
               rows: rows || 40,
             }),

@@ -189,6 +189,8 @@ export function ApprovalView(props: {
   readonly width: number;
   /** Terminal rows: the diff is cut to fit. */
   readonly rows: number;
+  /** The TUI's session: a request of another session comes from a subagent. */
+  readonly sessionId?: string | undefined;
 }): React.ReactElement {
   const { prompt, width } = props;
   const items = prompt.items;
@@ -197,7 +199,7 @@ export function ApprovalView(props: {
   // only the selected call is unfolded: its diff gets the rows the frame has left
   const diffRows = Math.max(3, props.rows - 15 - items.length - extra);
   const n = items.length;
-  const head = `${n === 1 ? "Allow this tool call?" : `Allow these ${n} tool calls?`}${n > 1 ? ` (${prompt.answers.size} of ${n} answered)` : ""}${props.waiting ? ` · ${props.waiting} more request${props.waiting === 1 ? "" : "s"} waiting` : ""}`;
+  const head = `${n === 1 ? "Allow this tool call?" : `Allow these ${n} tool calls?`}${n > 1 ? ` (${prompt.answers.size} of ${n} answered)` : ""}${props.waiting ? ` · ${props.waiting} more request${props.waiting === 1 ? "" : "s"} waiting` : ""}${props.sessionId !== undefined && prompt.request.sessionId !== props.sessionId ? ` · asked by the subagent ${prompt.request.sessionId}` : ""}`;
   const rows: React.ReactElement[] = [];
   items.forEach((item, i) => {
     const sel = i === prompt.selected;
