@@ -99,7 +99,8 @@ describe("the approval prompt", () => {
     const m = await mount([{ toolCalls: [write("w1", "a.txt", "hello\n")] }, { text: "wrote it" }]);
     await m.type("write a.txt\r");
     const f = await m.wait((x) => x.includes("Allow this tool call?"));
-    expect(f).toMatch(/Edit a\.txt\s+write_file/);
+    // (+1 −0 when write_file previews its diff)
+    expect(f).toMatch(/Edit a\.txt\s+(\+1 −0\s+)?write_file/);
     expect(f).toContain("write_file needs approval");
     expect(f).toContain(
       "y approve once · a approve write_file for this session · n deny with a reason · e edit arguments",

@@ -18,6 +18,12 @@ afterEach(async () => {
   earlier = [];
 });
 
+/** The approval prompt's rows: from its title to the keys line. */
+function promptOf(pane: string): string {
+  const from = pane.lastIndexOf("⚠ Allow");
+  return pane.slice(from, pane.indexOf("y approve once", from)).trim();
+}
+
 const body = (t: LashTerm, i: number): string => JSON.stringify(t.server.requests[i]?.body ?? null);
 
 describe("approvals in the TUI (tmux)", () => {
@@ -51,7 +57,7 @@ describe("approvals in the TUI (tmux)", () => {
     t.type("write once.txt");
     t.keys("Enter");
     let s = await t.waitFor((p) => p.includes("Allow this tool call?"), "the approval prompt");
-    expect(s).toMatch(/Edit once\.txt\s+write_file/);
+    expect(s).toMatch(/Edit once\.txt\s+(\+1 −0\s+)?write_file/);
     expect(s).toContain("write_file needs approval");
     expect(s).toContain("y approve once · a approve write_file for this session · n deny with a reason");
     expect(existsSync(join(t.cwd, "once.txt"))).toBe(false);
@@ -130,8 +136,8 @@ describe("approvals in the TUI (tmux)", () => {
     await a.waitFor((s) => s.includes("ask anything"), "the prompt");
     a.type("write crash.txt");
     a.keys("Enter");
-    await a.waitFor(
-      (s) => s.includes("Allow this tool call?") && s.includes("crash.txt"),
+    const first = await a.waitFor(
+      (s) => s.includes("Allow this tool call?") && s.includes("crash.txt") && s.includes("y approve once"),
       "the approval prompt",
     );
     const pid = a.lashPid();
@@ -157,9 +163,13 @@ describe("approvals in the TUI (tmux)", () => {
     expect(b.stderr()).toContain("Finish it now");
     b.type("f");
     b.keys("Enter");
-    let s = await b.waitFor((p) => p.includes("Allow this tool call?"), "the same request again");
-    expect(s).toMatch(/Edit crash\.txt\s+write_file/);
-    expect(s).toContain('args {"path":"crash.txt","content":"after\\n"}');
+    let s = await b.waitFor(
+      (p) => p.includes("Allow this tool call?") && p.includes("y approve once"),
+      "the same request again",
+    );
+    // the same request: the same call, reason and preview
+    expect(promptOf(s)).toBe(promptOf(first));
+    expect(promptOf(s)).toMatch(/Edit crash\.txt\s+(\+1 −0\s+)?write_file/);
     b.type("y");
     s = await b.waitFor((p) => p.includes("Wrote it after the crash."), "the finished turn");
     expect(readFileSync(join(b.cwd, "crash.txt"), "utf8")).toBe("after\n");
