@@ -196,8 +196,9 @@ export function ApprovalView(props: {
   const items = prompt.items;
   const inner = Math.max(10, width - 2);
   const extra = prompt.mode === "choose" ? 0 : 4 + prompt.editor.text.split("\n").length;
-  // only the selected call is unfolded: its diff gets the rows the frame has left
-  const diffRows = Math.max(3, props.rows - 15 - items.length - extra);
+  // only the selected call is unfolded: its diff gets the rows the frame has left (the spinner,
+  // status bar, keys and the call's other lines take about 17), so the frame stays inside the terminal
+  const diffRows = Math.max(3, props.rows - 17 - items.length - extra);
   const n = items.length;
   const head = `${n === 1 ? "Allow this tool call?" : `Allow these ${n} tool calls?`}${n > 1 ? ` (${prompt.answers.size} of ${n} answered)` : ""}${props.waiting ? ` · ${props.waiting} more request${props.waiting === 1 ? "" : "s"} waiting` : ""}${props.sessionId !== undefined && prompt.request.sessionId !== props.sessionId ? ` · asked by the subagent ${prompt.request.sessionId}` : ""}`;
   const rows: React.ReactElement[] = [];
