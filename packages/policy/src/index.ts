@@ -55,3 +55,15 @@ export {
   ToolRule,
   unknownKeyMessage,
 } from "./schema.ts";
+export {
+  type BwrapSandbox,
+  type BwrapSandboxOptions,
+  type BwrapStatus,
+  bwrapArgs,
+  bwrapSandbox,
+  bwrapStatus,
+  describeSandbox,
+  SANDBOX_FIX,
+  SandboxUnavailableError,
+  type WrappedCommand,
+} from "./sandbox.ts";

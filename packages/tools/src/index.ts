@@ -35,6 +35,7 @@ export {
 export {
   type ShellArgs,
   type ShellOptions,
+  type ShellSandbox,
   type ShellProgress,
   type ShellValue,
   shellTool,
