@@ -6,7 +6,15 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { chatMessages, jsonLines, lash, type Sandbox, sandbox, textOf } from "./cli-support.ts";
+import {
+  chatMessages,
+  jsonLines,
+  lash,
+  SANDBOX_POLICY,
+  type Sandbox,
+  sandbox,
+  textOf,
+} from "./cli-support.ts";
 
 vi.setConfig({ testTimeout: 120_000 });
 
@@ -52,7 +60,9 @@ describe("policy redaction.keys", () => {
     mkdirSync(join(box.cwd, ".lash"), { recursive: true });
     writeFileSync(
       join(box.cwd, ".lash", "config.json"),
-      JSON.stringify({ policy: { redaction: { keys: ["RELEASE_STAMP", "ship_code"] } } }),
+      JSON.stringify({
+        policy: { redaction: { keys: ["RELEASE_STAMP", "ship_code"] }, ...SANDBOX_POLICY },
+      }),
     );
     writeFileSync(join(box.cwd, "release.env"), `RELEASE_STAMP=${FILE_STAMP}\nexport SHIP_CODE=${SHORT}\n`);
     writeFileSync(join(box.cwd, "ship.json"), `{\n  "ship_code": "${JSON_CODE}",\n  "name": "kept"\n}\n`);

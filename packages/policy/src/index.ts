@@ -41,6 +41,18 @@ export {
   SessionPolicies,
 } from "./policy.ts";
 export {
+  type BwrapSandbox,
+  type BwrapSandboxOptions,
+  type BwrapStatus,
+  bwrapArgs,
+  bwrapSandbox,
+  bwrapStatus,
+  describeSandbox,
+  SANDBOX_FIX,
+  SandboxUnavailableError,
+  type WrappedCommand,
+} from "./sandbox.ts";
+export {
   ApprovalRule,
   decodePolicyLayer,
   didYouMean,
@@ -55,15 +67,3 @@ export {
   ToolRule,
   unknownKeyMessage,
 } from "./schema.ts";
-export {
-  type BwrapSandbox,
-  type BwrapSandboxOptions,
-  type BwrapStatus,
-  bwrapArgs,
-  bwrapSandbox,
-  bwrapStatus,
-  describeSandbox,
-  SANDBOX_FIX,
-  SandboxUnavailableError,
-  type WrappedCommand,
-} from "./sandbox.ts";

@@ -69,7 +69,11 @@ export function bwrapStatus(binary = "bwrap"): BwrapStatus {
 
 function probe(binary: string): BwrapStatus {
   if (process.platform !== "linux")
-    return { available: false, binary, reason: `bubblewrap runs only on Linux (this is ${process.platform})` };
+    return {
+      available: false,
+      binary,
+      reason: `bubblewrap runs only on Linux (this is ${process.platform})`,
+    };
   const r = spawnSync(binary, ["--ro-bind", "/", "/", "true"], {
     stdio: ["ignore", "ignore", "pipe"],
     timeout: 10_000,

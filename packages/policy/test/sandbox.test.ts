@@ -7,7 +7,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ToolFailure, type ToolContext, type ToolOutput } from "@lash/core";
+import { type ToolContext, ToolFailure, type ToolOutput } from "@lash/core";
 import { type ShellValue, shellTool } from "@lash/tools";
 import { Cause, Effect, Exit, Option } from "effect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -27,7 +27,7 @@ function context(): ToolContext {
 }
 
 const textOf = (out: ToolOutput) => out.content.map((p) => (p.type === "text" ? p.text : "")).join("\n");
-const valueOf = (out: ToolOutput) => out.value as ShellValue;
+const shellValue = (out: ToolOutput) => out.value as ShellValue;
 
 async function failureOf(effect: Effect.Effect<ToolOutput, ToolFailure>): Promise<ToolFailure> {
   const exit = await Effect.runPromiseExit(effect);
@@ -99,28 +99,33 @@ describe.skipIf(!status.available)("bwrap through the shell tool", () => {
   };
 
   it("writing outside the workspace fails; inside works", async () => {
-    const out = await run(`touch ${outside}/escaped; echo "rc=$?"; touch "$HOME/lash-escaped-$$"; echo "home=$?"`);
+    // outside a private /tmp (read-only), beside the workspace (under /tmp here: the sandbox's
+    // /tmp is its own, so nothing lands on the host's), and $HOME
+    const out = await run(
+      `touch /var/tmp/lash-escaped-$$; echo "var=$?"; touch ${outside}/escaped; touch "$HOME/lash-escaped-$$"; echo "home=$?"`,
+    );
     expect(textOf(out)).toContain("Read-only file system");
-    expect(textOf(out)).toContain("rc=1");
+    expect(textOf(out)).toContain("var=1");
     expect(textOf(out)).toContain("home=1");
     expect(readdirSync(outside)).toEqual([]);
+    expect(readdirSync("/var/tmp").filter((f) => f.startsWith("lash-escaped-"))).toEqual([]);
 
     const inside = await run("mkdir -p made && echo written > made/in.txt && cat made/in.txt");
-    expect(valueOf(inside).exitCode).toBe(0);
+    expect(shellValue(inside).exitCode).toBe(0);
     expect(readFileSync(join(ws, "made", "in.txt"), "utf8")).toBe("written\n");
   });
 
   it("/tmp is private: writable inside, gone afterwards", async () => {
     const name = `lash-sandbox-tmp-${process.pid}`;
     const out = await run(`echo x > /tmp/${name} && cat /tmp/${name}`);
-    expect(valueOf(out).exitCode).toBe(0);
+    expect(shellValue(out).exitCode).toBe(0);
     expect(existsSync(join("/tmp", name))).toBe(false);
   });
 
   it("reading /etc/hostname works", async () => {
     const out = await run("cat /etc/hostname");
-    expect(valueOf(out).exitCode).toBe(0);
-    expect(valueOf(out).stdout).toBe(readFileSync("/etc/hostname", "utf8"));
+    expect(shellValue(out).exitCode).toBe(0);
+    expect(shellValue(out).stdout).toBe(readFileSync("/etc/hostname", "utf8"));
   });
 
   describe("network", () => {
@@ -138,15 +143,15 @@ describe.skipIf(!status.available)("bwrap through the shell tool", () => {
 
     it("is off by default: a loopback server of the host is unreachable", async () => {
       const out = await run(fetchCommand());
-      expect(valueOf(out).exitCode).toBe(7);
-      expect(valueOf(out).stdout).toContain("ERR ");
-      expect(valueOf(out).stdout).not.toContain("hello-from-loopback");
+      expect(shellValue(out).exitCode).toBe(7);
+      expect(shellValue(out).stdout).toContain("ERR ");
+      expect(shellValue(out).stdout).not.toContain("hello-from-loopback");
     });
 
     it("is reachable with network: true", async () => {
       const out = await run(fetchCommand(), { network: true });
-      expect(valueOf(out).stdout).toContain("GOT hello-from-loopback");
-      expect(valueOf(out).exitCode).toBe(0);
+      expect(shellValue(out).stdout).toContain("GOT hello-from-loopback");
+      expect(shellValue(out).exitCode).toBe(0);
     });
   });
 
@@ -154,7 +159,7 @@ describe.skipIf(!status.available)("bwrap through the shell tool", () => {
     // a marker argument finds the background sleep among the host's processes
     const marker = `30.${process.pid}`;
     const out = await run(`sleep ${marker} & echo started; wait`, { timeoutMs: 1500 });
-    expect(valueOf(out).timedOut).toBe(true);
+    expect(shellValue(out).timedOut).toBe(true);
     expect(textOf(out)).toContain("started");
     expect(textOf(out)).toContain("timed out after 1500 ms");
     const survivors = readdirSync("/proc")

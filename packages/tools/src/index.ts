@@ -35,8 +35,8 @@ export {
 export {
   type ShellArgs,
   type ShellOptions,
-  type ShellSandbox,
   type ShellProgress,
+  type ShellSandbox,
   type ShellValue,
   shellTool,
 } from "./shell.ts";

@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type MockLlmServer, type MockReply, startMockServer } from "@lash/providers/testing";
+import { sandboxOffWhereBwrapCannotRun } from "../sandbox-mode.ts";
 
 export const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 export const TMUX_MISSING =
@@ -56,6 +57,7 @@ export async function startLash(options: StartOptions): Promise<TmuxLash> {
   const cwd = options.reuse?.cwd ?? join(root, "work");
   const home = options.reuse?.home ?? join(root, "lash-home");
   mkdirSync(cwd, { recursive: true });
+  sandboxOffWhereBwrapCannotRun(home);
   const name = `lash-${process.pid}-${++counter}`;
   const socket = join(root, `tmux-${counter}.sock`);
   const tm = (...args: string[]) => execFileSync("tmux", ["-S", socket, ...args], { encoding: "utf8" });

@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type MockLlmServer, type MockReply, startMockServer } from "@lash/providers/testing";
+import { sandboxOffWhereBwrapCannotRun } from "../sandbox-mode.ts";
 
 export const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 export const TMUX_MISSING =
@@ -61,6 +62,7 @@ export async function startLash(options: StartOptions): Promise<LashTerm & { rea
   const home = join(root, "lash-home");
   mkdirSync(cwd, { recursive: true });
   mkdirSync(home, { recursive: true });
+  sandboxOffWhereBwrapCannotRun(home);
   for (const [rel, content] of Object.entries(options.files ?? {})) {
     const p = join(cwd, rel);
     mkdirSync(join(p, ".."), { recursive: true });
