@@ -18,11 +18,14 @@ export const SANDBOX_POLICY: { readonly sandbox: { readonly mode: "bwrap" | "off
   sandbox: { mode: bwrapStatus().available ? "bwrap" : "off" },
 };
 
-/** Writes `policy.sandbox.mode: "off"` into a fresh LASH_HOME where bwrap cannot run. */
-export function sandboxOffWhereBwrapCannotRun(home: string): void {
-  if (SANDBOX_POLICY.sandbox.mode === "bwrap") return;
+/**
+ * Writes `policy.sandbox.mode: "off"` into a fresh LASH_HOME where bwrap cannot run, or always
+ * with `off: true` (a test of what an unsandboxed command can reach: the host's /tmp, /proc).
+ */
+export function sandboxOffWhereBwrapCannotRun(home: string, off = false): void {
+  if (SANDBOX_POLICY.sandbox.mode === "bwrap" && !off) return;
   mkdirSync(home, { recursive: true });
-  writeFileSync(join(home, "config.json"), JSON.stringify({ policy: SANDBOX_POLICY }));
+  writeFileSync(join(home, "config.json"), JSON.stringify({ policy: { sandbox: { mode: "off" } } }));
 }
 
 export interface Sandbox {
@@ -33,13 +36,19 @@ export interface Sandbox {
   cleanup(): Promise<void>;
 }
 
-/** A temporary LASH_HOME, HOME and workspace, and a mock server the CLI is pointed at. */
-export async function sandbox(replies: MockReply[] = []): Promise<Sandbox> {
+/**
+ * A temporary LASH_HOME, HOME and workspace, and a mock server the CLI is pointed at.
+ * `shellSandbox: "off"` writes a config that runs `shell` unsandboxed.
+ */
+export async function sandbox(
+  replies: MockReply[] = [],
+  options: { readonly shellSandbox?: "off" } = {},
+): Promise<Sandbox> {
   const root = mkdtempSync(join(tmpdir(), "lash-cli-test-"));
   const home = join(root, "lash-home");
   const cwd = join(root, "work");
   mkdirSync(cwd);
-  sandboxOffWhereBwrapCannotRun(home);
+  sandboxOffWhereBwrapCannotRun(home, options.shellSandbox === "off");
   const server = await startMockServer({ replies });
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,

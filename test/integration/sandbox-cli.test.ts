@@ -2,12 +2,20 @@
 // default on Linux (no config), a write outside the workspace fails while one inside lands; where
 // bwrap is missing the shell call's result names the fix and nothing runs; `lash doctor` says
 // which. The sandboxed run is skipped only where bwrap cannot run (the reason is printed).
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bwrapStatus } from "@lash/policy";
 import { afterEach, describe, expect, it } from "vitest";
-import { chatMessages, lash, type Sandbox, sandbox, textOf } from "./cli-support.ts";
+import { chatMessages, lash, type Sandbox, sandbox, start, textOf } from "./cli-support.ts";
 
 const status = bwrapStatus();
 if (!status.available) console.warn(`[sandbox CLI test] sandboxed run skipped: ${status.reason}`);
@@ -27,6 +35,21 @@ function toolResults(b: Sandbox): string {
     .join("\n");
 }
 
+/** Host pids of live processes whose command line has `marker` as an argument. */
+function withArgument(marker: string): string[] {
+  return readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+        if (/^[ZX]$/.test(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0] ?? "")) return false;
+        return readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0").includes(marker);
+      } catch {
+        return false;
+      }
+    });
+}
+
 type Check = { name: string; status: string; detail: string };
 const sandboxLine = (stdout: string) =>
   (JSON.parse(stdout) as { checks: Check[] }).checks.find((c) => c.name === "sandbox");
@@ -35,6 +58,7 @@ describe("the shell sandbox in lash -p", () => {
   it.skipIf(!status.available || process.platform !== "linux")(
     "by default (no config) a write outside the workspace fails, inside works, /etc/hostname reads",
     async () => {
+      const escape = `/var/tmp/lash-sandbox-escape-${process.pid}`;
       box = await sandbox([
         {
           toolCalls: [
@@ -42,8 +66,7 @@ describe("the shell sandbox in lash -p", () => {
               id: "c1",
               name: "shell",
               arguments: {
-                command:
-                  'touch /var/tmp/lash-sandbox-escape; echo "outside=$?"; touch ../beside.txt; echo kept > inside.txt; echo "inside=$?"; cat /etc/hostname',
+                command: `touch ${escape}; echo "outside=$?"; touch ../beside.txt; echo kept > inside.txt; echo "inside=$?"; cat /etc/hostname`,
               },
             },
           ],
@@ -57,7 +80,7 @@ describe("the shell sandbox in lash -p", () => {
       expect(results).toContain("outside=1");
       expect(results).toContain("inside=0");
       expect(results).toContain(readFileSync("/etc/hostname", "utf8").trim());
-      expect(existsSync("/var/tmp/lash-sandbox-escape")).toBe(false);
+      expect(existsSync(escape)).toBe(false);
       // the workspace's parent is under /tmp here: the sandbox's /tmp is private, so the write
       // "worked" inside and left nothing on the host
       expect(existsSync(join(box.cwd, "..", "beside.txt"))).toBe(false);
@@ -69,6 +92,34 @@ describe("the shell sandbox in lash -p", () => {
         status: "ok",
         detail: "bwrap: workspace writable, rest read-only, network off",
       });
+    },
+  );
+
+  it.skipIf(!status.available || process.platform !== "linux")(
+    "SIGKILL of lash while a sandboxed command runs: no process of it survives",
+    async () => {
+      const marker = `40.${process.pid}`;
+      box = await sandbox([
+        {
+          toolCalls: [
+            { id: "c1", name: "shell", arguments: { command: `sleep ${marker} & echo up > started; wait` } },
+          ],
+        },
+        { text: "never reached" },
+      ]);
+      const run = start(["-p", "run it", "--output-format", "stream-json"], { env: box.env, cwd: box.cwd });
+      const started = join(box.cwd, "started");
+      const deadline = Date.now() + 20_000;
+      while (!(existsSync(started) && withArgument(marker).length > 0) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 20));
+      expect(withArgument(marker).length).toBeGreaterThan(0);
+      run.child.kill("SIGKILL");
+      await run.done;
+      // the supervisor kills the sandbox's process group; wait (bounded) until it is gone
+      const gone = Date.now() + 10_000;
+      while (withArgument(marker).length > 0 && Date.now() < gone)
+        await new Promise((r) => setTimeout(r, 20));
+      expect(withArgument(marker)).toEqual([]);
     },
   );
 
