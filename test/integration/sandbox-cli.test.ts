@@ -58,7 +58,7 @@ describe("the shell sandbox in lash -p", () => {
   it.skipIf(!status.available || process.platform !== "linux")(
     "by default (no config) a write outside the workspace fails, inside works, /etc/hostname reads",
     async () => {
-      const escape = `/var/tmp/lash-sandbox-escape-${process.pid}`;
+      const escapee = `/var/tmp/lash-sandbox-escapee-${process.pid}`;
       box = await sandbox([
         {
           toolCalls: [
@@ -66,7 +66,7 @@ describe("the shell sandbox in lash -p", () => {
               id: "c1",
               name: "shell",
               arguments: {
-                command: `touch ${escape}; echo "outside=$?"; touch ../beside.txt; echo kept > inside.txt; echo "inside=$?"; cat /etc/hostname`,
+                command: `touch ${escapee}; echo "outside=$?"; touch ../beside.txt; echo kept > inside.txt; echo "inside=$?"; cat /etc/hostname`,
               },
             },
           ],
@@ -80,7 +80,7 @@ describe("the shell sandbox in lash -p", () => {
       expect(results).toContain("outside=1");
       expect(results).toContain("inside=0");
       expect(results).toContain(readFileSync("/etc/hostname", "utf8").trim());
-      expect(existsSync(escape)).toBe(false);
+      expect(existsSync(escapee)).toBe(false);
       // the workspace's parent is under /tmp here: the sandbox's /tmp is private, so the write
       // "worked" inside and left nothing on the host
       expect(existsSync(join(box.cwd, "..", "beside.txt"))).toBe(false);
