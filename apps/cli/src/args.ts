@@ -41,6 +41,8 @@ export interface RunFlags {
   readonly requestDeadlineMs?: number;
   /** `--approval-mode`: who answers approvals (default: `fail` with -p, `interactive` in the TUI). */
   readonly approvalMode?: ApprovalMode;
+  /** `--dry-run`: write and exec tools do not run; they return what they would have done. */
+  readonly dryRun?: boolean;
 }
 
 export type Command =
@@ -115,6 +117,7 @@ const RUN_OPTIONS = {
   "request-timeout": { type: "string" },
   "request-deadline": { type: "string" },
   "approval-mode": { type: "string" },
+  "dry-run": { type: "boolean" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" },
 } as const;
@@ -247,6 +250,7 @@ export function parseRunFlags(argv: readonly string[]): RunFlags | { help: true 
       ? { requestDeadlineMs: positiveSeconds(values["request-deadline"], "--request-deadline") }
       : {}),
     ...(approvalMode !== undefined ? { approvalMode } : {}),
+    ...(values["dry-run"] ? { dryRun: true } : {}),
   };
 }
 

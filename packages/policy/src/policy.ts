@@ -437,8 +437,11 @@ export function explain(policy: Policy, call: PolicyCall, options: DecideOptions
     `verdict: ${v.action}`,
     `decided by: ${v.layer}${v.rule ? ` — ${v.rule}` : ""}`,
     `why: ${v.reason}`,
-    `approval in effect: ${v.approval}${v.approval === "risk" ? ` (asks at risk ${policy.riskThreshold} or above)` : ""}`,
   ];
+  if (v.action !== "deny")
+    lines.push(
+      `approval in effect: ${v.approval}${v.approval === "risk" ? ` (asks at risk ${policy.riskThreshold} or above)` : ""}`,
+    );
   if (v.risk)
     lines.push(
       `risk: ${v.risk.level} (${v.risk.category})${v.risk.reasons.length ? ` — ${v.risk.reasons.join("; ")}` : ""}`,

@@ -167,12 +167,12 @@ export function didYouMean(word: string, candidates: Iterable<string>): string |
 
 /**
  * The message for an "unexpected key" issue of a Schema decoded with `onExcessProperty: "error"`:
- * `unknown key "alow" (did you mean "allow"?; known keys: …)`.
+ * `unknown key "alow" (known keys: "profile", "allow", …); did you mean "allow"?`.
  */
 export function unknownKeyMessage(key: string, schemaMessage: string): string {
   const known = [...schemaMessage.matchAll(/"([^"]+)"/g)].map((m) => m[1] as string);
   const hint = didYouMean(key, known);
-  return `unknown key "${key}" (${hint ? `did you mean "${hint}"? ` : ""}known keys: ${known.join(", ")})`;
+  return `unknown key "${key}" (known keys: ${known.map((k) => `"${k}"`).join(", ")})${hint ? `; did you mean "${hint}"?` : ""}`;
 }
 
 export interface PolicyIssue {

@@ -446,13 +446,13 @@ describe("the format", () => {
   });
 
   it.each([
-    [{ alow: ["x"] }, "", 'unknown key "alow" (did you mean "allow"?'],
+    [{ alow: ["x"] }, "", '; did you mean "allow"?'],
     [{ tools: { shell: { aproval: "risk" } } }, "tools.shell", 'did you mean "approval"?'],
     [{ workspace: { denyPattern: [] } }, "workspace", 'did you mean "denyPatterns"?'],
     [{ profile: "coder" }, "profile", 'expected "minimal", "readonly", "coding" or "full"'],
     [{ approval: "sometimes" }, "approval", 'expected "never", "always" or "risk"'],
     [{ limits: { maxOutputBytes: -1 } }, "limits.maxOutputBytes", "expected a positive integer"],
-    [{ zzzzzz: 1 }, "", "known keys: profile, allow"],
+    [{ zzzzzz: 1 }, "", 'known keys: "profile", "allow"'],
   ])("%j is rejected at %s: %s", (value, path, message) => {
     const issues = policyLayerIssues(value);
     expect(issues.length).toBeGreaterThan(0);

@@ -486,6 +486,16 @@ export function shellTool(
       returns:
         "{exitCode: number|null, signal: string|null, stdout, stderr, timedOut, truncated} — a non-zero exitCode is data",
     },
+    preview: (rawArgs) =>
+      Effect.gen(function* () {
+        const args = yield* Effect.try({ try: () => parse(rawArgs), catch: toFailure });
+        const cwd = yield* Effect.tryPromise({ try: () => resolveCwd(args.cwd), catch: toFailure });
+        const sandbox = sandboxDescription(options);
+        return {
+          summary: `run \`${args.command}\` in ${cwd} (${sandbox})`,
+          command: { command: args.command, cwd, sandbox },
+        };
+      }),
     execute: (rawArgs, ctx) =>
       Effect.gen(function* () {
         const args = yield* Effect.try({ try: () => parse(rawArgs), catch: toFailure });
@@ -503,4 +513,9 @@ export function shellTool(
         return yield* run(args.command, wrapped.argv, cwd, args.timeoutMs, wrapped.env, ctx);
       }),
   };
+}
+
+/** What the shell's sandbox lets a command do, for previews: its `describe()`, else "no sandbox". */
+function sandboxDescription(options: ShellOptions): string {
+  return options.sandbox?.describe() ?? "no sandbox";
 }
