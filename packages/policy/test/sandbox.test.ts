@@ -67,6 +67,15 @@ describe("bwrapArgs", () => {
     expect(bwrapArgs(["true"], { workspace: base, cwd: base, network: true })).not.toContain("--unshare-net");
   });
 
+  it("the shell tool's preview and description name what the sandbox allows", async () => {
+    const tool = shellTool(ws, { sandbox: bwrapSandbox({ workspace: ws }) });
+    const preview = await Effect.runPromise(
+      tool.preview?.({ command: "ls" }, context()) ?? Effect.die("no preview"),
+    );
+    expect(preview.command?.sandbox).toBe("bwrap: workspace writable, rest read-only, network off");
+    expect(tool.description).toContain("Commands run in a sandbox (bwrap: workspace writable");
+  });
+
   it("describes itself in one line", () => {
     expect(describeSandbox({})).toBe("bwrap: workspace writable, rest read-only, network off");
     expect(bwrapSandbox({ workspace: base, network: true }).describe()).toBe(
