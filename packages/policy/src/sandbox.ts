@@ -55,8 +55,8 @@ export class SandboxUnavailableError extends Error {
 const statusCache = new Map<string, BwrapStatus>();
 
 /**
- * Whether `bwrap` is on PATH and can run here: `bwrap --ro-bind / / true` is tried once (per
- * binary) and the answer cached, with the reason when it cannot (not Linux, not installed,
+ * Whether `bwrap` is on PATH and can run here: `bwrap --ro-bind / / --dev /dev --proc /proc
+ * --unshare-pid true` (what every sandboxed command needs) is tried once (per binary) and the answer cached, with the reason when it cannot (not Linux, not installed,
  * user namespaces not permitted in this container …).
  */
 export function bwrapStatus(binary = "bwrap"): BwrapStatus {
@@ -67,6 +67,8 @@ export function bwrapStatus(binary = "bwrap"): BwrapStatus {
   return status;
 }
 
+const PROBE = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "true"];
+
 function probe(binary: string): BwrapStatus {
   if (process.platform !== "linux")
     return {
@@ -74,7 +76,7 @@ function probe(binary: string): BwrapStatus {
       binary,
       reason: `bubblewrap runs only on Linux (this is ${process.platform})`,
     };
-  const r = spawnSync(binary, ["--ro-bind", "/", "/", "true"], {
+  const r = spawnSync(binary, PROBE, {
     stdio: ["ignore", "ignore", "pipe"],
     timeout: 10_000,
     encoding: "utf8",
@@ -95,7 +97,7 @@ function probe(binary: string): BwrapStatus {
     return {
       available: false,
       binary,
-      reason: `\`${binary} --ro-bind / / true\` failed (${r.status === null ? `signal ${r.signal}` : `exit ${r.status}`}${said ? `: ${said}` : ""})`,
+      reason: `\`${binary} ${PROBE.join(" ")}\` failed (${r.status === null ? `signal ${r.signal}` : `exit ${r.status}`}${said ? `: ${said}` : ""})`,
     };
   }
   return { available: true, binary };

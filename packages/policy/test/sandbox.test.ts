@@ -2,7 +2,16 @@
 // outside the workspace fail, inside work, /etc/hostname reads, a loopback server started here
 // is unreachable unless the policy allows the network, and a timeout still kills everything.
 // The sandboxed tests run only where bwrap can run (the reason is printed otherwise).
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -95,6 +104,23 @@ describe("missing bubblewrap", () => {
     expect(failure.message).toContain("apt install bubblewrap");
     expect(failure.message).toContain('"policy": {"sandbox": {"mode": "off"}}');
     expect(existsSync(join(ws, "ran-anyway"))).toBe(false);
+  });
+});
+
+describe.skipIf(process.platform !== "linux")("bubblewrap that cannot run", () => {
+  it("the reason is bwrap's own message (e.g. user namespaces forbidden), cached", async () => {
+    // a stand-in for a bwrap that a container stops from creating namespaces
+    const fake = join(base, "fake-bwrap");
+    writeFileSync(fake, "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n", {
+      mode: 0o755,
+    });
+    const sandbox = bwrapSandbox({ workspace: ws, binary: fake });
+    const failure = await failureOf(shellTool(ws, { sandbox }).execute({ command: "true" }, context()));
+    expect(failure.message).toContain("failed (exit 1: bwrap: No permissions to creating new namespace)");
+    expect(failure.message).toContain("apt install bubblewrap");
+    // cached: the probe is not run again (the stand-in now succeeds, the answer stays)
+    writeFileSync(fake, "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+    expect(bwrapStatus(fake)).toMatchObject({ available: false });
   });
 });
 
