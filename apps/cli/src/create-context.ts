@@ -54,6 +54,7 @@ import {
   type Vendor,
   vendorOf,
 } from "./providers.ts";
+import { shellSandbox } from "./sandbox.ts";
 
 export interface ContextOptions {
   readonly settings: CliSettings;
@@ -297,13 +298,19 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
   const redactor = authFileRedactor(secrets.values, join(paths.home, "auth.json"), {
     keys: policyRedactionKeys(config),
   });
+  const sandbox = shellSandbox(gov.policy, settings.cwd);
   const plugins: Plugin[] = [];
   const toolsAllowed = settings.tools?.filter((t) => (TOOL_NAMES as readonly string[]).includes(t));
   plugins.push(
     toolsPlugin({
       root: settings.cwd,
       ...(settings.tools ? { tools: toolsAllowed ?? [] } : {}),
-      shell: { secretEnvNames: secrets.names, passEnv: config.shell?.passEnv ?? [] },
+      shell: {
+        secretEnvNames: secrets.names,
+        passEnv: config.shell?.passEnv ?? [],
+        // policy sandbox: bwrap by default on Linux (a missing bwrap fails each shell call with the fix)
+        ...(sandbox ? { sandbox } : {}),
+      },
       ...(config.files?.allowHardLinks !== undefined ? { allowHardLinks: config.files.allowHardLinks } : {}),
       // policy workspace.denyPatterns: the file tools refuse them and glob/grep skip them too
       ...(gov.policy.denyPatterns.length > 0 ? { deny: gov.policy.denyPatterns.map((d) => d.pattern) } : {}),

@@ -8,7 +8,7 @@ Usage
                                      (the prompt may come on stdin: echo hi | lash -p)
   lash sessions list|show <id>|rm <id>|abandon <id>
   lash config                        the effective config (secrets redacted)
-  lash doctor [--repair]             check Node, database, provider keys, MCP servers
+  lash doctor [--repair]             check Node, database, provider keys, MCP servers, sandbox
   lash demo                          a scripted session against a built-in mock model (no key needed)
   lash lashlang run <file|-> | repl  run Lashlang cells (lash help lashlang)
   lash export <session|last> [--format html|json|md] [-o file]
@@ -182,7 +182,8 @@ Effects: read_file/glob/grep/update_plan/spawn_agent read; write_file/edit/apply
   lash doctor [--json] [--cwd <dir>] [--repair]
       checks the Node version, the config, the database (SQLite's quick_check of every page, then
       opens it: schema version, sessions), provider keys per vendor, the chosen model, and MCP
-      servers (starts each and waits up to 15 s for it). Exit 0 when lash can run a turn, 1 otherwise.
+      servers (starts each and waits up to 15 s for it), and the shell sandbox (bwrap: whether it
+      can run here, or why not and the fix). Exit 0 when lash can run a turn, 1 otherwise.
       --repair  when the database is damaged: copy every readable row into a new file and swap it
                 in; the damaged file is kept as lash.db.damaged-<time>. Stop other lash processes first.
 `,

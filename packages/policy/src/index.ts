@@ -43,6 +43,18 @@ export {
 } from "./policy.ts";
 export { assessRisk, LARGE_CHANGE_LINES, MANY_FILES, type RiskInput, riskAssessor } from "./risk.ts";
 export {
+  type BwrapSandbox,
+  type BwrapSandboxOptions,
+  type BwrapStatus,
+  bwrapArgs,
+  bwrapSandbox,
+  bwrapStatus,
+  describeSandbox,
+  SANDBOX_FIX,
+  SandboxUnavailableError,
+  type WrappedCommand,
+} from "./sandbox.ts";
+export {
   ApprovalRule,
   decodePolicyLayer,
   didYouMean,

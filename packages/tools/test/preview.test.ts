@@ -156,9 +156,12 @@ describe("shell preview", () => {
     expect(snapshot(dirs.root)["src/made-by-shell"]).toBeUndefined();
   });
 
-  it("reads a sandbox's describe() structurally", async () => {
-    const sandbox = { describe: () => "bwrap: workspace writable, network off" };
-    const tool = shellTool(dirs.root, { sandbox } as Parameters<typeof shellTool>[1]);
+  it("shows the sandbox's describe()", async () => {
+    const sandbox = {
+      describe: () => "bwrap: workspace writable, network off",
+      wrap: (argv: readonly string[], c: { readonly env: NodeJS.ProcessEnv }) => ({ argv, env: c.env }),
+    };
+    const tool = shellTool(dirs.root, { sandbox });
     const p = await preview(tool, { command: "ls" });
     expect(p.command?.sandbox).toBe("bwrap: workspace writable, network off");
   });

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type MockLlmServer, type MockReply, startMockServer } from "@lash/providers/testing";
+import { sandboxOffWhereBwrapCannotRun } from "../sandbox-mode.ts";
 
 export const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 export const TMUX_MISSING =
@@ -76,6 +77,7 @@ export async function startLash(options: StartOptions): Promise<LashTerm & { rea
   const home = join(root, "lash-home");
   mkdirSync(cwd, { recursive: true });
   mkdirSync(home, { recursive: true });
+  sandboxOffWhereBwrapCannotRun(home);
   for (const [rel, content] of Object.entries(options.files ?? {})) {
     const p = join(cwd, rel);
     mkdirSync(join(p, ".."), { recursive: true });
