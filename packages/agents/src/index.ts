@@ -9,3 +9,12 @@ export {
   type ResolvedAgent,
   type ResolvedTool,
 } from "./manifest.ts";
+export {
+  defaultSkillRoots,
+  discoverSkills,
+  SKILL_FILE,
+  type Skill,
+  type SkillProblem,
+  type SkillRoot,
+  validateSkillDir,
+} from "./skills/index.ts";
