@@ -73,7 +73,9 @@ describe("lash init && lash build", () => {
     expect(lines).toContain(
       'lash.yaml:3:10: unknown model "claude-sonet-4-5"; did you mean "anthropic/claude-sonnet-4-5", "anthropic/claude-sonnet-4", "anthropic/claude-opus-4-5"?',
     );
-    expect(lines.at(-1)).toBe("lash build: 12 errors; nothing written");
+    // skills are discovered by the CLI: an unknown skill is reported in the same run
+    expect(lines).toContain('agents/gamma.yaml:4:10: unknown skill "nope"');
+    expect(lines.at(-1)).toBe("lash build: 13 errors; nothing written");
     expect(existsSync(join(FIXTURES, "broken", ".lash"))).toBe(false);
 
     const json = await lash(["build", "--json"], { env, cwd: join(FIXTURES, "broken") });

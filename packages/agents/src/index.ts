@@ -31,6 +31,15 @@ export {
   type ResolvedTool,
 } from "./manifest.ts";
 export {
+  defaultSkillRoots,
+  discoverSkills,
+  SKILL_FILE,
+  type Skill,
+  type SkillProblem,
+  type SkillRoot,
+  validateSkillDir,
+} from "./skills/index.ts";
+export {
   closest,
   type Diagnostic,
   decodeWithPositions,
