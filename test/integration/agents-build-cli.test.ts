@@ -91,16 +91,33 @@ describe("lash init && lash build", () => {
     });
   });
 
-  it("--check-mcp reports a server that does not start, at its key in lash.yaml", async () => {
+  it("--check-mcp starts each MCP server: a real stdio server passes, one that does not start is reported at its key", async () => {
     const { dir, env } = tempDir();
+    const server = join(
+      import.meta.dirname,
+      "..",
+      "..",
+      "packages",
+      "plugin-mcp",
+      "test",
+      "fixtures",
+      "stdio-server.ts",
+    );
+    const real = `  real:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(server)}]\n`;
+    writeFileSync(join(dir, "lash.yaml"), `mcpServers:\n${real}`);
+    const ok = await lash(["build", "--check-mcp", "--mcp-timeout", "60"], { env, cwd: dir });
+    expect(ok.stderr).toBe("");
+    expect(ok.code).toBe(0);
     writeFileSync(
       join(dir, "lash.yaml"),
-      `mcpServers:\n  ghost:\n    command: ${JSON.stringify(join(dir, "no-such-server"))}\n`,
+      `mcpServers:\n  ghost:\n    command: ${JSON.stringify(join(dir, "no-such-server"))}\n${real}`,
     );
     const unchecked = await lash(["build"], { env, cwd: dir });
     expect(unchecked.code).toBe(0);
-    const run = await lash(["build", "--check-mcp", "--mcp-timeout", "20"], { env, cwd: dir });
+    const run = await lash(["build", "--check-mcp", "--mcp-timeout", "60"], { env, cwd: dir });
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/^lash\.yaml:2:3: MCP server "ghost" is not reachable \(failed/m);
+    const lines = run.stderr.trim().split("\n");
+    expect(lines[0]).toMatch(/^lash\.yaml:2:3: MCP server "ghost" is not reachable \(failed/);
+    expect(lines.slice(1)).toEqual(["lash build: 1 error; nothing written"]);
   });
 });
