@@ -41,6 +41,8 @@ export interface RunFlags {
   readonly requestDeadlineMs?: number;
   /** `--approval-mode`: who answers approvals (default: `fail` with -p, `interactive` in the TUI). */
   readonly approvalMode?: ApprovalMode;
+  /** `--dry-run`: write and exec tools do not run; they return what they would have done. */
+  readonly dryRun?: boolean;
 }
 
 export type Command =
@@ -119,6 +121,7 @@ const RUN_OPTIONS = {
   "request-timeout": { type: "string" },
   "request-deadline": { type: "string" },
   "approval-mode": { type: "string" },
+  "dry-run": { type: "boolean" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" },
 } as const;
@@ -251,6 +254,7 @@ export function parseRunFlags(argv: readonly string[]): RunFlags | { help: true 
       ? { requestDeadlineMs: positiveSeconds(values["request-deadline"], "--request-deadline") }
       : {}),
     ...(approvalMode !== undefined ? { approvalMode } : {}),
+    ...(values["dry-run"] ? { dryRun: true } : {}),
   };
 }
 

@@ -24,6 +24,7 @@ import {
   withRlm,
 } from "@lash/core";
 import { validateJson } from "@lash/core/internal";
+import { dryRunPlugin, riskAssessor } from "@lash/policy";
 import {
   authFileSecrets,
   createProvider,
@@ -85,6 +86,8 @@ export interface ContextOptions {
   readonly warn?: (message: string) => void;
   /** `--approval-mode` (default: `fail` with `print`, else `interactive`: the TUI attaches its prompt with `setApprover`). */
   readonly approvalMode?: ApprovalMode;
+  /** `--dry-run` (or config `policy.writes: "stub"`): write and exec tools return their preview instead of running. */
+  readonly dryRun?: boolean;
 }
 
 interface TraceHandle {
@@ -286,9 +289,9 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
 
   // the scrubbed environment of tools and MCP servers, and the redaction of tool output
   const secrets = secretsOf(config, env);
-  // the tool policy (config `policy`, user then project layer); assessRisk joins when the
-  // risk evaluator lands (until then `approval: "risk"` asks for write and exec calls)
-  const gov = cliGovernance(config, { root: settings.cwd });
+  // the tool policy (config `policy`, user then project layer); `approval: "risk"` asks when
+  // the risk evaluator (@lash/policy assessRisk) rates a call at or above the threshold
+  const gov = cliGovernance(config, { root: settings.cwd, assessRisk: riskAssessor(settings.cwd) });
   // the Codex sign-in's tokens too (they never leave the provider, but a tool could read auth.json)
   // policy redaction.keys: those variables' values (in `secrets`) and `KEY=value` / `"key": "value"` in output
   const redactor = authFileRedactor(secrets.values, join(paths.home, "auth.json"), {
@@ -392,6 +395,10 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
     }
     store = SqliteStore.layer({ filename: paths.db });
   }
+
+  // dry-run (--dry-run, config policy.writes "stub"): last, so it sees the arguments other hooks settled on
+  const dryRun = options.dryRun === true || gov.policy.writes === "stub";
+  if (dryRun) plugins.push(dryRunPlugin());
 
   const approvalMode: ApprovalMode = options.approvalMode ?? (options.print ? "fail" : "interactive");
   const approvals = switchableApprover(approverFor(approvalMode, options.print === true));

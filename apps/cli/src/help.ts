@@ -68,6 +68,9 @@ Approvals (when the policy asks before a tool call runs)
                                 default with -p; the request is kept: --resume <id> --resume-pending
                                 with an answering mode resolves it) · interactive: prompt in the
                                 TUI (its default; not with -p)
+      --dry-run                 tools that write or run commands do not run: each returns "Dry run:
+                                not run. It would have: …" with its diff or command (config
+                                policy.writes "stub" does the same); read-only tools run as usual
 
 Other
   -h, --help                    this help

@@ -135,6 +135,7 @@ async function run(flags: RunFlags, io: MainIO): Promise<number> {
     persist: !flags.noSession,
     print: !interactive,
     ...(flags.approvalMode !== undefined ? { approvalMode: flags.approvalMode } : {}),
+    ...(flags.dryRun ? { dryRun: true } : {}),
     // a resumed session's provider is checked once the session is known (its stored base URL may be needed)
     ...((flags.continue ||
       flags.resume !== undefined ||

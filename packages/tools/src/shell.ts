@@ -457,6 +457,16 @@ export function shellTool(
       returns:
         "{exitCode: number|null, signal: string|null, stdout, stderr, timedOut, truncated} — a non-zero exitCode is data",
     },
+    preview: (rawArgs) =>
+      Effect.gen(function* () {
+        const args = yield* Effect.try({ try: () => parse(rawArgs), catch: toFailure });
+        const cwd = yield* Effect.tryPromise({ try: () => resolveCwd(args.cwd), catch: toFailure });
+        const sandbox = sandboxDescription(options);
+        return {
+          summary: `run \`${args.command}\` in ${cwd} (${sandbox})`,
+          command: { command: args.command, cwd, sandbox },
+        };
+      }),
     execute: (rawArgs, ctx) =>
       Effect.gen(function* () {
         const args = yield* Effect.try({ try: () => parse(rawArgs), catch: toFailure });
@@ -464,4 +474,13 @@ export function shellTool(
         return yield* run(args.command, cwd, args.timeoutMs, buildEnv(options, args.env), ctx);
       }),
   };
+}
+
+/**
+ * What the shell's sandbox lets a command do, for previews: the `sandbox` option's
+ * `describe()` when there is one (read structurally), else "no sandbox".
+ */
+function sandboxDescription(options: ShellOptions): string {
+  const sandbox = (options as { readonly sandbox?: { readonly describe?: () => string } }).sandbox;
+  return typeof sandbox?.describe === "function" ? sandbox.describe() : "no sandbox";
 }
