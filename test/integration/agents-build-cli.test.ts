@@ -91,6 +91,21 @@ describe("lash init && lash build", () => {
     });
   });
 
+  it("reports invalid MCP server configs in lash.yaml one per line, at their keys", async () => {
+    const { dir, env } = tempDir();
+    writeFileSync(join(dir, "lash.yaml"), "mcpServers:\n  bad:\n    command: 42\n  worse:\n    url: 7\n");
+    const run = await lash(["build"], { env, cwd: dir });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(
+      [
+        "lash.yaml:3:14: mcpServers.bad.command: expected a non-empty string",
+        "lash.yaml:5:10: mcpServers.worse.url: expected a non-empty string",
+        "lash build: 2 errors; nothing written",
+        "",
+      ].join("\n"),
+    );
+  });
+
   it("--check-mcp starts each MCP server: a real stdio server passes, one that does not start is reported at its key", async () => {
     const { dir, env } = tempDir();
     const server = join(

@@ -56,12 +56,25 @@ async function checkMcpServers(
   try {
     config = m.parseMcpConfig({ mcpServers: servers });
   } catch (e) {
-    out.push({
-      file: doc.file,
-      ...doc.at(["mcpServers"], true),
-      severity: "error",
-      message: errorMessage(e),
-    });
+    // "invalid MCP config:\n  mcpServers.<name>.<key>: <problem>" — one diagnostic per line, at its key
+    const lines = errorMessage(e)
+      .split("\n")
+      .map((l) => /^\s*(mcpServers(?:\.[^:\s]+)*): (.+)$/.exec(l))
+      .filter((m) => m !== null);
+    if (lines.length === 0)
+      out.push({
+        file: doc.file,
+        ...doc.at(["mcpServers"], true),
+        severity: "error",
+        message: errorMessage(e),
+      });
+    for (const [, path = "", message = ""] of lines)
+      out.push({
+        file: doc.file,
+        ...doc.at(path.split(".")),
+        severity: "error",
+        message: `${path}: ${message}`,
+      });
   }
   if (!check || !config) return out;
   const handle = await m.createMcpManager(config, { env, stderr: "pipe" });
