@@ -61,6 +61,7 @@ export type Command =
   | { readonly kind: "export" | "import"; readonly argv: readonly string[] }
   | { readonly kind: "trace"; readonly argv: readonly string[] }
   | { readonly kind: "policy"; readonly argv: readonly string[] }
+  | { readonly kind: "build" | "init" | "agents"; readonly argv: readonly string[] }
   | { readonly kind: "login" | "logout"; readonly argv: readonly string[] };
 
 export interface SessionsArgs {
@@ -88,6 +89,9 @@ export const SUBCOMMANDS = [
   "import",
   "trace",
   "policy",
+  "build",
+  "init",
+  "agents",
   "login",
   "logout",
   "help",
@@ -268,6 +272,10 @@ export function parseCommand(argv: readonly string[]): Command {
       return { kind: "trace", argv: rest };
     case "policy":
       return { kind: "policy", argv: rest };
+    case "build":
+    case "init":
+    case "agents":
+      return { kind: first, argv: rest };
     case "login":
     case "logout":
       return { kind: first, argv: rest };

@@ -16,6 +16,9 @@ Usage
   lash trace view <file.jsonl> [-o out.html]
   lash policy explain <tool> [args-json]
                                      how the tool policy decides a call (lash help policy)
+  lash init                          scaffold a project: lash.yaml, agents/hello.agent.md, a skill
+  lash build [--json] [--check-mcp]  check the project's agents and write .lash/build/<hash>.json
+  lash agents list|show <name>       the agents of the newest build (lash help build)
   lash login codex [--device-code]   sign in with a ChatGPT plan (for codex/… models)
   lash logout [codex]                forget that sign-in
   lash help [command]
@@ -202,6 +205,31 @@ Effects: read_file/glob/grep/update_plan/spawn_agent read; write_file/edit/apply
   A sign-in the server no longer accepts (revoked, expired) fails with "run \`lash login codex\`".
   LASH_CODEX_AUTH_URL points the sign-in at another authorization server (tests, proxies);
   LASH_CODEX_CALLBACK_PORT picks the loopback port (the server must accept that redirect URI).
+`,
+  build: `Usage
+  lash build [dir] [--json] [--check-mcp] [--mcp-timeout <s>] [--cwd <dir>]
+      parses the project (lash.yaml or lash.json, agent specs *.agent.md / *.agent in the agent
+      directories and agents/*.yaml, skills) and reports every problem at once as
+      file:line:column: message — unknown keys (with "did you mean"), models not in the provider
+      catalog (with the closest names), unknown tools, skills and MCP servers, agent cycles,
+      invalid schedules; warnings for policy grants no tool uses and skills no agent lists.
+      On success writes .lash/build/<sha256>.json (the manifest \`lash run\` uses) and skills.lock.
+      Same inputs give the same hash. Exit code 0 (warnings allowed), 1 on errors.
+      --json            one JSON object: ok, hash, manifest, errors, warnings, diagnostics
+      --check-mcp       start each MCP server of lash.yaml and list its tools (timeout: --mcp-timeout, default 10 s)
+  The spec format's JSON Schema: packages/agents/agent-spec.schema.json.
+`,
+  init: `Usage
+  lash init [dir]
+      scaffolds a project in the directory (default: the current one): lash.yaml, an example agent
+      agents/hello.agent.md, an example skill .lash/skills/greeting/SKILL.md, and .lash/build/ in
+      .gitignore. Refuses to overwrite existing files (it names them) and writes nothing then.
+`,
+  agents: `Usage
+  lash agents list [--json] [--cwd <dir>]
+  lash agents show <name> [--json] [--cwd <dir>]
+      the agents of the newest build in .lash/build (without one, a fresh build): name,
+      description, model, mode, tools, skills, schemas and the resolved instructions.
 `,
   demo: `Usage
   lash demo [--keep] [--json]

@@ -66,6 +66,13 @@ async function dispatch(command: Command, io: MainIO): Promise<number> {
       const { runPolicyCommand } = await import("./policy.ts");
       return runPolicyCommand(command.argv, io);
     }
+    case "build":
+    case "init":
+    case "agents": {
+      const agents = await import("./agents.ts");
+      const run = { build: agents.runBuild, init: agents.runInit, agents: agents.runAgents }[command.kind];
+      return run(command.argv, io);
+    }
     case "login":
     case "logout": {
       const { runLogin, runLogout } = await import("./login.ts");

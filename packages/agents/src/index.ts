@@ -3,9 +3,59 @@
 // and project instruction files (AGENTS.md).
 export const AGENTS_PACKAGE = "@lash/agents";
 export {
+  BUILD_DIR,
+  type BuildOptions,
+  type BuildResult,
+  type BuildSkill,
+  buildProject,
+  compileProject,
+  DEFAULT_AGENT_DIRS,
+  DEFAULT_BUILTIN_TOOLS,
+  defaultSkillsCatalog,
+  fileSha256,
+  findProjectFile,
+  type ParsedAgent,
+  PROJECT_FILES,
+  type ProjectParse,
+  parseProject,
+  readManifest,
+  skillFiles,
+  skillsLock,
+  sortDiagnostics,
+} from "./build.ts";
+export {
   MANIFEST_VERSION,
   type Manifest,
   type ManifestSkill,
   type ResolvedAgent,
   type ResolvedTool,
 } from "./manifest.ts";
+export {
+  defaultSkillRoots,
+  discoverSkills,
+  SKILL_FILE,
+  type Skill,
+  type SkillProblem,
+  type SkillRoot,
+  validateSkillDir,
+} from "./skills/index.ts";
+export {
+  closest,
+  type Diagnostic,
+  decodeWithPositions,
+  editDistance,
+  formatDiagnostic,
+  parseYamlSource,
+  type SourceDoc,
+  splitFrontMatter,
+} from "./source.ts";
+export {
+  AGENT_NAME_PATTERN,
+  AgentSpec,
+  APPROVAL_MODES,
+  agentSpecJsonSchema,
+  ProjectFile,
+  projectFileJsonSchema,
+  Schedule,
+  ToolRef,
+} from "./spec.ts";
