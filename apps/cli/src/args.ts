@@ -14,6 +14,8 @@ export interface RunFlags {
   readonly maxTurns?: number;
   readonly system?: string;
   readonly appendSystem?: string;
+  /** `--no-project-instructions`: leave AGENTS.md / CLAUDE.md out of the system prompt. */
+  readonly noProjectInstructions?: boolean;
   readonly tools?: readonly string[];
   readonly cwd?: string;
   readonly session?: string;
@@ -52,6 +54,7 @@ export type Command =
   | { readonly kind: "lashlang"; readonly argv: readonly string[] }
   | { readonly kind: "export" | "import"; readonly argv: readonly string[] }
   | { readonly kind: "trace"; readonly argv: readonly string[] }
+  | { readonly kind: "skills"; readonly argv: readonly string[] }
   | { readonly kind: "login" | "logout"; readonly argv: readonly string[] };
 
 export interface SessionsArgs {
@@ -78,6 +81,7 @@ export const SUBCOMMANDS = [
   "export",
   "import",
   "trace",
+  "skills",
   "login",
   "logout",
   "help",
@@ -91,6 +95,7 @@ const RUN_OPTIONS = {
   "max-turns": { type: "string" },
   system: { type: "string" },
   "append-system": { type: "string" },
+  "no-project-instructions": { type: "boolean" },
   tools: { type: "string" },
   cwd: { type: "string" },
   session: { type: "string" },
@@ -209,6 +214,7 @@ export function parseRunFlags(argv: readonly string[]): RunFlags | { help: true 
       : {}),
     ...(values.system !== undefined ? { system: values.system } : {}),
     ...(values["append-system"] !== undefined ? { appendSystem: values["append-system"] } : {}),
+    ...(values["no-project-instructions"] ? { noProjectInstructions: true } : {}),
     ...(tools !== undefined ? { tools } : {}),
     ...(values.cwd !== undefined ? { cwd: values.cwd } : {}),
     ...(values.session !== undefined ? { session: values.session } : {}),
@@ -243,6 +249,8 @@ export function parseCommand(argv: readonly string[]): Command {
       return { kind: first, argv: rest };
     case "trace":
       return { kind: "trace", argv: rest };
+    case "skills":
+      return { kind: "skills", argv: rest };
     case "login":
     case "logout":
       return { kind: first, argv: rest };

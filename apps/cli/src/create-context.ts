@@ -1,6 +1,7 @@
 // Builds the CliContext: store, providers, catalog and plugins behind one ManagedRuntime.
 import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { defaultSkillRoots, discoverSkills, projectInstructions, skillsPlugin } from "@lash/agents";
 import {
   envSecrets,
   IdGenerator,
@@ -212,6 +213,13 @@ export function validateTools(tools: readonly string[] | undefined): void {
     );
 }
 
+/** Subagents get the project's AGENTS.md files only (no CLAUDE.md), unless project instructions are off. */
+function childInstructionsOf(settings: CliSettings): { childInstructions?: string } {
+  if (settings.projectInstructions !== true) return {};
+  const text = projectInstructions(settings.cwd, { claude: false });
+  return text !== undefined ? { childInstructions: text } : {};
+}
+
 export async function createCliContext(options: ContextOptions): Promise<LocalContext> {
   const env = options.env ?? process.env;
   const { paths, config } = options;
@@ -274,8 +282,13 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
       ...(config.files?.allowHardLinks !== undefined ? { allowHardLinks: config.files.allowHardLinks } : {}),
     }),
     outputBudgetPlugin(),
-    subagentsPlugin(),
+    subagentsPlugin(childInstructionsOf(settings)),
   );
+  // skills: the catalog in the system prompt, load_skill / read_skill_file (none when no skill is found)
+  if (options.live !== false) {
+    const skills = discoverSkills(defaultSkillRoots(settings.cwd, paths.home, settings.skillRoots)).skills;
+    if (skills.length > 0) plugins.push(skillsPlugin({ skills }));
+  }
 
   const live = options.live !== false;
   let mcp: McpRuntime | undefined;

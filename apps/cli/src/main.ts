@@ -62,6 +62,10 @@ async function dispatch(command: Command, io: MainIO): Promise<number> {
       const { runTraceCommand } = await import("./features.ts");
       return runTraceCommand(command.argv, io);
     }
+    case "skills": {
+      const { runSkills } = await import("./skills.ts");
+      return runSkills(command.argv, io);
+    }
     case "login":
     case "logout": {
       const { runLogin, runLogout } = await import("./login.ts");

@@ -11,3 +11,13 @@ export {
   type SkillRoot,
   validateSkillDir,
 } from "./discover.ts";
+export {
+  jailedPath,
+  LOAD_SKILL,
+  READ_SKILL_FILE,
+  SKILL_FILE_MAX_BYTES,
+  SKILLS_PLUGIN,
+  type SkillsPluginOptions,
+  skillsCatalog,
+  skillsPlugin,
+} from "./plugin.ts";
