@@ -189,7 +189,7 @@ export function jailedPath(dir: string, path: unknown): string {
     throw invalid(`'${path}' is a symlink that points to a file that does not exist`);
   }
   const rel = relative(root, real);
-  if (rel === "" || rel.startsWith(`..${sep}`) || rel === ".." || isAbsolute(rel))
+  if (rel.startsWith(`..${sep}`) || rel === ".." || isAbsolute(rel))
     throw invalid(`'${path}' resolves outside the skill's directory (a symlink to ${real}); refused`);
   const st = lstatSync(real);
   if (st.isDirectory()) throw invalid(`'${path}' is a directory; name a file in it (load_skill lists them)`);
