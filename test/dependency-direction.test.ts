@@ -83,7 +83,7 @@ const external: Record<string, readonly string[]> = {
   "packages/trace": ["effect", "@effect/platform", "@effect/opentelemetry", "@opentelemetry/*"],
   "packages/export": ["effect", "marked"],
   "packages/policy": ["effect", "picomatch", "shell-quote"],
-  "packages/agents": ["effect", "picomatch", "yaml"],
+  "packages/agents": ["effect", "picomatch", "yaml", "croner"],
   "apps/cli": ["*"],
   bench: ["*"],
 };

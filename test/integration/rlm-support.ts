@@ -8,6 +8,7 @@ import {
   ModelCatalog,
   type Plugin,
   type RlmOptions,
+  type RuntimeOptions,
   type SessionStore,
   withRlm,
 } from "@lash/core";
@@ -63,11 +64,18 @@ export function runtimeLayer(
     readonly plugins?: readonly Plugin[];
     readonly rlm?: RlmOptions;
     readonly store?: Layer.Layer<SessionStore, unknown>;
+    /** The approval step's services (default: everything allowed). */
+    readonly governance?: RuntimeOptions["governance"];
+    readonly approver?: RuntimeOptions["approver"];
   } = {},
 ) {
   const provider = createProvider(MODEL, { ...mockProviderOptions(server, "anthropic"), retry: false });
   const info = ProviderCatalog.default().lookup(MODEL);
-  return LashRuntime.layer(withRlm({ plugins: options.plugins ?? [] }, options.rlm ?? {})).pipe(
+  const approvals = {
+    ...(options.governance ? { governance: options.governance } : {}),
+    ...(options.approver ? { approver: options.approver } : {}),
+  };
+  return LashRuntime.layer(withRlm({ plugins: options.plugins ?? [], ...approvals }, options.rlm ?? {})).pipe(
     Layer.provide(
       Layer.mergeAll(
         options.store ?? MemoryStore,

@@ -213,5 +213,15 @@ describe("lash skills", () => {
     const all = await lash(["skills", "validate"], { env: box.env, cwd: box.cwd });
     expect(all.code).toBe(0);
     expect(all.stdout).toContain("1 valid skill(s): good-skill; 0 error(s), 0 warning(s)");
+
+    // the project file's `skills` roots count too (as lash build reads them)
+    write(join(box.cwd, "lash.yaml"), "skills:\n  - vendor/skills\n");
+    write(
+      join(box.cwd, "vendor", "skills", "vendored", "SKILL.md"),
+      "---\nname: vendored\ndescription: V.\n---\nv\n",
+    );
+    const withProject = await lash(["skills", "list"], { env: box.env, cwd: box.cwd });
+    expect(withProject.code).toBe(0);
+    expect(withProject.stdout).toContain(`vendored  V.\n  ${join("vendor", "skills", "vendored")} (project)`);
   });
 });

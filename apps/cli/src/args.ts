@@ -4,6 +4,10 @@ import { usageError } from "./errors.ts";
 
 export type OutputFormat = "text" | "json" | "stream-json";
 
+/** Who answers the approvals a policy asks for (`--approval-mode`). */
+export type ApprovalMode = "approve-all" | "reject-all" | "fail" | "interactive";
+const APPROVAL_MODES: readonly ApprovalMode[] = ["approve-all", "reject-all", "fail", "interactive"];
+
 /** Flags shared by the interactive TUI and `--print`. */
 export interface RunFlags {
   readonly print: boolean;
@@ -37,6 +41,10 @@ export interface RunFlags {
   readonly requestTimeoutMs?: number;
   /** `--request-deadline <s>`: the total time of one model call (all attempts), in ms. */
   readonly requestDeadlineMs?: number;
+  /** `--approval-mode`: who answers approvals (default: `fail` with -p, `interactive` in the TUI). */
+  readonly approvalMode?: ApprovalMode;
+  /** `--dry-run`: write and exec tools do not run; they return what they would have done. */
+  readonly dryRun?: boolean;
 }
 
 export type Command =
@@ -54,6 +62,8 @@ export type Command =
   | { readonly kind: "lashlang"; readonly argv: readonly string[] }
   | { readonly kind: "export" | "import"; readonly argv: readonly string[] }
   | { readonly kind: "trace"; readonly argv: readonly string[] }
+  | { readonly kind: "policy"; readonly argv: readonly string[] }
+  | { readonly kind: "build" | "init" | "agents"; readonly argv: readonly string[] }
   | { readonly kind: "skills"; readonly argv: readonly string[] }
   | { readonly kind: "login" | "logout"; readonly argv: readonly string[] };
 
@@ -81,6 +91,10 @@ export const SUBCOMMANDS = [
   "export",
   "import",
   "trace",
+  "policy",
+  "build",
+  "init",
+  "agents",
   "skills",
   "login",
   "logout",
@@ -111,6 +125,8 @@ const RUN_OPTIONS = {
   "trace-level": { type: "string" },
   "request-timeout": { type: "string" },
   "request-deadline": { type: "string" },
+  "approval-mode": { type: "string" },
+  "dry-run": { type: "boolean" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" },
 } as const;
@@ -202,6 +218,15 @@ export function parseRunFlags(argv: readonly string[]): RunFlags | { help: true 
     throw usageError(
       `--model expects provider/model (e.g. anthropic/claude-sonnet-4-5, openai/gpt-5-mini, openai-compatible/llama3), got "${values.model}"`,
     );
+  const approvalMode = values["approval-mode"] as ApprovalMode | undefined;
+  if (approvalMode !== undefined && !APPROVAL_MODES.includes(approvalMode))
+    throw usageError(
+      `--approval-mode expects approve-all, reject-all, fail or interactive, got "${approvalMode}"`,
+    );
+  if (approvalMode === "interactive" && values.print)
+    throw usageError(
+      "--approval-mode interactive needs the interactive TUI (it prompts in the terminal); with -p use approve-all, reject-all or fail",
+    );
   const prompt = positionals.length ? positionals.join(" ") : undefined;
   return {
     print: values.print ?? false,
@@ -234,6 +259,8 @@ export function parseRunFlags(argv: readonly string[]): RunFlags | { help: true 
     ...(values["request-deadline"] !== undefined
       ? { requestDeadlineMs: positiveSeconds(values["request-deadline"], "--request-deadline") }
       : {}),
+    ...(approvalMode !== undefined ? { approvalMode } : {}),
+    ...(values["dry-run"] ? { dryRun: true } : {}),
   };
 }
 
@@ -249,6 +276,12 @@ export function parseCommand(argv: readonly string[]): Command {
       return { kind: first, argv: rest };
     case "trace":
       return { kind: "trace", argv: rest };
+    case "policy":
+      return { kind: "policy", argv: rest };
+    case "build":
+    case "init":
+    case "agents":
+      return { kind: first, argv: rest };
     case "skills":
       return { kind: "skills", argv: rest };
     case "login":

@@ -1,6 +1,7 @@
 // `$LASH_HOME/config.json` and `<cwd>/.lash/config.json`, validated with a Schema.
 // API keys never live here: they come from the environment.
 import { existsSync, readFileSync } from "node:fs";
+import { type NamedLayer, PolicyLayer, unknownKeyMessage } from "@lash/policy";
 import { Either, ParseResult, Schema } from "effect";
 import { CliError, ExitCode } from "./errors.ts";
 
@@ -57,6 +58,8 @@ export const McpServerConfig = Schema.Struct({
   /** Budget for starting the server (spawn/connect, initialize, first tools/list). */
   startupTimeoutMs: opt(PosInt),
   enabled: opt(Bool),
+  /** Believe the server's tool annotations (readOnlyHint, openWorldHint) for the tools' effects; default false (every tool is a write). */
+  trusted: opt(Bool),
   // accepted so a block copied from Cline / Claude Desktop / Cursor works unchanged
   disabled: opt(Bool),
   autoApprove: opt(Schema.Unknown),
@@ -186,6 +189,8 @@ export const LashConfig = Schema.Struct({
   requestDeadlineMs: opt(PosInt),
   /** Client-side rate limits per provider (`{ "openai": { "rpm": 500, "tpm": 200000 } }`), shared by every session of the process. */
   rateLimits: opt(RateLimitsConfig),
+  /** The tool policy layer (@lash/policy format): profile, allow/deny, approval, denyPatterns, limits, redaction keys … */
+  policy: opt(PolicyLayer),
 });
 export type LashConfig = typeof LashConfig.Type;
 
@@ -214,9 +219,10 @@ export function validateConfig(value: unknown, file: string): LashConfig {
     if (issue._tag === "Unexpected") {
       const last = String(issue.path.at(-1) ?? "");
       const allowed = message.replace(/^is unexpected, expected: /, "").replaceAll(" | ", ", ");
-      message = SECRET_KEY.test(last)
-        ? `unknown key "${last}": API keys and secrets are read from the environment, never from config (known keys: ${allowed})`
-        : `unknown key "${last}" (known keys: ${allowed})`;
+      message =
+        SECRET_KEY.test(last) && issue.path[0] !== "policy"
+          ? `unknown key "${last}": API keys and secrets are read from the environment, never from config (known keys: ${allowed})`
+          : unknownKeyMessage(last, message);
     } else if (issue._tag === "Missing") {
       message = "is required";
     }
@@ -276,8 +282,22 @@ export function mergeConfig(base: LashConfig, over: LashConfig): LashConfig {
   return out as LashConfig;
 }
 
+/** The `policy` layers of each config file, by the merged config they belong to (see `policyLayersOf`). */
+const policyLayers = new WeakMap<LashConfig, readonly NamedLayer[]>();
+
+/**
+ * The policy layers of a config: `global` (user config) then `project` (the project's
+ * `.lash/config.json`), as `loadConfig` read them — layers are combined by @lash/policy
+ * (allow intersected, deny united, approval strictest), never merged key by key.
+ * A config built another way gives its own `policy` as the one layer `config`.
+ */
+export function policyLayersOf(config: LashConfig): readonly NamedLayer[] {
+  return policyLayers.get(config) ?? (config.policy ? [{ name: "config", layer: config.policy }] : []);
+}
+
 export function loadConfig(userFile: string, projectFile?: string): LoadedConfig {
   const files: string[] = [];
+  const layers: NamedLayer[] = [];
   let config: LashConfig = {};
   for (const file of [userFile, projectFile]) {
     if (file === undefined) continue;
@@ -288,8 +308,10 @@ export function loadConfig(userFile: string, projectFile?: string): LoadedConfig
         `invalid config in ${file}:\n  shell.passEnv: only allowed in your user config (${userFile}): a project's config cannot hand your credentials to commands`,
       );
     files.push(file);
+    if (c.policy) layers.push({ name: file === projectFile ? "project" : "global", layer: c.policy });
     config = mergeConfig(config, c);
   }
+  policyLayers.set(config, layers);
   return { config, files };
 }
 

@@ -1,8 +1,15 @@
 // Builds the CliContext: store, providers, catalog and plugins behind one ManagedRuntime.
 import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { defaultSkillRoots, discoverSkills, projectInstructions, skillsPlugin } from "@lash/agents";
 import {
+  defaultSkillRoots,
+  discoverSkills,
+  projectFileSkillRoots,
+  projectInstructions,
+  skillsPlugin,
+} from "@lash/agents";
+import {
+  type ApproverShape,
   envSecrets,
   IdGenerator,
   isSecretEnvName,
@@ -15,6 +22,7 @@ import {
   outputBudgetPlugin,
   type Plugin,
   type Redactor,
+  type RedactorOptions,
   type SecretValue,
   SessionStore,
   SqliteStore,
@@ -23,6 +31,7 @@ import {
   withRlm,
 } from "@lash/core";
 import { validateJson } from "@lash/core/internal";
+import { dryRunPlugin, riskAssessor } from "@lash/policy";
 import {
   authFileSecrets,
   createProvider,
@@ -34,13 +43,16 @@ import type { ModelInfo } from "@lash/sansio";
 import { subagentsPlugin } from "@lash/subagents";
 import { TOOL_NAMES, toolsPlugin } from "@lash/tools";
 import { Effect, Fiber, Layer, ManagedRuntime, Stream } from "effect";
-import type { LashConfig } from "./config.ts";
+import { approverFor, switchableApprover } from "./approvals.ts";
+import type { ApprovalMode } from "./args.ts";
+import { type LashConfig, policyLayersOf } from "./config.ts";
 import type { CliContext, CliPaths, CliSettings } from "./context.ts";
 import { CliError, damageHint, ExitCode, errorMessage, taggedFailure } from "./errors.ts";
 import { gitBranch } from "./git.ts";
 import { VERSION } from "./help.ts";
 import { enabledMcpServers, type McpRuntime, startMcp } from "./mcp.ts";
 import { recordSessionEndpoint, sessionEndpoint } from "./paths.ts";
+import { cliGovernance } from "./policy.ts";
 import {
   baseUrlFor,
   configuredVendors,
@@ -49,6 +61,7 @@ import {
   type Vendor,
   vendorOf,
 } from "./providers.ts";
+import { shellSandbox } from "./sandbox.ts";
 
 export interface ContextOptions {
   readonly settings: CliSettings;
@@ -79,6 +92,10 @@ export interface ContextOptions {
    * setting). Default: `[lash] warning: …` on stderr — at once with `print`, else when the context closes.
    */
   readonly warn?: (message: string) => void;
+  /** `--approval-mode` (default: `fail` with `print`, else `interactive`: the TUI attaches its prompt with `setApprover`). */
+  readonly approvalMode?: ApprovalMode;
+  /** `--dry-run` (or config `policy.writes: "stub"`): write and exec tools return their preview instead of running. */
+  readonly dryRun?: boolean;
 }
 
 interface TraceHandle {
@@ -98,6 +115,13 @@ export interface LocalContext extends CliContext {
   readonly settleMcp: (timeoutMs: number) => Promise<void>;
   /** A resumed session: use the base URL stored with it (unless --base-url is given), check its provider. */
   readonly adoptSession: (session: { readonly id: string; readonly model: string }, forkId?: string) => void;
+  /** The `--approval-mode` in effect (`interactive` when none was given outside `-p`). */
+  readonly approvalMode: ApprovalMode;
+  /**
+   * Who answers approvals from now on (the TUI's prompt). Ignored unless the mode is
+   * `interactive`: an explicit `--approval-mode approve-all|reject-all|fail` keeps its approver.
+   */
+  readonly setApprover: (approver: ApproverShape) => void;
 }
 
 /**
@@ -115,6 +139,7 @@ export function secretsOf(
     ...new Set([
       ...Object.values(providerEnv).flatMap((spec) => spec.keys),
       ...(config.redaction?.env ?? []),
+      ...policyRedactionKeys(config),
       ...OTLP_HEADER_VARS,
     ]),
   ];
@@ -166,17 +191,21 @@ export function secretsOf(
  * A redactor that also knows the token values in `authFile`, re-read whenever the file
  * changes (a refresh mid-run writes new tokens): every value ever seen there stays redacted.
  */
-function authFileRedactor(base: readonly SecretValue[], authFile: string): Redactor {
+function authFileRedactor(
+  base: readonly SecretValue[],
+  authFile: string,
+  options: RedactorOptions = {},
+): Redactor {
   const seen = new Map<string, SecretValue>();
   let stamp: string | undefined;
-  let current: Redactor = makeRedactor(base);
+  let current: Redactor = makeRedactor(base, options);
   const refresh = (): Redactor => {
     const st = statSync(authFile, { throwIfNoEntry: false });
     const now = st ? `${st.ino}:${st.mtimeMs}:${st.size}` : "";
     if (now !== stamp) {
       stamp = now;
       for (const v of authFileSecrets(authFile)) if (!seen.has(v.value)) seen.set(v.value, v);
-      current = makeRedactor([...base, ...seen.values()]);
+      current = makeRedactor([...base, ...seen.values()], options);
     }
     return current;
   };
@@ -187,6 +216,11 @@ function authFileRedactor(base: readonly SecretValue[], authFile: string): Redac
     text: (t) => refresh().text(t),
     deep: (v) => refresh().deep(v),
   };
+}
+
+/** Policy `redaction.keys` of every config layer (global and project). */
+function policyRedactionKeys(config: LashConfig): readonly string[] {
+  return [...new Set(policyLayersOf(config).flatMap((l) => l.layer.redaction?.keys ?? []))];
 }
 
 /** The OpenTelemetry variables that carry collector headers (kept out of tool environments, redacted). */
@@ -270,23 +304,46 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
 
   // the scrubbed environment of tools and MCP servers, and the redaction of tool output
   const secrets = secretsOf(config, env);
+  // the tool policy (config `policy`, user then project layer); `approval: "risk"` asks when
+  // the risk evaluator (@lash/policy assessRisk) rates a call at or above the threshold
+  const gov = cliGovernance(config, { root: settings.cwd, assessRisk: riskAssessor(settings.cwd) });
   // the Codex sign-in's tokens too (they never leave the provider, but a tool could read auth.json)
-  const redactor = authFileRedactor(secrets.values, join(paths.home, "auth.json"));
+  // policy redaction.keys: those variables' values (in `secrets`) and `KEY=value` / `"key": "value"` in output
+  const redactor = authFileRedactor(secrets.values, join(paths.home, "auth.json"), {
+    keys: policyRedactionKeys(config),
+  });
+  const sandbox = shellSandbox(gov.policy, settings.cwd);
   const plugins: Plugin[] = [];
   const toolsAllowed = settings.tools?.filter((t) => (TOOL_NAMES as readonly string[]).includes(t));
   plugins.push(
     toolsPlugin({
       root: settings.cwd,
       ...(settings.tools ? { tools: toolsAllowed ?? [] } : {}),
-      shell: { secretEnvNames: secrets.names, passEnv: config.shell?.passEnv ?? [] },
+      shell: {
+        secretEnvNames: secrets.names,
+        passEnv: config.shell?.passEnv ?? [],
+        // policy sandbox: bwrap by default on Linux (a missing bwrap fails each shell call with the fix)
+        ...(sandbox ? { sandbox } : {}),
+      },
       ...(config.files?.allowHardLinks !== undefined ? { allowHardLinks: config.files.allowHardLinks } : {}),
+      // policy workspace.denyPatterns: the file tools refuse them and glob/grep skip them too
+      ...(gov.policy.denyPatterns.length > 0 ? { deny: gov.policy.denyPatterns.map((d) => d.pattern) } : {}),
     }),
-    outputBudgetPlugin(),
-    subagentsPlugin(childInstructionsOf(settings)),
+    // policy limits: what the model sees of one tool result
+    outputBudgetPlugin({
+      ...(gov.policy.limits.maxOutputBytes !== undefined
+        ? { maxBytes: gov.policy.limits.maxOutputBytes }
+        : {}),
+      ...(gov.policy.limits.maxOutputLines !== undefined
+        ? { maxLines: gov.policy.limits.maxOutputLines }
+        : {}),
+    }),
+    subagentsPlugin({ onChild: gov.onChild, ...childInstructionsOf(settings) }),
   );
   // skills: the catalog in the system prompt, load_skill / read_skill_file (none when no skill is found)
   if (options.live !== false) {
-    const skills = discoverSkills(defaultSkillRoots(settings.cwd, paths.home, settings.skillRoots)).skills;
+    const extra = [...(settings.skillRoots ?? []), ...projectFileSkillRoots(settings.cwd)];
+    const skills = discoverSkills(defaultSkillRoots(settings.cwd, paths.home, extra)).skills;
     if (skills.length > 0) plugins.push(skillsPlugin({ skills }));
   }
 
@@ -366,10 +423,19 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
     store = SqliteStore.layer({ filename: paths.db });
   }
 
+  // dry-run (--dry-run, config policy.writes "stub"): last, so it sees the arguments other hooks settled on
+  const dryRun = options.dryRun === true || gov.policy.writes === "stub";
+  if (dryRun) plugins.push(dryRunPlugin());
+
+  const approvalMode: ApprovalMode = options.approvalMode ?? (options.print ? "fail" : "interactive");
+  const approvals = switchableApprover(approverFor(approvalMode, options.print === true));
+
   // the RLM mode is always installed, so `--mode rlm` sessions can be created and resumed
   const layer = LashRuntime.layer(
     withRlm({
       plugins,
+      approver: approvals.approver,
+      ...(gov.governance ? { governance: gov.governance } : {}),
       dispatch: { redactor },
       ...(settings.maxTurns !== undefined ? { maxTurns: settings.maxTurns } : {}),
     }),
@@ -494,6 +560,10 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
       if (forkId !== undefined && url !== undefined && persisted)
         recordSessionEndpoint(paths.home, forkId, url);
       providerFor(session.model); // no provider for the session's model: the one message, exit 2
+    },
+    approvalMode,
+    setApprover(approver) {
+      if (approvalMode === "interactive") approvals.set(approver);
     },
     gitBranch: () => gitBranch(ctx.settings.cwd),
     pluginStatus: () => ({

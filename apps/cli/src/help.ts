@@ -8,13 +8,19 @@ Usage
                                      (the prompt may come on stdin: echo hi | lash -p)
   lash sessions list|show <id>|rm <id>|abandon <id>
   lash config                        the effective config (secrets redacted)
-  lash doctor [--repair]             check Node, database, provider keys, MCP servers
+  lash doctor [--repair]             check Node, database, provider keys, MCP servers, sandbox
   lash demo                          a scripted session against a built-in mock model (no key needed)
   lash lashlang run <file|-> | repl  run Lashlang cells (lash help lashlang)
   lash export <session|last> [--format html|json|md] [-o file]
   lash import <file.json>            recreate a session from a JSON export
   lash trace view <file.jsonl> [-o out.html]
-  lash skills list|validate [dir]|add <dir>   SKILL.md skills (lash help skills)
+  lash policy explain <tool> [args-json]
+                                     how the tool policy decides a call (lash help policy)
+  lash init                          scaffold a project: lash.yaml, agents/hello.agent.md, a skill
+  lash build [--json] [--check-mcp]  check the project's agents and write .lash/build/<hash>.json
+  lash agents list|show <name>       the agents of the newest build (lash help build)
+  lash skills list|validate [dir]|add <dir>
+                                     SKILL.md skills the sessions can load (lash help skills)
   lash login codex [--device-code]   sign in with a ChatGPT plan (for codex/… models)
   lash logout [codex]                forget that sign-in
   lash help [command]
@@ -59,6 +65,16 @@ Print mode
   -p, --print                   no TUI; the final answer on stdout, progress on stderr
       --output-format <f>       text (default) | json (one result object)
                                 | stream-json (JSONL: {"v":1,"type":…} per event, then the result)
+
+Approvals (when the policy asks before a tool call runs)
+      --approval-mode <m>       approve-all: run every call asked about · reject-all: deny them (the
+                                model reads why) · fail: stop the turn with an error, exit 1 (the
+                                default with -p; the request is kept: --resume <id> --resume-pending
+                                with an answering mode resolves it) · interactive: prompt in the
+                                TUI (its default; not with -p)
+      --dry-run                 tools that write or run commands do not run: each returns "Dry run:
+                                not run. It would have: …" with its diff or command (config
+                                policy.writes "stub" does the same); read-only tools run as usual
 
 Other
   -h, --help                    this help
@@ -128,7 +144,7 @@ Config keys (unknown keys are an error)
   skills { roots? [dirs of skill directories, relative to the workspace] },
   providers { anthropic|openai|openai-compatible|google|codex|bedrock|vertex-anthropic: { baseUrl } },
   mcpServers { <name>: { command, args, env, cwd } | { url, headers }, type?, timeoutMs?,
-    startupTimeoutMs?, enabled? } (the format Claude Desktop, Cursor and Claude Code share; type
+    startupTimeoutMs?, enabled?, trusted? } (the format Claude Desktop, Cursor and Claude Code share; type
     "streamable-http"/"streamableHttp" = "http", serverUrl = url; servers start in the background),
   trace { file?, level? ("standard"|"extended") } (level applies whenever tracing is on, --trace or file),
   trace.otlp { endpoint?, headers?, serviceName? } (OpenTelemetry export; OTEL_* variables win),
@@ -139,14 +155,59 @@ Config keys (unknown keys are an error)
   redaction { keys? [secret strings, 8+ chars], env? [variable names] } (replaced by
     [REDACTED:<name>] in tool output; the variables are also kept from tools),
   shell { passEnv? [variable names] } (credentials the shell tool may see; user config only)
+  policy { profile?, allow?, deny?, approval?, tools?, workspace?, limits?, redaction?, writes?,
+    sandbox?, risk? } (the tool policy; the user's and the project's are separate layers:
+    lash help policy),
   files { allowHardLinks? } (let the file tools open hard-linked files; default false)
 API keys are read from the environment only; tools and MCP servers never receive them.
+`,
+  policy: `Usage
+  lash policy explain <tool> [args-json] [--cwd <dir>]
+      prints the policy layers in effect, the verdict for this call (allow / deny / ask), which
+      layer and rule decided and why, the tool's effects and (when assessed) its risk.
+      e.g. lash policy explain write_file '{"path": ".env", "content": "x"}'
+
+The policy (config key "policy", in $LASH_HOME/config.json and <cwd>/.lash/config.json)
+  {
+    "profile": "coding",              minimal | readonly | coding | full (a named base layer)
+    "allow": ["group:fs", "shell"],   tool names, globs (mcp__github__*), groups; absent/[] = all
+    "deny": ["group:mcp:untrusted"],  deny always wins, at every layer
+    "approval": "risk",               default for tools not in "tools": never | always | risk
+    "tools": { "write_file": { "approval": "always" } },   keys: names, globs or groups
+    "workspace": { "denyPatterns": [".env*", "**/*.pem"] }, file tools refuse these paths
+                                      (glob and grep skip them)
+    "limits": { "maxOutputBytes": 65536, "maxOutputLines": 2000 },  what the model sees of a result
+    "redaction": { "keys": ["DEPLOY_TOKEN"] },  names whose values are redacted: the variable's
+                                      value, and KEY=value / "key": "value" in tool output
+    "risk": { "threshold": "medium" }  approval "risk" asks at this risk level or above
+                                      (low | medium | high; default medium)
+  }
+  Layers: the user's config, the project's, each one's profile, then a subagent's capability.
+  A tool must be in every layer's allow list; any layer's deny denies; the strictest approval
+  wins (always > risk > never); a subagent can never gain a tool its parent lacks.
+  Without a risk evaluator, approval "risk" asks for tools whose effects include write or exec.
+  Unknown keys are errors (with a "did you mean").
+
+Groups
+  group:fs (group:fs:read read_file, glob, grep + group:fs:write write_file, edit, apply_patch),
+  group:runtime (shell), group:plan (update_plan), group:agents (spawn_agent), group:mcp,
+  group:mcp:<server>, and by declared effects: group:read, group:write, group:exec,
+  group:network, group:secret, group:readonly (effects only read).
+Profiles
+  minimal   read-only file tools and the plan
+  readonly  every tool whose effects are only read
+  coding    file tools, shell, plan, agents; approval risk for exec tools, never for read-only ones
+  full      every tool
+Effects: read_file/glob/grep/update_plan/spawn_agent read; write_file/edit/apply_patch write;
+  shell exec; MCP tools write unless the server is marked "trusted": true in mcpServers (then
+  from their annotations: readOnlyHint → read, else write; openWorldHint → + network).
 `,
   doctor: `Usage
   lash doctor [--json] [--cwd <dir>] [--repair]
       checks the Node version, the config, the database (SQLite's quick_check of every page, then
       opens it: schema version, sessions), provider keys per vendor, the chosen model, and MCP
-      servers (starts each and waits up to 15 s for it). Exit 0 when lash can run a turn, 1 otherwise.
+      servers (starts each and waits up to 15 s for it), and the shell sandbox (bwrap: whether it
+      can run here, or why not and the fix). Exit 0 when lash can run a turn, 1 otherwise.
       --repair  when the database is damaged: copy every readable row into a new file and swap it
                 in; the damaged file is kept as lash.db.damaged-<time>. Stop other lash processes first.
 `,
@@ -165,6 +226,31 @@ API keys are read from the environment only; tools and MCP servers never receive
   A sign-in the server no longer accepts (revoked, expired) fails with "run \`lash login codex\`".
   LASH_CODEX_AUTH_URL points the sign-in at another authorization server (tests, proxies);
   LASH_CODEX_CALLBACK_PORT picks the loopback port (the server must accept that redirect URI).
+`,
+  build: `Usage
+  lash build [dir] [--json] [--check-mcp] [--mcp-timeout <s>] [--cwd <dir>]
+      parses the project (lash.yaml or lash.json, agent specs *.agent.md / *.agent in the agent
+      directories and agents/*.yaml, skills) and reports every problem at once as
+      file:line:column: message — unknown keys (with "did you mean"), models not in the provider
+      catalog (with the closest names), unknown tools, skills and MCP servers, agent cycles,
+      invalid schedules; warnings for policy grants no tool uses and skills no agent lists.
+      On success writes .lash/build/<sha256>.json (the manifest \`lash run\` uses) and skills.lock.
+      Same inputs give the same hash. Exit code 0 (warnings allowed), 1 on errors.
+      --json            one JSON object: ok, hash, manifest, errors, warnings, diagnostics
+      --check-mcp       start each MCP server of lash.yaml and list its tools (timeout: --mcp-timeout, default 10 s)
+  The spec format's JSON Schema: packages/agents/agent-spec.schema.json.
+`,
+  init: `Usage
+  lash init [dir]
+      scaffolds a project in the directory (default: the current one): lash.yaml, an example agent
+      agents/hello.agent.md, an example skill .lash/skills/greeting/SKILL.md, and .lash/build/ in
+      .gitignore. Refuses to overwrite existing files (it names them) and writes nothing then.
+`,
+  agents: `Usage
+  lash agents list [--json] [--cwd <dir>]
+  lash agents show <name> [--json] [--cwd <dir>]
+      the agents of the newest build in .lash/build (without one, a fresh build): name,
+      description, model, mode, tools, skills, schemas and the resolved instructions.
 `,
   demo: `Usage
   lash demo [--keep] [--json]

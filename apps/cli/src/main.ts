@@ -62,6 +62,17 @@ async function dispatch(command: Command, io: MainIO): Promise<number> {
       const { runTraceCommand } = await import("./features.ts");
       return runTraceCommand(command.argv, io);
     }
+    case "policy": {
+      const { runPolicyCommand } = await import("./policy.ts");
+      return runPolicyCommand(command.argv, io);
+    }
+    case "build":
+    case "init":
+    case "agents": {
+      const agents = await import("./agents.ts");
+      const run = { build: agents.runBuild, init: agents.runInit, agents: agents.runAgents }[command.kind];
+      return run(command.argv, io);
+    }
     case "skills": {
       const { runSkills } = await import("./skills.ts");
       return runSkills(command.argv, io);
@@ -95,6 +106,11 @@ async function dispatch(command: Command, io: MainIO): Promise<number> {
 async function run(flags: RunFlags, io: MainIO): Promise<number> {
   const { NoProvider, resolveSetup } = await import("./setup.ts");
   const interactive = !flags.print && io.stdin.isTTY === true && io.stdout.isTTY === true;
+  if (flags.approvalMode === "interactive" && !interactive)
+    throw new CliError(
+      "lash: --approval-mode interactive prompts in the terminal, and this run has none; use approve-all, reject-all or fail",
+      ExitCode.usage,
+    );
   let setup: Awaited<ReturnType<typeof resolveSetup>>;
   try {
     setup = await resolveSetup(flags, io.env);
@@ -122,6 +138,8 @@ async function run(flags: RunFlags, io: MainIO): Promise<number> {
     ...(flags.traceLevel !== undefined ? { traceLevel: flags.traceLevel } : {}),
     persist: !flags.noSession,
     print: !interactive,
+    ...(flags.approvalMode !== undefined ? { approvalMode: flags.approvalMode } : {}),
+    ...(flags.dryRun ? { dryRun: true } : {}),
     // a resumed session's provider is checked once the session is known (its stored base URL may be needed)
     ...((flags.continue ||
       flags.resume !== undefined ||

@@ -201,6 +201,12 @@ function progress(stderr: NodeJS.WritableStream, printedErrors: Set<string>) {
         );
         break;
       }
+      case "approvalResolved":
+        for (const d of e.decisions)
+          stderr.write(
+            `[approval] ${d.tool ?? d.callId} · ${d.decision === "approve" ? "approved" : "denied"} by ${e.by}${d.reason ? ` · ${d.reason}` : ""}${e.replayed ? " · from journal" : ""}\n`,
+          );
+        break;
       case "error":
         // the final "[lash] stopped" line does not repeat a message printed here
         printedErrors.add(e.message);

@@ -6,6 +6,7 @@ import { parseArgs } from "node:util";
 import {
   defaultSkillRoots,
   discoverSkills,
+  projectFileSkillRoots,
   type Skill,
   type SkillProblem,
   validateSkillDir,
@@ -35,7 +36,10 @@ export async function runSkills(argv: readonly string[], io: MainIO): Promise<nu
   const cwd = resolveCwd(values.cwd);
   const paths = resolvePaths(io.env, cwd);
   const { config } = loadConfig(paths.config, paths.projectConfig);
-  const roots = defaultSkillRoots(cwd, paths.home, config.skills?.roots ?? []);
+  const roots = defaultSkillRoots(cwd, paths.home, [
+    ...(config.skills?.roots ?? []),
+    ...projectFileSkillRoots(cwd),
+  ]);
   const show = (p: SkillProblem) => formatProblem(p, cwd);
   switch (action) {
     case "list": {

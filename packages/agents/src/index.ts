@@ -3,6 +3,27 @@
 // and project instruction files (AGENTS.md).
 export const AGENTS_PACKAGE = "@lash/agents";
 export {
+  BUILD_DIR,
+  type BuildOptions,
+  type BuildResult,
+  type BuildSkill,
+  buildProject,
+  compileProject,
+  DEFAULT_AGENT_DIRS,
+  DEFAULT_BUILTIN_TOOLS,
+  defaultSkillsCatalog,
+  fileSha256,
+  findProjectFile,
+  type ParsedAgent,
+  PROJECT_FILES,
+  type ProjectParse,
+  parseProject,
+  readManifest,
+  skillFiles,
+  skillsLock,
+  sortDiagnostics,
+} from "./build.ts";
+export {
   capText,
   findInstructionFiles,
   INSTRUCTIONS_MAX_CHARS,
@@ -23,6 +44,7 @@ export {
   defaultSkillRoots,
   discoverSkills,
   LOAD_SKILL,
+  projectFileSkillRoots,
   READ_SKILL_FILE,
   SKILL_FILE,
   SKILLS_PLUGIN,
@@ -34,3 +56,23 @@ export {
   skillsPlugin,
   validateSkillDir,
 } from "./skills/index.ts";
+export {
+  closest,
+  type Diagnostic,
+  decodeWithPositions,
+  editDistance,
+  formatDiagnostic,
+  parseYamlSource,
+  type SourceDoc,
+  splitFrontMatter,
+} from "./source.ts";
+export {
+  AGENT_NAME_PATTERN,
+  AgentSpec,
+  APPROVAL_MODES,
+  agentSpecJsonSchema,
+  ProjectFile,
+  projectFileJsonSchema,
+  Schedule,
+  ToolRef,
+} from "./spec.ts";

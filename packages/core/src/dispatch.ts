@@ -2,6 +2,8 @@ import type { CompletedToolCall, PendingToolCall } from "@lash/sansio";
 import { abortWait, afterOn } from "@lash/sansio";
 import { Duration, Effect, Exit, Fiber, FiberId, Runtime } from "effect";
 import type { TurnActivityBody } from "./activity.ts";
+import { type DispatchGovernance, type Governed, govern } from "./approval.ts";
+import type { ApprovalError } from "./governance.ts";
 import { Journal, type JournalMismatch } from "./journal.ts";
 import { validateJson } from "./jsonschema.ts";
 import type { HookContext, PluginHooks, ProjectedResult, ToolCallInfo } from "./plugin.ts";
@@ -49,6 +51,8 @@ export interface DispatchContext {
   readonly options?: DispatchOptions;
   /** Lent to tools that drive the runtime (subagents). */
   readonly host?: ToolHost;
+  /** The approval step (absent: every call runs, nothing is asked — no work at all). */
+  readonly governance?: DispatchGovernance;
 }
 
 export interface BatchResult {
@@ -73,6 +77,13 @@ type Prepared =
       readonly call: PendingToolCall;
       readonly output: ToolOutput;
       readonly tool?: ToolDefinition;
+    }
+  /** The turn was cancelled while the call waited for an approval: it never starts. */
+  | {
+      readonly kind: "held";
+      readonly index: number;
+      readonly call: PendingToolCall;
+      readonly tool: ToolDefinition;
     };
 
 type AttemptRecord =
@@ -381,6 +392,39 @@ function hashOf(p: Extract<Prepared, { kind: "run" }>): string {
   return Journal.hash({ tool: p.call.name, args: p.args });
 }
 
+/** The approval step: each runnable call allowed, denied (settled) or asked about (see `approval.ts`). */
+function governed(
+  ctx: DispatchContext,
+  g: DispatchGovernance,
+  prepared: Prepared[],
+): Effect.Effect<Prepared[], ApprovalError | JournalMismatch | StoreError> {
+  const runnable = prepared.filter((p): p is Extract<Prepared, { kind: "run" }> => p.kind === "run");
+  if (runnable.length === 0) return Effect.succeed(prepared);
+  return Effect.map(
+    govern(
+      {
+        sessionId: ctx.hook.session.id,
+        turnId: ctx.hook.turnId,
+        batchKey: ctx.batchKey,
+        journal: ctx.journal,
+        signal: ctx.signal,
+        emit: ctx.emit,
+        redactor: ctx.options?.redactor,
+      },
+      g,
+      runnable,
+    ),
+    (decided) =>
+      prepared.map((p): Prepared => {
+        const d: Governed | undefined = decided.get(p.index);
+        if (!d || p.kind !== "run") return p;
+        if (d.kind === "run") return d.args === p.args ? p : { ...p, args: d.args };
+        if (d.kind === "held") return { kind: "held", index: p.index, call: p.call, tool: p.tool };
+        return { kind: "settled", index: p.index, call: p.call, tool: p.tool, output: d.output };
+      }),
+  );
+}
+
 /**
  * Run one batch of tool calls. Every failure becomes an error result the model
  * reads; results come back in the model's order. On cancel, calls still running
@@ -389,10 +433,11 @@ function hashOf(p: Extract<Prepared, { kind: "run" }>): string {
 export function runToolBatch(
   ctx: DispatchContext,
   calls: readonly PendingToolCall[],
-): Effect.Effect<BatchResult, JournalMismatch | StoreError> {
+): Effect.Effect<BatchResult, ApprovalError | JournalMismatch | StoreError> {
   return Effect.gen(function* () {
     const clock = yield* Effect.clock;
-    const prepared = yield* prepare(ctx, calls);
+    const prepared0 = yield* prepare(ctx, calls);
+    const prepared = ctx.governance ? yield* governed(ctx, ctx.governance, prepared0) : prepared0;
     const done = new Map<number, CompletedToolCall>();
     const spent: ToolUsage[] = [];
     /** When each call started, so a call cut off by a cancel reports how long it really ran. */
@@ -451,7 +496,7 @@ export function runToolBatch(
     const runOne = (p: Prepared) =>
       Effect.suspend(() => {
         // a call that had not started when the turn was cancelled does not start
-        if (ctx.signal.aborted) return Effect.void;
+        if (ctx.signal.aborted || p.kind === "held") return Effect.void;
         const startedAt = clock.unsafeCurrentTimeMillis();
         started.set(p.index, startedAt);
         return Effect.zipRight(

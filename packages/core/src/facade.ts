@@ -1,6 +1,12 @@
 import type { LlmProvider, Message, ModelInfo } from "@lash/sansio";
-import { Effect, Layer, ManagedRuntime } from "effect";
+import { Cause, Effect, Exit, Layer, ManagedRuntime, Option } from "effect";
 import type { TurnActivity } from "./activity.ts";
+import {
+  type ApprovalAnswer,
+  ApprovalError,
+  type ApprovalRequest,
+  type ApproverShape,
+} from "./governance.ts";
 import type { Plugin } from "./plugin.ts";
 import {
   type CreateSessionOptions,
@@ -21,7 +27,37 @@ export interface LashOptions extends Omit<RuntimeOptions, "plugins"> {
   readonly provider: LlmProvider | ((model: string) => LlmProvider);
   readonly catalog?: readonly ModelInfo[];
   readonly plugins?: readonly Plugin[];
+  /**
+   * Answers the tool calls `governance` asks about: all calls of one model response come
+   * in one request; resolve with `{ by, decisions: [{ callId, decision: "approve" | "deny", … }] }`.
+   * A rejected promise stops the turn (`TurnError` `approval`) and leaves the request pending:
+   * the session's next turn (or `resumePending`) asks it again. `signal` aborts on cancel.
+   * Takes precedence over `approver`.
+   */
+  readonly onApproval?: (request: ApprovalRequest, signal: AbortSignal) => Promise<ApprovalAnswer>;
 }
+
+/** `onApproval` as an approver. */
+const callbackApprover = (
+  fn: (request: ApprovalRequest, signal: AbortSignal) => Promise<ApprovalAnswer>,
+): ApproverShape => ({
+  ask: (request, signal) =>
+    Effect.tryPromise({
+      try: () => fn(request, signal),
+      catch: (e) =>
+        new ApprovalError({ message: `onApproval failed: ${e instanceof Error ? e.message : String(e)}` }),
+    }).pipe(
+      Effect.filterOrFail(
+        (a) => a !== null && typeof a === "object" && Array.isArray(a.decisions),
+        () =>
+          new ApprovalError({
+            message:
+              "onApproval resolved with no answer: resolve with { by, decisions: [{ callId, decision }] }",
+          }),
+      ),
+      Effect.map((a) => ({ ...a, by: a.by || "onApproval" })),
+    ),
+});
 
 /** A running turn: iterate it for activity events; `result` settles when it has committed. */
 export interface TurnRun extends AsyncIterable<TurnActivity> {
@@ -49,7 +85,8 @@ export interface Lash {
 
 /** The promise facade for hosts that do not use Effect. */
 export function createLash(options: LashOptions): Lash {
-  const { store, provider, catalog, ...runtimeOptions } = options;
+  const { store, provider, catalog, onApproval, ...rest } = options;
+  const runtimeOptions = onApproval ? { ...rest, approver: callbackApprover(onApproval) } : rest;
   const providers =
     typeof provider === "function" ? LlmProviders.fromFunction(provider) : LlmProviders.single(provider);
   const layer = LashRuntime.layer(runtimeOptions).pipe(
@@ -63,8 +100,15 @@ export function createLash(options: LashOptions): Lash {
     ),
   );
   const runtime = ManagedRuntime.make(layer);
+  /** Runs an effect; a typed failure rejects with the error itself (`TurnError`, `SessionNotFound` …), to match with `instanceof`. */
+  const promise = <A, E>(effect: Effect.Effect<A, E, LashRuntime>): Promise<A> =>
+    runtime.runPromiseExit(effect).then((exit) => {
+      if (Exit.isSuccess(exit)) return exit.value;
+      const failure = Cause.failureOption(exit.cause);
+      throw Option.isSome(failure) ? failure.value : Cause.squash(exit.cause);
+    });
   const run = <A, E>(f: (rt: typeof LashRuntime.Service) => Effect.Effect<A, E>): Promise<A> =>
-    runtime.runPromise(Effect.flatMap(LashRuntime, f));
+    promise(Effect.flatMap(LashRuntime, f));
 
   const session = (id: string): LashSession => ({
     id,
@@ -74,7 +118,7 @@ export function createLash(options: LashOptions): Lash {
       let finished = false;
       let cancel: (() => void) | undefined;
       let cancelRequested = false;
-      const result = runtime.runPromise(
+      const result = promise(
         Effect.scoped(
           Effect.gen(function* () {
             const rt = yield* LashRuntime;

@@ -91,7 +91,11 @@ export interface ApprovalAnswer {
 }
 
 /** No answer can be had (e.g. `--approval-mode fail`, or interactive without a terminal). */
-export class ApprovalError extends Data.TaggedError("ApprovalError")<{ readonly message: string }> {}
+export class ApprovalError extends Data.TaggedError("ApprovalError")<{
+  readonly message: string;
+  /** The request that could not be answered (set by the host when it stops the turn). */
+  readonly request?: ApprovalRequest;
+}> {}
 
 export interface ApproverShape {
   /** Answer every item of the request. `signal` aborts when the turn is cancelled. */

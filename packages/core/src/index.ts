@@ -9,6 +9,7 @@ export type {
   TurnActivity,
   TurnActivityBody,
 } from "./activity.ts";
+export type { ApprovalRecord } from "./approval.ts";
 export {
   type OutputBudgetOptions,
   outputBudgetPlugin,
@@ -86,6 +87,7 @@ export {
   MIN_SECRET_LENGTH,
   makeRedactor,
   type Redactor,
+  type RedactorOptions,
   type ScrubbedEnv,
   type ScrubOptions,
   SECRET_ENV_PATTERNS,

@@ -14,6 +14,7 @@ import type {
 import { Data, type Deferred, type Effect, type Scope, type Stream } from "effect";
 import type { TurnActivity, TurnActivityBody } from "./activity.ts";
 import type { DispatchOptions } from "./dispatch.ts";
+import type { ApprovalRequest, ApproverShape, GovernanceShape } from "./governance.ts";
 import type { HookContext, Plugin } from "./plugin.ts";
 import type {
   CommitResult,
@@ -51,6 +52,18 @@ export interface RuntimeOptions {
    * (each one crashed the process) is not resumed again automatically (default 3).
    */
   readonly maxResumeAttempts?: number;
+  /**
+   * Decides every tool call before it runs: allow, deny (the model reads why) or ask the
+   * `approver`. Default: the `Governance` service when the runtime's context has one, else
+   * `Governance.allowAll` (no approval step at all).
+   */
+  readonly governance?: GovernanceShape;
+  /**
+   * Answers the calls `governance` asks about, all of one model response in one request.
+   * Default: the `Approver` service when the context has one; with none, a call that needs
+   * an answer stops the turn (`TurnError` `approval`) and the request stays pending.
+   */
+  readonly approver?: ApproverShape;
 }
 
 /**
@@ -193,7 +206,13 @@ export class TurnError extends Data.TaggedError("TurnError")<{
     /** The cut-off turn's resumes crashed `maxResumeAttempts` times: it is not resumed automatically. */
     | "poisoned"
     /** A new turn was asked for (`resumePending: false`) while a cut-off turn is pending. */
-    | "pendingTurn";
+    | "pendingTurn"
+    /**
+     * A tool call needs an approval and none could be had (no approver, or it failed — e.g.
+     * `--approval-mode fail`). The request stays in the journal: resuming the turn with an
+     * approver that answers asks it again (same id, same preview).
+     */
+    | "approval";
   readonly message: string;
   /** The turn's messages when it ran but could not commit. */
   readonly messages?: readonly Message[];
@@ -202,6 +221,8 @@ export class TurnError extends Data.TaggedError("TurnError")<{
   /** `poisoned`, `pendingTurn`, `journalMismatch`: the cut-off turn. */
   readonly pendingTurnId?: string;
   readonly resumeAttempts?: number;
+  /** `approval`: the request that could not be answered. */
+  readonly approvalRequest?: ApprovalRequest;
 }> {}
 
 export interface Comparison {

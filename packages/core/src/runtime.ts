@@ -1,6 +1,7 @@
 import type { ProtocolDriver } from "@lash/sansio";
 import { standardDriver } from "@lash/sansio";
 import { Context, Effect, Layer, Option, Stream } from "effect";
+import { Approver, Governance } from "./governance.ts";
 import { PluginHost, ToolCatalog } from "./host.ts";
 import { ActivityHub } from "./hub.ts";
 import { EffectJournal, Journal } from "./journal.ts";
@@ -56,6 +57,11 @@ export const makeRuntime = (options: RuntimeOptions) =>
       ToolCatalog.make(pluginHost),
     );
     const locals = new Map<string, SessionLocal>();
+    const governance =
+      options.governance ??
+      Option.getOrElse(yield* Effect.serviceOption(Governance), () => Governance.allowAll);
+    const approver = options.approver ?? Option.getOrUndefined(yield* Effect.serviceOption(Approver));
+    const grants = new Map<string, Set<string>>();
 
     const local = (sessionId: string): Effect.Effect<SessionLocal> =>
       Effect.suspend(() => {
@@ -93,6 +99,10 @@ export const makeRuntime = (options: RuntimeOptions) =>
       runtimeScope: yield* Effect.scope,
       leases,
       local,
+      // allow-all needs no approval step: the dispatcher then does no governance work at all
+      governance: governance === Governance.allowAll ? undefined : governance,
+      approver,
+      grants,
       self: () => {
         if (!self) throw new Error("the runtime is not built yet");
         return self;
@@ -108,6 +118,7 @@ export const makeRuntime = (options: RuntimeOptions) =>
           store.deleteSession(id),
           Effect.sync(() => {
             locals.delete(id);
+            grants.delete(id);
             for (const p of pluginHost.plugins(id)) p.forget?.(id);
             pluginHost.detach(id);
           }),

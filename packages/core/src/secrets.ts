@@ -126,36 +126,100 @@ const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\
 /** The name a replacement may show: letters, digits, `_ . - [ ]` only. */
 const safeName = (name: string): string => name.replace(/[^A-Za-z0-9_.[\]-]/g, "_") || "secret";
 
+export interface RedactorOptions {
+  /**
+   * Names (environment variables, config keys; policy `redaction.keys`) whose values are
+   * redacted wherever they are written as `NAME=value` (also `export NAME=value`, quoted
+   * values) or `"NAME": "value"` (JSON), whatever the value. The values these names hold
+   * in the environment belong in `secrets` too (see `envSecrets`' `secretNames`).
+   */
+  readonly keys?: Iterable<string>;
+}
+
+/** `NAME=value` / `NAME="value"` / `"NAME": "value"` for any of these names (case-insensitive). */
+function keyPattern(keys: readonly string[]): RegExp | undefined {
+  const names = keys
+    .map((k) => k.trim())
+    .filter((k) => k !== "")
+    .sort((a, b) => b.length - a.length)
+    .map(escapeRegExp);
+  if (names.length === 0) return undefined;
+  const alt = names.join("|");
+  // 1: JSON key, 2: its quoted value's body; 3: NAME=, 4: its value (quoted or a run of non-space)
+  return new RegExp(
+    `"(${alt})"(\\s*:\\s*)"((?:[^"\\\\]|\\\\.)*)"|(?<![A-Za-z0-9_])(${alt})([ \\t]*=[ \\t]*)("[^"\\n]*"|'[^'\\n]*'|[^\\s"',;]+)`,
+    "gi",
+  );
+}
+
 /**
  * Build a redactor for these values. Values shorter than `MIN_SECRET_LENGTH`
  * (after trimming) are skipped; a value listed twice is replaced under its first name;
- * longer values win over values they contain.
+ * longer values win over values they contain. `options.keys` adds the values written
+ * next to those names (`KEY=value`, `"key": "value"`).
  */
-export function makeRedactor(secrets: Iterable<SecretValue>): Redactor {
+export function makeRedactor(secrets: Iterable<SecretValue>, options: RedactorOptions = {}): Redactor {
   const names = new Map<string, string>();
   for (const { name, value } of secrets) {
     const v = value.trim();
     if (v.length < MIN_SECRET_LENGTH || names.has(v)) continue;
     names.set(v, safeName(name));
   }
-  if (names.size === 0) return { size: 0, text: (t) => t, deep: (v) => v };
-  const pattern = new RegExp(
-    [...names.keys()]
-      .sort((a, b) => b.length - a.length)
-      .map(escapeRegExp)
-      .join("|"),
-    "g",
-  );
-  const text = (t: string): string =>
-    t.length < MIN_SECRET_LENGTH ? t : t.replace(pattern, (m) => `[REDACTED:${names.get(m) ?? "secret"}]`);
+  const keyList = [...(options.keys ?? [])];
+  const byKey = keyPattern(keyList);
+  const keySet = new Set(keyList.map((k) => k.trim().toLowerCase()));
+  if (names.size === 0 && !byKey) return { size: 0, text: (t) => t, deep: (v) => v };
+  const pattern =
+    names.size === 0
+      ? undefined
+      : new RegExp(
+          [...names.keys()]
+            .sort((a, b) => b.length - a.length)
+            .map(escapeRegExp)
+            .join("|"),
+          "g",
+        );
+  const byValue = (t: string): string =>
+    !pattern || t.length < MIN_SECRET_LENGTH
+      ? t
+      : t.replace(pattern, (m) => `[REDACTED:${names.get(m) ?? "secret"}]`);
+  const text = (t: string): string => {
+    const out = byValue(t);
+    if (!byKey) return out;
+    return out.replace(
+      byKey,
+      (
+        m,
+        jsonKey?: string,
+        colon?: string,
+        jsonValue?: string,
+        envKey?: string,
+        eq?: string,
+        envValue?: string,
+      ) => {
+        if (jsonKey !== undefined)
+          return jsonValue === "" || jsonValue?.startsWith("[REDACTED:")
+            ? m
+            : `"${jsonKey}"${colon}"[REDACTED:${safeName(jsonKey)}]"`;
+        if (envKey === undefined || envValue === undefined || envValue.startsWith("[REDACTED:")) return m;
+        const q = envValue[0] === '"' || envValue[0] === "'" ? envValue[0] : "";
+        if (q && envValue.length <= 2) return m;
+        return `${envKey}${eq}${q}[REDACTED:${safeName(envKey)}]${q}`;
+      },
+    );
+  };
   const walk = (value: unknown, depth: number): unknown => {
     if (typeof value === "string") return text(value);
     if (value === null || typeof value !== "object" || depth > 100) return value;
     if (Array.isArray(value)) return value.map((v) => walk(v, depth + 1));
     if (value instanceof Uint8Array || value instanceof Date) return value;
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[text(k)] = walk(v, depth + 1);
+    for (const [k, v] of Object.entries(value))
+      out[text(k)] =
+        typeof v === "string" && v !== "" && keySet.has(k.toLowerCase())
+          ? `[REDACTED:${safeName(k)}]`
+          : walk(v, depth + 1);
     return out;
   };
-  return { size: names.size, text, deep: <T>(v: T): T => walk(v, 0) as T };
+  return { size: names.size + (byKey ? 1 : 0), text, deep: <T>(v: T): T => walk(v, 0) as T };
 }

@@ -2,6 +2,8 @@ import type { Message, Part, ToolCallPart, ToolResultPart } from "@lash/sansio";
 import { escapeHtml, highlightCode, highlightDiff, renderMarkdown } from "./markdown.ts";
 import type { ExportedNode, ExportedSession } from "./schema.ts";
 import {
+  approvalOf,
+  approvalSummary,
   buildView,
   type CallStatus,
   callStatus,
@@ -183,6 +185,7 @@ function renderNode(n: ExportedNode, ctx: Ctx, top: boolean, footer = ""): strin
     ? ` data-node="${escapeHtml(n.id)}"${n.parentId !== null ? ` data-parent="${escapeHtml(n.parentId)}"` : ""}`
     : "";
   const m = messageOf(n);
+  const approval = m ? undefined : approvalOf(n);
   let inner: string;
   let cls: string;
   if (m) {
@@ -197,6 +200,10 @@ function renderNode(n: ExportedNode, ctx: Ctx, top: boolean, footer = ""): strin
       body === ""
         ? ""
         : `<div class="who">${ROLE_LABEL[m.role] ?? m.role}${m.role === "assistant" ? ` <span class="muted">· ${escapeHtml(ctx.view.exported.session.model)}</span>` : ""}${turn !== undefined && m.role === "user" ? ` <span class="muted">· turn ${turn}</span>` : ""}<span class="time">${formatTime(n.createdAt)}</span></div>${body}`;
+  } else if (approval) {
+    const a = approval;
+    cls = `approval ${a.decision}`;
+    inner = `<div class="approval-line"><span class="pill ${a.decision === "approve" ? "status-ok" : "status-err"}">${a.decision === "approve" ? "approved" : "denied"}</span> ${escapeHtml(approvalSummary(a))}<span class="time">${formatTime(a.at)}</span>${a.previewHash ? ` <span class="muted" title="preview hash">preview ${escapeHtml(a.previewHash.slice(0, 12))}</span>` : ""}</div>`;
   } else if (n.kind === "frame") {
     const p = (n.payload ?? {}) as { task?: unknown; frameId?: unknown };
     cls = "frame";
@@ -408,6 +415,7 @@ details.tool.err{border-color:color-mix(in srgb,var(--err) 45%,var(--line))}
 .frame-line{display:flex;align-items:center;gap:10px;color:var(--muted);font-size:12px;margin:18px 0 6px}
 .frame-line::before,.frame-line::after{content:"";flex:1;border-top:1px solid var(--line)}
 details.event{font-size:12px;color:var(--muted)}
+.approval-line{font-size:12px;color:var(--muted);margin:4px 0}
 .attachment img{max-width:100%;border-radius:8px;border:1px solid var(--line)}
 .toolbar{display:flex;gap:8px;justify-content:flex-end;margin:0 0 10px}
 .toolbar button{font:inherit;font-size:12px;border:1px solid var(--line);background:var(--panel);color:var(--ink);border-radius:6px;padding:3px 10px;cursor:pointer}

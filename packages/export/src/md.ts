@@ -1,6 +1,8 @@
 import type { Message } from "@lash/sansio";
 import type { ExportedSession } from "./schema.ts";
 import {
+  approvalOf,
+  approvalSummary,
   buildView,
   callStatus,
   diffsOf,
@@ -133,6 +135,12 @@ function renderSession(exported: ExportedSession, options: MarkdownOptions, dept
     }
     const m = messageOf(n);
     if (!m) {
+      const a = approvalOf(n);
+      if (a)
+        lines.push(
+          "",
+          `> **Approval** ${a.decision === "approve" ? "✅" : "⛔"} ${approvalSummary(a)} (${formatTime(a.at)})`,
+        );
       if (n.kind === "frame") {
         const task = (n.payload as { task?: unknown } | null)?.task;
         lines.push("", "---", "", `*New agent frame*${typeof task === "string" ? `: ${task}` : ""}`);

@@ -243,3 +243,42 @@ export function prettyArgs(argumentsText: string): string {
     return argumentsText;
   }
 }
+
+/** One approval decision as the graph keeps it (core's `ApprovalRecord`, a `protocol` node). */
+export interface ApprovalView {
+  readonly requestId: string;
+  readonly callId: string;
+  readonly tool: string;
+  readonly decision: "approve" | "deny";
+  readonly by: string;
+  readonly scope?: "once" | "session";
+  readonly edited?: boolean;
+  readonly reason?: string;
+  readonly layer?: string;
+  readonly argsHash?: string;
+  readonly previewHash?: string;
+  readonly at: number;
+}
+
+/** The approval decision a node holds, if it is one. */
+export function approvalOf(node: ExportedNode): ApprovalView | undefined {
+  if (node.kind !== "protocol") return undefined;
+  const p = node.payload as Partial<ApprovalView> & { type?: unknown };
+  if (
+    p?.type !== "approval" ||
+    typeof p.tool !== "string" ||
+    (p.decision !== "approve" && p.decision !== "deny")
+  )
+    return undefined;
+  return p as ApprovalView;
+}
+
+/** `write approved by user for the session (edited) · layer: global config · why` — one line. */
+export function approvalSummary(a: ApprovalView): string {
+  const verb = a.decision === "approve" ? "approved" : "denied";
+  const scope = a.decision === "approve" && a.scope === "session" ? " for the session" : "";
+  const bits = [`${a.tool} ${verb} by ${a.by}${scope}${a.edited ? " (arguments edited)" : ""}`];
+  if (a.layer) bits.push(`policy: ${a.layer}`);
+  if (a.reason) bits.push(a.reason);
+  return bits.join(" · ");
+}

@@ -13,7 +13,8 @@ import { Data, Effect, Either, ParseResult, Schema } from "effect";
  * `type` (`stdio` | `http` | `sse`) is inferred from `command` / `url` when absent. The spellings
  * other clients write are accepted too: `"streamable-http"` / `"streamableHttp"` mean `"http"`
  * (streamable HTTP), and `serverUrl` (Windsurf) is the same as `url`. lash adds
- * `timeoutMs` (per-call timeout), `startupTimeoutMs` and `enabled` (default true; Cline's `disabled: true` is honoured
+ * `timeoutMs` (per-call timeout), `startupTimeoutMs`, `trusted` (believe the tools' annotations for their
+ * effects; default false: every tool counts as a write) and `enabled` (default true; Cline's `disabled: true` is honoured
  * too). Keys this format does not know (`autoApprove`, `alwaysAllow`, …) are ignored, so a file
  * copied from another client works unchanged.
  */
@@ -62,6 +63,8 @@ export const McpServerEntry = Schema.Struct({
   startupTimeoutMs: opt(PositiveMs),
   enabled: opt(Bool),
   disabled: opt(Bool),
+  /** lash: believe the server's tool annotations (`readOnlyHint`, `openWorldHint`) for the tools' effects. */
+  trusted: opt(Bool),
 }).annotations({
   message: () => 'expected a server object: { "command", "args", "env", "cwd" } or { "url", "headers" }',
 });
@@ -83,6 +86,11 @@ interface ServerCommon {
   readonly startupTimeoutMs?: number;
   /** `false` keeps the server configured but never starts it (status `disabled`). */
   readonly enabled: boolean;
+  /**
+   * `true`: the tools' effects come from their annotations (`readOnlyHint`, `openWorldHint`);
+   * otherwise (the default) every tool of the server counts as `write` whatever it claims.
+   */
+  readonly trusted?: boolean;
 }
 
 export interface McpStdioServer extends ServerCommon {
@@ -153,6 +161,7 @@ function normalizeEntry(
   const common = {
     name,
     enabled,
+    ...(e.trusted === true ? { trusted: true } : {}),
     ...(e.timeoutMs === undefined ? {} : { timeoutMs: e.timeoutMs }),
     ...(e.startupTimeoutMs === undefined ? {} : { startupTimeoutMs: e.startupTimeoutMs }),
   };

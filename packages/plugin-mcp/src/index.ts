@@ -24,6 +24,7 @@ export {
   type McpServerStatus,
   type McpSettleOptions,
   type McpToolsOptions,
+  mcpToolEffects,
 } from "./manager.ts";
 export {
   assignToolNames,

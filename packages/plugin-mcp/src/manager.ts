@@ -1,4 +1,4 @@
-import { scrubEnv, type ToolDefinition, ToolFailure, type ToolOutput } from "@lash/core";
+import { scrubEnv, type ToolDefinition, type ToolEffectKind, ToolFailure, type ToolOutput } from "@lash/core";
 import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
@@ -612,7 +612,14 @@ const makeManager = (config: McpConfig, options: McpManagerOptions) =>
           let op = lashlangIdent(tool.name);
           for (let n = 2; used.has(op); n++) op = `${lashlangIdent(tool.name)}_${n}`;
           used.add(op);
-          return toolDefinition(server, tool, name, op, slot.config.timeoutMs ?? callTimeoutMs);
+          return toolDefinition(
+            server,
+            tool,
+            name,
+            op,
+            slot.config.timeoutMs ?? callTimeoutMs,
+            slot.config.trusted === true,
+          );
         });
       });
 
@@ -622,9 +629,12 @@ const makeManager = (config: McpConfig, options: McpManagerOptions) =>
       name: string,
       operation: string,
       timeoutMs: number,
+      trusted: boolean,
     ): ToolDefinition => {
       const a = tool.annotations ?? {};
-      const readOnly = a.readOnlyHint === true;
+      const effects = mcpToolEffects(a, trusted);
+      // an untrusted server's claims are not believed: its tools are writes, never read-only
+      const readOnly = !effects.includes("write");
       const idempotent = readOnly || a.idempotentHint === true;
       const description =
         tool.description?.trim() ||
@@ -637,6 +647,7 @@ const makeManager = (config: McpConfig, options: McpManagerOptions) =>
         inputSchema: normalizeInputSchema(tool.inputSchema),
         readOnly,
         idempotent,
+        effects,
         // the manager's own timeout answers first, with a message naming the server
         timeoutMs: timeoutMs + 5000,
         binding: { module: `mcp.${lashlangIdent(server)}`, operation },
@@ -726,4 +737,19 @@ export async function createMcpManager(
 
 function isMcpConfig(v: unknown): v is McpConfig {
   return typeof v === "object" && v !== null && Array.isArray((v as { servers?: unknown }).servers);
+}
+
+/**
+ * The effects of an MCP tool. Only a server marked `trusted: true` in config is believed:
+ * `readOnlyHint: true` → `read`, otherwise `write`; `openWorldHint` (true unless the server
+ * says `false`, as the MCP spec defaults it) adds `network`. An untrusted server's tools are
+ * all `write`, whatever their annotations say.
+ */
+export function mcpToolEffects(
+  annotations: NonNullable<McpToolInfo["annotations"]>,
+  trusted: boolean,
+): ToolEffectKind[] {
+  if (!trusted) return ["write"];
+  const kind: ToolEffectKind = annotations.readOnlyHint === true ? "read" : "write";
+  return annotations.openWorldHint === false ? [kind] : [kind, "network"];
 }

@@ -44,7 +44,7 @@ describe("McpManager against real servers", () => {
     try {
       const m = await manager({
         local: fixtureServer("stdio-server.ts", { LABEL: "local" }),
-        remote: { url: http.url, headers: { Authorization: "Bearer s3cret" } },
+        remote: { url: http.url, headers: { Authorization: "Bearer s3cret" }, trusted: true },
       });
       const statuses = await m.awaitSettled();
       expect(statuses.map((s) => [s.name, s.transport, s.state, s.toolCount])).toEqual([
@@ -74,6 +74,8 @@ describe("McpManager against real servers", () => {
         description: "Echo the text back.",
         readOnly: true,
         idempotent: true,
+        // a trusted server: readOnlyHint believed; openWorldHint absent = true (the MCP default)
+        effects: ["read", "network"],
         family: "mcp",
         binding: { module: "mcp.remote", operation: "echo" },
         inputSchema: {
@@ -84,6 +86,12 @@ describe("McpManager against real servers", () => {
       });
       expect(echo?.inputSchema.$schema).toBeUndefined();
       expect(byName.get("mcp__local__add")).toMatchObject({ readOnly: false, idempotent: false });
+      // an untrusted server's readOnlyHint is not believed: its tools are writes
+      expect(byName.get("mcp__local__echo")).toMatchObject({ readOnly: false, effects: ["write"] });
+      expect(byName.get("mcp__remote__add")).toMatchObject({
+        readOnly: false,
+        effects: ["write", "network"],
+      });
       expect(byName.get("mcp__local__add_tool")?.binding).toEqual({
         module: "mcp.local",
         operation: "add_tool",

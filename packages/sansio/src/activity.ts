@@ -7,6 +7,59 @@ import { Usage } from "./usage.ts";
 /** The version of the activity vocabulary (`v` in `lash -p --output-format stream-json`). */
 export const ACTIVITY_VERSION = 1;
 
+/** How risky a call is (from the policy's risk evaluator). */
+const ApprovalRisk = Schema.Struct({
+  level: Schema.Literal("low", "medium", "high"),
+  category: Schema.String,
+  reasons: Schema.Array(Schema.String),
+});
+
+/** What a call would do, as an approval prompt shows it (core's `ToolPreview`). */
+const ApprovalPreview = Schema.Struct({
+  summary: Schema.String,
+  diff: Schema.optional(Schema.String),
+  files: Schema.optional(
+    Schema.Array(
+      Schema.Struct({
+        path: Schema.String,
+        action: Schema.Literal("create", "modify", "delete"),
+        added: Schema.Number,
+        removed: Schema.Number,
+      }),
+    ),
+  ),
+  command: Schema.optional(
+    Schema.Struct({ command: Schema.String, cwd: Schema.String, sandbox: Schema.optional(Schema.String) }),
+  ),
+});
+
+/** One call asked about (core's `ApprovalItem`). */
+const ApprovalItemEvent = Schema.Struct({
+  callId: Schema.String,
+  lashCallId: Schema.optional(Schema.String),
+  tool: Schema.String,
+  args: Schema.Unknown,
+  effects: Schema.Array(Schema.String),
+  reason: Schema.String,
+  /** The policy layer that asked. */
+  layer: Schema.String,
+  risk: Schema.optional(ApprovalRisk),
+  preview: Schema.optional(ApprovalPreview),
+  previewHash: Schema.String,
+});
+
+/** One answer (core's `ApprovalDecision`), with the policy layer for a policy's denial. */
+const ApprovalDecisionEvent = Schema.Struct({
+  callId: Schema.String,
+  tool: Schema.optional(Schema.String),
+  decision: Schema.Literal("approve", "deny"),
+  scope: Schema.optional(Schema.Literal("once", "session")),
+  /** Edited arguments the call runs with. */
+  args: Schema.optional(Schema.Unknown),
+  reason: Schema.optional(Schema.String),
+  layer: Schema.optional(Schema.String),
+});
+
 const Event = <T extends string, F extends Schema.Struct.Fields>(type: T, fields: F) =>
   Schema.Struct({ type: Schema.Literal(type), ...fields });
 
@@ -79,6 +132,18 @@ export const TurnActivityBody = Schema.Union(
     content: Schema.Array(ToolResultContent),
     details: Schema.optional(Schema.Unknown),
     durationMs: Schema.Number,
+    replayed: Schema.Boolean,
+  }),
+  /** Calls of one model response (or one cell) that wait for an approver's answer. */
+  Event("approvalRequested", { requestId: Schema.String, items: Schema.Array(ApprovalItemEvent) }),
+  /**
+   * The answer: by whom (`user`, `approve-all`, `reject-all`, a callback's name, or `policy`
+   * for calls a policy denied without asking), per call; `replayed` when it came from the journal.
+   */
+  Event("approvalResolved", {
+    requestId: Schema.String,
+    by: Schema.String,
+    decisions: Schema.Array(ApprovalDecisionEvent),
     replayed: Schema.Boolean,
   }),
   Event("messages", { messages: Schema.Array(Message) }),

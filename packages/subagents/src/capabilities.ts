@@ -31,6 +31,11 @@ export interface Capability {
   readonly spawn?: boolean;
   /** Names of the parent's tools the child gets. */
   readonly tools: (context: CapabilityContext) => readonly string[];
+  /**
+   * A tool-policy layer (@lash/policy's `PolicyLayer` format) the child adds to its parent's
+   * layers: it can narrow what the parent may do, never widen it (see `SubagentsOptions.onChild`).
+   */
+  readonly policy?: { readonly [key: string]: unknown };
 }
 
 export interface CapabilityOptions {
@@ -56,6 +61,8 @@ export function exploreCapability(options: CapabilityOptions = {}): Capability {
       description: "a read-only investigator: reads and searches, changes nothing, cannot spawn agents",
       spawn: false,
       tools: ({ parentTools }) => parentTools.filter((t) => t.readOnly === true).map((t) => t.name),
+      // the same rule as a policy layer: whatever its tool set, the child's calls must only read
+      policy: { profile: "readonly" },
     },
     options,
   );

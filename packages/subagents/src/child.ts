@@ -49,6 +49,7 @@ function submitResultTool(schema: JsonSchema): ToolDefinition {
       "output schema exactly. Calling it ends your work: call it once, last.",
     inputSchema: submitSchema(schema),
     idempotent: true,
+    effects: ["read"],
     family: "agent",
     binding: { module: "task", operation: "submit" },
     execute: (args) =>
@@ -70,6 +71,7 @@ const submitErrorTool: ToolDefinition<{ readonly reason: string }> = {
     additionalProperties: false,
   },
   idempotent: true,
+  effects: ["read"],
   family: "agent",
   binding: { module: "task", operation: "fail" },
   execute: ({ reason }) =>

@@ -47,6 +47,16 @@ export interface SubagentsOptions {
    * AGENTS.md files here; children get no CLAUDE.md).
    */
   readonly childInstructions?: string;
+  /**
+   * Called when a child is created or resumed, before it runs: a host that governs tool calls
+   * registers the child's policy here (its parent's layers plus `capability.policy`; see
+   * @lash/policy `SessionPolicies`), so the child's calls are decided under its own policy.
+   */
+  readonly onChild?: (child: {
+    readonly sessionId: string;
+    readonly parentSessionId: string;
+    readonly capability: Capability;
+  }) => void;
 }
 
 export interface SpawnArgs {
@@ -335,6 +345,9 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
       additionalProperties: false,
     },
     idempotent: true,
+    // spawning changes nothing by itself: every call the child makes is governed on its own,
+    // under the parent's policy layers plus its capability's (a child never gains a tool)
+    effects: ["read"],
     family: "agent",
     timeoutMs: options.timeoutMs ?? 3_600_000,
     binding: { module: "agents", operation: "spawn" },
@@ -434,6 +447,10 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
           .pipe(Effect.mapError(toFailure));
       }
       const childId = child.id;
+      if (options.onChild) {
+        const onChild = options.onChild;
+        yield* Effect.sync(() => onChild({ sessionId: childId, parentSessionId: parent.id, capability }));
+      }
       const turnOptions = capability.maxTurns !== undefined ? { maxTurns: capability.maxTurns } : {};
       yield* emit("childStarted", {
         childSessionId: childId,

@@ -53,7 +53,11 @@ export function updatePlanTool(): ToolDefinition<UpdatePlanArgs> {
       required: ["items"],
       additionalProperties: false,
     },
+    // effects read: it changes only this session's own checklist, nothing in the workspace or beyond
+    // (no approval, no dry-run stub); readOnly stays false: it is not a "changes nothing" tool
+    // for read-only children (explore), which get no plan of their own
     readOnly: false,
+    effects: ["read"],
     idempotent: true,
     family: "plan",
     binding: {

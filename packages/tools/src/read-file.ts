@@ -76,6 +76,7 @@ export function readFileTool(
       additionalProperties: false,
     },
     readOnly: true,
+    effects: ["read"],
     idempotent: true,
     family: "read",
     binding: {

@@ -95,6 +95,7 @@ export function globTool(
       additionalProperties: false,
     },
     readOnly: true,
+    effects: ["read"],
     idempotent: true,
     family: "search",
     binding: { module: "files", operation: "glob", returns: "{files: string[], total, truncated}" },
@@ -175,6 +176,7 @@ export function grepTool(
       additionalProperties: false,
     },
     readOnly: true,
+    effects: ["read"],
     idempotent: true,
     family: "search",
     binding: {

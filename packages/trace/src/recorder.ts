@@ -438,6 +438,39 @@ export function createTraceRecorder(options: TraceRecorderOptions): TraceRecorde
       case "error":
         emit("error", at, turn, { errorKind: event.kind, message: event.message });
         return;
+      case "approvalRequested":
+        emit("approval", at, turn, {
+          requestId: event.requestId,
+          phase: "requested",
+          items: event.items.map((i) => ({
+            callId: i.callId,
+            ...(i.lashCallId !== undefined ? { lashCallId: i.lashCallId } : {}),
+            tool: i.tool,
+            reason: i.reason,
+            layer: i.layer,
+            previewHash: i.previewHash,
+            ...(i.risk !== undefined ? { risk: i.risk } : {}),
+            ...(extended && i.preview !== undefined ? { preview: i.preview } : {}),
+          })),
+        });
+        return;
+      case "approvalResolved":
+        emit("approval", at, turn, {
+          requestId: event.requestId,
+          phase: "resolved",
+          by: event.by,
+          decisions: event.decisions.map((d) => ({
+            callId: d.callId,
+            ...(d.tool !== undefined ? { tool: d.tool } : {}),
+            decision: d.decision,
+            ...(d.scope !== undefined ? { scope: d.scope } : {}),
+            ...(d.reason !== undefined ? { reason: d.reason } : {}),
+            ...(d.layer !== undefined ? { layer: d.layer } : {}),
+            ...(d.args !== undefined ? { edited: true } : {}),
+          })),
+          replayed: event.replayed,
+        });
+        return;
       case "plugin": {
         const data = event.data as
           | { childSessionId?: unknown; callId?: unknown; lashCallId?: unknown }

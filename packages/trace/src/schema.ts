@@ -212,6 +212,46 @@ export const PluginEventRecord = rec("plugin_event", {
   data: Schema.optional(Schema.Unknown),
 });
 
+/**
+ * An approval: `requested` (the calls asked about, with why, which policy layer asked and the
+ * preview hash) or `resolved` (who decided what; `by: "policy"` for a policy's denial without
+ * asking; `replayed` when the answer came from the journal after a crash).
+ */
+export const ApprovalTraceRecord = rec("approval", {
+  requestId: Schema.String,
+  phase: Schema.Literal("requested", "resolved"),
+  items: Schema.optional(
+    Schema.Array(
+      Schema.Struct({
+        callId: Schema.String,
+        lashCallId: Schema.optional(Schema.String),
+        tool: Schema.String,
+        reason: Schema.String,
+        layer: Schema.String,
+        previewHash: Schema.String,
+        risk: Schema.optional(Schema.Unknown),
+        /** The preview (extended level only). */
+        preview: Schema.optional(Schema.Unknown),
+      }),
+    ),
+  ),
+  by: Schema.optional(Schema.String),
+  decisions: Schema.optional(
+    Schema.Array(
+      Schema.Struct({
+        callId: Schema.String,
+        tool: Schema.optional(Schema.String),
+        decision: Schema.Literal("approve", "deny"),
+        scope: Schema.optional(Schema.Literal("once", "session")),
+        reason: Schema.optional(Schema.String),
+        layer: Schema.optional(Schema.String),
+        edited: Schema.optional(Schema.Boolean),
+      }),
+    ),
+  ),
+  replayed: Schema.optional(Schema.Boolean),
+});
+
 export const TraceRecord = Schema.Union(
   TurnStartedRecord,
   TurnFinishedRecord,
@@ -231,6 +271,7 @@ export const TraceRecord = Schema.Union(
   ErrorRecord,
   UsageRecord,
   PluginEventRecord,
+  ApprovalTraceRecord,
 );
 export type TraceRecord = typeof TraceRecord.Type;
 export type TraceKind = TraceRecord["kind"];

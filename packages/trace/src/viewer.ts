@@ -300,6 +300,23 @@ export function buildViewerModel(lines: readonly ParsedLine[], title = "lash tra
         title = `${r.plugin}.${r.name}`;
         summary = short(json(r.data), 140);
         break;
+      case "approval":
+        if (r.phase === "requested") {
+          title = `approval asked: ${(r.items ?? []).map((i) => i.tool).join(", ")}`;
+          summary = short((r.items ?? []).map((i) => `${i.tool}: ${i.reason} (${i.layer})`).join(" · "), 160);
+        } else {
+          title = `approval by ${r.by ?? "?"}${r.replayed ? " (from journal)" : ""}`;
+          summary = short(
+            (r.decisions ?? [])
+              .map(
+                (d) =>
+                  `${d.tool ?? d.callId} ${d.decision === "approve" ? "approved" : "denied"}${d.reason ? `: ${d.reason}` : ""}`,
+              )
+              .join(" · "),
+            160,
+          );
+        }
+        break;
       case "usage":
         title = "usage";
         summary = `in ${r.cumulative.input ?? "?"} / out ${r.cumulative.output ?? "?"} (cumulative)`;

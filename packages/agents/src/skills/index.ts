@@ -2,6 +2,7 @@ export {
   defaultSkillRoots,
   discoverSkills,
   listFiles,
+  projectFileSkillRoots,
   SKILL_COMPATIBILITY_MAX,
   SKILL_DESCRIPTION_MAX,
   SKILL_FILE,

@@ -7,6 +7,7 @@ import {
   type TurnOutcome,
   type Usage,
 } from "@lash/sansio";
+import { type ApprovalRecord, approvalNodes } from "../approval.ts";
 import type { NewNode, SessionRecord, TurnCommit, UsageRow } from "../store.ts";
 import type { ToolUsage } from "../tool.ts";
 
@@ -24,11 +25,13 @@ export interface CommitInput {
   readonly snapshots: { readonly [plugin: string]: unknown };
   readonly expectedRevision: number;
   readonly now: number;
+  /** The turn's approval decisions (each becomes a `protocol` node after the message that made the call). */
+  readonly approvals?: readonly ApprovalRecord[];
 }
 
 /**
  * The atomic unit of a finished turn, built without effects: its messages as nodes on
- * the session's leaf, a frame node after a frame switch, the usage rows (the turn's own
+ * the session's leaf, its approval decisions, a frame node after a frame switch, the usage rows (the turn's own
  * and what tools reported), plugin state, the title, and the idempotency hash.
  */
 export function buildCommit(c: CommitInput): {
@@ -39,6 +42,24 @@ export function buildCommit(c: CommitInput): {
   const sessionId = session.id;
   let parent = session.leafId;
   const nodes: NewNode[] = [];
+  const approvals = c.approvals?.length ? approvalNodes(c.approvals, c.messages) : undefined;
+  let approvalCount = 0;
+  const pushApprovals = (records: readonly ApprovalRecord[] | undefined) => {
+    for (const rec of records ?? []) {
+      const id = `${turnId}.approval${++approvalCount}`;
+      nodes.push({
+        id,
+        sessionId,
+        parentId: parent,
+        frameId: session.frameId,
+        kind: "protocol",
+        turnId,
+        payload: rec,
+        createdAt: rec.at,
+      });
+      parent = id;
+    }
+  };
   for (const message of c.messages) {
     nodes.push({
       id: message.id,
@@ -51,7 +72,9 @@ export function buildCommit(c: CommitInput): {
       createdAt: c.now,
     });
     parent = message.id;
+    if (approvals) pushApprovals(approvals.after.get(message.id));
   }
+  if (approvals) pushApprovals(approvals.rest);
   let frameId: string | undefined;
   if (outcome.type === "frameSwitch") {
     frameId = outcome.frameId;

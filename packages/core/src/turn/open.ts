@@ -1,6 +1,8 @@
 import { type Message, standardDriver, TurnMachine } from "@lash/sansio";
 import { Clock, type Deferred, Effect, Either } from "effect";
 import type { TurnActivityBody } from "../activity.ts";
+import { grantsOf, recordsOfJournal } from "../approval.ts";
+import type { ApprovalError } from "../governance.ts";
 import { storeFailure } from "../lease.ts";
 import type { ProjectedResult } from "../plugin.ts";
 import { describe, TurnError, type TurnOptions } from "../runtime-api.ts";
@@ -77,6 +79,19 @@ export const openTurn = (
 
     const info = rt.catalog.info(session.model);
     const path = yield* store.activePath(sessionId).pipe(Effect.catchAll(storeFailure(sessionId)));
+    // tools approved for the session in an earlier process: not asked about again
+    if (rt.governance && !rt.grants.has(sessionId)) rt.grants.set(sessionId, grantsOf(path, new Set()));
+    // ... and in the cut-off turn itself (a batch or cell replayed whole does not run its approval step)
+    if (rt.governance && resumed) {
+      const grants = rt.grants.get(sessionId)!;
+      const entries = yield* store
+        .journalForTurn(sessionId, turnId)
+        .pipe(Effect.catchAll(storeFailure(sessionId)));
+      for (const e of entries)
+        if (e.status === "completed")
+          for (const rec of recordsOfJournal(e.key, e.outcome) ?? [])
+            if (rec.decision === "approve" && rec.scope === "session") grants.add(rec.tool);
+    }
     const history: Message[] = [];
     for (const n of path)
       if (n.kind === "message" && n.frameId === session.frameId) history.push(n.payload as Message);
@@ -115,19 +130,28 @@ export const openTurn = (
         projector ? projector(hook, call, out) : Effect.succeed<ProjectedResult>({ content: out.content }),
       toolHost,
       failTurn: (e) =>
-        e._tag === "JournalMismatch"
+        e._tag === "ApprovalError"
           ? new TurnError({
               sessionId,
-              reason: "journalMismatch",
+              reason: "approval",
               pendingTurnId: turnId,
-              message: `session ${sessionId}: the cut-off turn ${turnId} cannot be resumed: ${e.message}`,
+              message: `session ${sessionId}: the turn stopped: ${e.message} The request stays pending: continuing the session with an approver that answers asks it again.`,
+              ...((e as ApprovalError).request ? { approvalRequest: (e as ApprovalError).request } : {}),
             })
-          : new TurnError({ sessionId, reason: "store", message: e.message }),
+          : e._tag === "JournalMismatch"
+            ? new TurnError({
+                sessionId,
+                reason: "journalMismatch",
+                pendingTurnId: turnId,
+                message: `session ${sessionId}: the cut-off turn ${turnId} cannot be resumed: ${e.message}`,
+              })
+            : new TurnError({ sessionId, reason: "store", message: e.message }),
       keyOf: (e) => `${sessionId}:${turnId}:${e.iteration}:${e.kind}:${e.effectId}`,
       catalogNow: initialCatalog,
       toolCalls: 0,
       turnCost: undefined,
       extraUsage: [],
+      approvals: new Map(),
       digests: { messages: [], prefix: [] },
     };
     const machine = new TurnMachine({

@@ -1,6 +1,8 @@
 import { CompletedToolCall, type PendingToolCall, type TurnEffect, Usage } from "@lash/sansio";
 import { Effect, Schema } from "effect";
+import type { DispatchGovernance } from "../approval.ts";
 import { type BatchResult, runToolBatch } from "../dispatch.ts";
+import type { GovernanceShape } from "../governance.ts";
 import type { TurnError } from "../runtime-api.ts";
 import { step, type TurnScope } from "./scope.ts";
 
@@ -46,6 +48,7 @@ export const dispatchTools = (
       signal: scope.signal,
       host: scope.toolHost,
       ...(scope.rt.dispatch ? { options: scope.rt.dispatch } : {}),
+      ...(scope.rt.governance ? { governance: governanceOf(scope, scope.rt.governance) } : {}),
     },
     calls,
   );
@@ -57,6 +60,25 @@ export const dispatchTools = (
       scope.extraUsage.push(...r.value.usage);
     }),
   );
+};
+
+/** The approval step's view of the turn: the runtime's governance and approver, the session's grants, the audit. */
+const governanceOf = (scope: TurnScope, governance: GovernanceShape): DispatchGovernance => {
+  const { rt, sessionId } = scope;
+  let grants = rt.grants.get(sessionId);
+  if (!grants) {
+    grants = new Set();
+    rt.grants.set(sessionId, grants);
+  }
+  return {
+    governance,
+    approver: rt.approver,
+    grants,
+    newId: () => rt.ids.next("approval"),
+    record: (key, records) => {
+      scope.approvals.set(key, records);
+    },
+  };
 };
 
 /** The `runTools` effect. A replayed batch re-publishes each result as `toolCompleted`. */

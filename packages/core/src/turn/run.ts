@@ -1,5 +1,6 @@
 import type { Message, TurnMachine, TurnOutcome } from "@lash/sansio";
 import { Clock, Deferred, Effect, Either, Fiber } from "effect";
+import { type ApprovalRecord, recordsOfJournal } from "../approval.ts";
 import { storeFailure } from "../lease.ts";
 import { TurnError, type TurnResult } from "../runtime-api.ts";
 import type { SessionNotFound } from "../store.ts";
@@ -50,6 +51,7 @@ export const runOneTurn = (
       const snap = yield* Effect.either(p.snapshot(scope.hook));
       if (Either.isRight(snap) && snap.right !== undefined) snapshots[p.name] = snap.right;
     }
+    const approvals = yield* turnApprovals(rt, scope, args.pending !== undefined);
     const { commit, costUsd } = buildCommit({
       session: scope.session,
       turnId: scope.turnId,
@@ -62,6 +64,7 @@ export const runOneTurn = (
       snapshots,
       expectedRevision: args.pending?.expectedRevision ?? scope.session.headRevision,
       now: yield* Clock.currentTimeMillis,
+      ...(approvals.length > 0 ? { approvals } : {}),
     });
     const committed = yield* rt.store.commit(commit).pipe(
       Effect.catchAll((e) =>
@@ -111,6 +114,27 @@ export const runOneTurn = (
       durationMs: endedAt - opened.startedAt,
       resumed: args.pending !== undefined,
     } satisfies TurnResult;
+  });
+
+/**
+ * The turn's approval decisions, in the order they were made. A resumed turn also takes
+ * them from its journal: a batch or cell replayed whole did not run its approval step here.
+ */
+const turnApprovals = (rt: RuntimeContext, scope: TurnScope, resumed: boolean) =>
+  Effect.gen(function* () {
+    const byKey = new Map(scope.approvals);
+    if (resumed) {
+      const entries = yield* rt.store
+        .journalForTurn(scope.sessionId, scope.turnId)
+        .pipe(Effect.mapError(scope.failTurn));
+      for (const e of entries) {
+        if (e.status !== "completed" || byKey.has(e.key)) continue;
+        const records = recordsOfJournal(e.key, e.outcome);
+        if (records) byKey.set(e.key, records);
+      }
+    }
+    if (byKey.size === 0) return [] as ApprovalRecord[];
+    return [...byKey.values()].flat().sort((a, b) => a.at - b.at);
   });
 
 /**

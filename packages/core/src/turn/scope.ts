@@ -1,7 +1,9 @@
 import type { ContextProjector, LlmProvider, Message, ModelInfo, ProtocolDriver } from "@lash/sansio";
 import { type Deferred, Effect, type Scope } from "effect";
 import type { TurnActivityBody } from "../activity.ts";
+import type { ApprovalRecord } from "../approval.ts";
 import type { DispatchOptions, NamedHooks } from "../dispatch.ts";
+import type { ApproverShape, GovernanceShape } from "../governance.ts";
 import type { PluginHostShape, ToolCatalogShape } from "../host.ts";
 import type { ActivityHub } from "../hub.ts";
 import type { Journal } from "../journal.ts";
@@ -40,6 +42,12 @@ export interface RuntimeContext {
   readonly local: (sessionId: string) => Effect.Effect<SessionLocal>;
   /** The runtime itself, lent to tools that drive it (subagents). Set once the runtime is built. */
   readonly self: () => LashRuntimeShape;
+  /** Decides each tool call; absent when everything is allowed (`Governance.allowAll`): no approval step at all. */
+  readonly governance: GovernanceShape | undefined;
+  /** Answers the calls governance asks about (absent: asking fails the turn with `approval`). */
+  readonly approver: ApproverShape | undefined;
+  /** Per session: tools approved for the rest of the session (rebuilt from the graph when a session is first opened). */
+  readonly grants: Map<string, Set<string>>;
 }
 
 /**
@@ -81,6 +89,8 @@ export interface TurnScope {
   toolCalls: number;
   turnCost: number | undefined;
   readonly extraUsage: ToolUsage[];
+  /** The turn's approval decisions by journal key, committed with it as graph nodes. */
+  readonly approvals: Map<string, readonly ApprovalRecord[]>;
   /** Per-turn cache of request digests (see `requestDigest`). */
   readonly digests: { messages: readonly Message[]; prefix: string[] };
 }

@@ -1,0 +1,428 @@
+// The approval step of a tool batch: between preparing the calls (lookup, validation,
+// `beforeToolCall` hooks) and running any of them, the runtime's `Governance` decides
+// each call. A denial settles the call as an error result the model reads; the calls
+// it asks about go to the `Approver` together, in one request. The request is journaled
+// under `{batchKey}:approval` — `started` (with the request) before it is asked, written
+// through at once, and `completed` (with the answer) after — so a process killed while
+// it waits shows the same request again on resume, and an answer given is never asked
+// for twice. Every decision becomes an `ApprovalRecord`, committed with the turn as a
+// graph node (see `approvalNodes`).
+import { abortWait, canonicalJson, type Message, sha256Hex } from "@lash/sansio";
+import { Clock, Effect } from "effect";
+import type { TurnActivityBody } from "./activity.ts";
+import {
+  type ApprovalAnswer,
+  ApprovalError,
+  type ApprovalItem,
+  type ApprovalRequest,
+  type ApproverShape,
+  type GovernanceShape,
+  type GovernedCall,
+  type Verdict,
+} from "./governance.ts";
+import { Journal, type JournalMismatch } from "./journal.ts";
+import { validateJson } from "./jsonschema.ts";
+import type { Redactor } from "./secrets.ts";
+import type { StoreError } from "./store.ts";
+import { type ToolDefinition, type ToolOutput, type ToolPreview, toolEffects } from "./tool.ts";
+
+/** One decision about one call, as the session graph keeps it (a `protocol` node's payload). */
+export interface ApprovalRecord {
+  readonly type: "approval";
+  readonly requestId: string;
+  readonly callId: string;
+  readonly lashCallId?: string;
+  readonly tool: string;
+  /** `sha256Hex(canonicalJson(args))` of the arguments the model sent. */
+  readonly argsHash: string;
+  /** Hash of the preview the approver saw (absent for a policy's denial: nothing was shown). */
+  readonly previewHash?: string;
+  readonly decision: "approve" | "deny";
+  readonly scope?: "once" | "session";
+  /** The approver changed the arguments (the call ran with `args`). */
+  readonly edited?: boolean;
+  readonly args?: unknown;
+  /** Who decided: `policy`, or the approver's `by`. */
+  readonly by: string;
+  readonly reason?: string;
+  /** The policy layer that denied or asked. */
+  readonly layer?: string;
+  /** When it was decided (epoch ms, from the Clock). */
+  readonly at: number;
+}
+
+/** What the dispatcher needs to govern a batch (absent: everything runs, nothing is asked). */
+export interface DispatchGovernance {
+  readonly governance: GovernanceShape;
+  readonly approver: ApproverShape | undefined;
+  /** Tools the approver allowed for the rest of the session (`scope: "session"`). */
+  readonly grants: Set<string>;
+  /** A fresh request id. */
+  readonly newId: () => Effect.Effect<string>;
+  /** Keeps the batch's decisions for the turn's commit, by journal key. */
+  readonly record: (key: string, records: readonly ApprovalRecord[]) => void;
+}
+
+/** A call as governance sees it: ready to run (after lookup, validation and hooks). */
+export interface Runnable {
+  readonly index: number;
+  readonly call: {
+    readonly callId: string;
+    readonly lashCallId?: string;
+    readonly name: string;
+  };
+  readonly tool: ToolDefinition;
+  readonly args: unknown;
+}
+
+/** What governance made of one runnable call. */
+export type Governed =
+  | { readonly kind: "run"; readonly args: unknown }
+  | { readonly kind: "settled"; readonly output: ToolOutput }
+  /** The turn was cancelled while the call waited for an answer: it does not run. */
+  | { readonly kind: "held" };
+
+/** Recorded under `{batchKey}:approval`. */
+interface ApprovalJournal {
+  readonly request: ApprovalRequest;
+  readonly answer?: ApprovalAnswer;
+  readonly records?: readonly ApprovalRecord[];
+}
+
+export const hashOf = (value: unknown): string => sha256Hex(canonicalJson(value ?? null));
+
+const errorOutput = (text: string): ToolOutput => ({ content: [{ type: "text", text }], isError: true });
+
+/** The text the model reads for a denied call: denied, by whom, why, and not to retry it unchanged. */
+export function denialText(
+  tool: string,
+  who: { readonly by: string; readonly layer?: string | undefined },
+  reason: string | undefined,
+): string {
+  const byWhom =
+    who.by === "policy"
+      ? `the policy${who.layer ? ` (${who.layer})` : ""}`
+      : who.by === "user"
+        ? "the user"
+        : `the approver (${who.by})`;
+  const why = reason?.trim() ? reason.trim().replace(/\.$/, "") : "no reason given";
+  return (
+    `Denied: ${tool} was not run; ${byWhom} denied it: ${why}. ` +
+    "Do not retry the same call unchanged: change the arguments or the approach, or ask the user."
+  );
+}
+
+/** The preview of a tool without one: its name and arguments. */
+export function genericPreview(tool: string, args: unknown): ToolPreview {
+  const text = canonicalJson(args ?? null);
+  return { summary: `${tool} ${text.length > 400 ? `${text.slice(0, 399)}…` : text}` };
+}
+
+const previewOf = (
+  r: Runnable,
+  sessionId: string,
+  signal: AbortSignal,
+  redactor: Redactor | undefined,
+): Effect.Effect<ToolPreview> => {
+  const generic = genericPreview(r.call.name, r.args);
+  const made = r.tool.preview
+    ? Effect.orElseSucceed(
+        Effect.catchAllDefect(r.tool.preview(r.args, { sessionId, callId: r.call.callId, signal }), () =>
+          Effect.succeed(generic),
+        ),
+        () => generic,
+      )
+    : Effect.succeed(generic);
+  return redactor && redactor.size > 0 ? Effect.map(made, (p) => redactor.deep(p)) : made;
+};
+
+/** The edited arguments, checked against the tool's schema again. */
+function checkEdit(r: Runnable, args: unknown): Governed {
+  const problems = validateJson(r.tool.inputSchema, args);
+  if (problems.length === 0) return { kind: "run", args };
+  return {
+    kind: "settled",
+    output: errorOutput(
+      `The approver edited the arguments of ${r.call.name}, and the edited arguments are invalid:\n` +
+        `${problems.map((p) => `- ${p}`).join("\n")}\nThe call was not run.`,
+    ),
+  };
+}
+
+export interface GovernContext {
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly batchKey: string;
+  readonly journal: Journal;
+  readonly signal: AbortSignal;
+  readonly emit: (body: TurnActivityBody) => Effect.Effect<void>;
+  readonly redactor?: Redactor | undefined;
+}
+
+/**
+ * Governs the runnable calls of one batch. Returns what became of each (by index):
+ * run (maybe with edited arguments), settled (denied, or an invalid edit) or held (the
+ * turn was cancelled while waiting). Fails with `ApprovalError` when an answer was
+ * needed and none could be had; the request then stays `started` in the journal.
+ */
+export const govern = (
+  ctx: GovernContext,
+  g: DispatchGovernance,
+  runnable: readonly Runnable[],
+): Effect.Effect<Map<number, Governed>, ApprovalError | JournalMismatch | StoreError> =>
+  Effect.gen(function* () {
+    const out = new Map<number, Governed>();
+    const ids = { sessionId: ctx.sessionId, turnId: ctx.turnId };
+    const denied: { r: Runnable; verdict: Extract<Verdict, { action: "deny" }> }[] = [];
+    const asked: { r: Runnable; verdict: Extract<Verdict, { action: "ask" }> }[] = [];
+    for (const r of runnable) {
+      const call: GovernedCall = {
+        sessionId: ctx.sessionId,
+        turnId: ctx.turnId,
+        callId: r.call.callId,
+        ...(r.call.lashCallId !== undefined ? { lashCallId: r.call.lashCallId } : {}),
+        name: r.call.name,
+        args: r.args,
+        tool: r.tool,
+        effects: toolEffects(r.tool),
+      };
+      const verdict = g.governance.decide(call);
+      if (verdict.action === "deny") denied.push({ r, verdict });
+      // a tool approved for the session is not asked about again (a denial still wins)
+      else if (verdict.action === "ask" && !g.grants.has(r.call.name)) asked.push({ r, verdict });
+    }
+    if (denied.length === 0 && asked.length === 0) return out;
+
+    // 1. the policy's denials: settled at once, kept for the audit trail
+    if (denied.length > 0) {
+      const requestId = yield* g.newId();
+      const at = yield* Clock.currentTimeMillis;
+      const records = denied.map(
+        ({ r, verdict }): ApprovalRecord => ({
+          type: "approval",
+          requestId,
+          callId: r.call.callId,
+          ...(r.call.lashCallId !== undefined ? { lashCallId: r.call.lashCallId } : {}),
+          tool: r.call.name,
+          argsHash: hashOf(r.args),
+          decision: "deny",
+          by: "policy",
+          reason: verdict.reason,
+          layer: verdict.layer,
+          at,
+        }),
+      );
+      for (const { r, verdict } of denied)
+        out.set(r.index, {
+          kind: "settled",
+          output: errorOutput(
+            denialText(r.call.name, { by: "policy", layer: verdict.layer }, verdict.reason),
+          ),
+        });
+      const key = `${ctx.batchKey}:policy`;
+      // no consequence outside the process: the record waits for the turn's next write
+      yield* ctx.journal.record(ids, key, "", "completed", { records }, true);
+      g.record(key, records);
+      yield* ctx.emit({
+        type: "approvalResolved",
+        requestId,
+        by: "policy",
+        decisions: records.map((rec) => ({
+          callId: rec.callId,
+          tool: rec.tool,
+          decision: "deny" as const,
+          ...(rec.reason !== undefined ? { reason: rec.reason } : {}),
+          ...(rec.layer !== undefined ? { layer: rec.layer } : {}),
+        })),
+        replayed: false,
+      });
+    }
+    if (asked.length === 0) return out;
+
+    // 2. the calls asked about: one request, journaled before it is asked
+    const key = `${ctx.batchKey}:approval`;
+    const hash = Journal.hash(
+      asked.map(({ r }) => ({ callId: r.call.callId, tool: r.call.name, args: r.args })),
+    );
+    const entry = ctx.journal.enabled ? yield* ctx.journal.lookup(key, ctx.turnId) : undefined;
+    yield* ctx.journal.check(entry, key, hash);
+    const recorded = entry?.outcome as ApprovalJournal | undefined;
+
+    let request: ApprovalRequest;
+    let answer: ApprovalAnswer;
+    let records: readonly ApprovalRecord[];
+    let replayed = false;
+    if (entry?.status === "completed" && recorded?.answer && recorded.records) {
+      // a decision is never asked for twice
+      request = recorded.request;
+      answer = recorded.answer;
+      records = recorded.records;
+      replayed = true;
+    } else {
+      if (entry?.status === "started" && recorded?.request) request = recorded.request;
+      else {
+        const items: ApprovalItem[] = [];
+        for (const { r, verdict } of asked) {
+          const preview = yield* previewOf(r, ctx.sessionId, ctx.signal, ctx.redactor);
+          items.push({
+            callId: r.call.callId,
+            ...(r.call.lashCallId !== undefined ? { lashCallId: r.call.lashCallId } : {}),
+            tool: r.call.name,
+            args: r.args,
+            effects: toolEffects(r.tool),
+            reason: verdict.reason,
+            layer: verdict.layer,
+            ...(verdict.risk ? { risk: verdict.risk } : {}),
+            preview,
+            previewHash: hashOf(preview),
+          });
+        }
+        request = { id: yield* g.newId(), sessionId: ctx.sessionId, turnId: ctx.turnId, items };
+        // written through at once: a crash while the approver thinks leaves it on disk
+        yield* ctx.journal.record(ids, key, hash, "started", { request } satisfies ApprovalJournal);
+      }
+      yield* ctx.emit({ type: "approvalRequested", requestId: request.id, items: request.items });
+      const tools = [...new Set(request.items.map((i) => i.tool))].join(", ");
+      const approver = g.approver;
+      if (!approver)
+        return yield* Effect.fail(
+          new ApprovalError({
+            message: `${tools} needs an approval and this runtime has no approver. Give it one (RuntimeOptions.approver, or onApproval in createLash), or allow the tool in the policy.`,
+            request,
+          }),
+        );
+      const got = yield* Effect.raceFirst(
+        Effect.map(approver.ask(request, ctx.signal), (a): ApprovalAnswer | undefined => a),
+        Effect.as(abortWait(ctx.signal), undefined),
+      ).pipe(
+        Effect.mapError(
+          (e) =>
+            new ApprovalError({
+              message: `${tools} needs an approval, and none could be had: ${e.message.trim().replace(/\.$/, "")}.`,
+              request,
+            }),
+        ),
+      );
+      if (got === undefined) {
+        // cancelled while waiting: nothing runs, the request stays started
+        for (const { r } of asked) out.set(r.index, { kind: "held" });
+        return out;
+      }
+      answer = got;
+      const at = yield* Clock.currentTimeMillis;
+      records = request.items.map((item): ApprovalRecord => {
+        const d = answer.decisions.find((x) => x.callId === item.callId);
+        const base = {
+          type: "approval" as const,
+          requestId: request.id,
+          callId: item.callId,
+          ...(item.lashCallId !== undefined ? { lashCallId: item.lashCallId } : {}),
+          tool: item.tool,
+          argsHash: hashOf(item.args),
+          previewHash: item.previewHash,
+          by: answer.by,
+          layer: item.layer,
+          at,
+        };
+        if (!d) return { ...base, decision: "deny", reason: "the approver gave no answer for this call" };
+        if (d.decision === "deny")
+          return { ...base, decision: "deny", ...(d.reason !== undefined ? { reason: d.reason } : {}) };
+        return {
+          ...base,
+          decision: "approve",
+          scope: d.scope ?? "once",
+          ...(d.args !== undefined ? { edited: true, args: d.args } : {}),
+        };
+      });
+      yield* ctx.journal.record(ids, key, hash, "completed", {
+        request,
+        answer,
+        records,
+      } satisfies ApprovalJournal);
+    }
+    g.record(key, records);
+    yield* ctx.emit({
+      type: "approvalResolved",
+      requestId: request.id,
+      by: answer.by,
+      decisions: records.map((rec) => decisionEvent(rec)),
+      replayed,
+    });
+
+    // 3. apply the answers
+    const byCall = new Map(records.map((rec) => [rec.callId, rec]));
+    for (const { r } of asked) {
+      const rec = byCall.get(r.call.callId);
+      if (!rec || rec.decision === "deny") {
+        out.set(r.index, {
+          kind: "settled",
+          output: errorOutput(
+            denialText(r.call.name, { by: rec?.by ?? answer.by }, rec?.reason ?? "not answered"),
+          ),
+        });
+        continue;
+      }
+      if (rec.scope === "session") g.grants.add(r.call.name);
+      out.set(r.index, rec.edited ? checkEdit(r, rec.args) : { kind: "run", args: r.args });
+    }
+    return out;
+  });
+
+const decisionEvent = (rec: ApprovalRecord) => ({
+  callId: rec.callId,
+  tool: rec.tool,
+  decision: rec.decision,
+  ...(rec.scope !== undefined ? { scope: rec.scope } : {}),
+  ...(rec.edited ? { args: rec.args } : {}),
+  ...(rec.reason !== undefined ? { reason: rec.reason } : {}),
+  ...(rec.layer !== undefined ? { layer: rec.layer } : {}),
+});
+
+/** The decisions a journal record holds (`{batchKey}:approval` or `:policy`), for a resumed turn's commit. */
+export function recordsOfJournal(key: string, outcome: unknown): readonly ApprovalRecord[] | undefined {
+  if (!key.endsWith(":approval") && !key.endsWith(":policy")) return undefined;
+  const records = (outcome as { records?: unknown } | undefined)?.records;
+  return Array.isArray(records) ? (records as ApprovalRecord[]) : undefined;
+}
+
+/** Tools approved for the session (`scope: "session"`) in the graph's approval records. */
+export function grantsOf(
+  nodes: readonly { readonly kind: string; readonly payload: unknown }[],
+  into: Set<string>,
+): Set<string> {
+  for (const n of nodes) {
+    if (n.kind !== "protocol") continue;
+    const p = n.payload as Partial<ApprovalRecord> | undefined;
+    if (p?.type === "approval" && p.decision === "approve" && p.scope === "session" && p.tool)
+      into.add(p.tool);
+  }
+  return into;
+}
+
+/**
+ * The approval records as graph nodes: each after the assistant message that made the
+ * call (paired by `lashCallId`), the rest after the turn's last message. Pure.
+ */
+export function approvalNodes(
+  records: readonly ApprovalRecord[],
+  messages: readonly Message[],
+): { readonly after: ReadonlyMap<string, ApprovalRecord[]>; readonly rest: ApprovalRecord[] } {
+  const owner = new Map<string, string>();
+  for (const m of messages) {
+    if (m.role !== "assistant") continue;
+    for (const part of m.parts)
+      if (part.type === "toolCall" && part.lashCallId !== undefined) owner.set(part.lashCallId, m.id);
+  }
+  const after = new Map<string, ApprovalRecord[]>();
+  const rest: ApprovalRecord[] = [];
+  for (const rec of records) {
+    const id = rec.lashCallId !== undefined ? owner.get(rec.lashCallId) : undefined;
+    if (id === undefined) rest.push(rec);
+    else {
+      const list = after.get(id);
+      if (list) list.push(rec);
+      else after.set(id, [rec]);
+    }
+  }
+  return { after, rest };
+}
