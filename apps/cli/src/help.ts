@@ -99,8 +99,8 @@ const TOPICS: Record<string, string> = {
   skills: `Usage
   lash skills list [--json] [--cwd <dir>]
       the skills sessions in this workspace can load, and where each comes from. Roots, first wins
-      on a name clash: .lash/skills, .agents/skills, .claude/skills, config skills.roots,
-      $LASH_HOME/skills
+      on a name clash: .lash/skills, .agents/skills, .claude/skills, config skills.roots, the
+      project file's (lash.yaml) skills, $LASH_HOME/skills
   lash skills validate [dir] [--json] [--cwd <dir>]
       check one skill directory (with a SKILL.md), or every skill in the roots when no dir is given;
       problems as file:line:column; exit 1 on an error
