@@ -18,6 +18,8 @@ export interface RunFlags {
   readonly maxTurns?: number;
   readonly system?: string;
   readonly appendSystem?: string;
+  /** `--no-project-instructions`: leave AGENTS.md / CLAUDE.md out of the system prompt. */
+  readonly noProjectInstructions?: boolean;
   readonly tools?: readonly string[];
   readonly cwd?: string;
   readonly session?: string;
@@ -62,6 +64,7 @@ export type Command =
   | { readonly kind: "trace"; readonly argv: readonly string[] }
   | { readonly kind: "policy"; readonly argv: readonly string[] }
   | { readonly kind: "build" | "init" | "agents"; readonly argv: readonly string[] }
+  | { readonly kind: "skills"; readonly argv: readonly string[] }
   | { readonly kind: "login" | "logout"; readonly argv: readonly string[] };
 
 export interface SessionsArgs {
@@ -92,6 +95,7 @@ export const SUBCOMMANDS = [
   "build",
   "init",
   "agents",
+  "skills",
   "login",
   "logout",
   "help",
@@ -105,6 +109,7 @@ const RUN_OPTIONS = {
   "max-turns": { type: "string" },
   system: { type: "string" },
   "append-system": { type: "string" },
+  "no-project-instructions": { type: "boolean" },
   tools: { type: "string" },
   cwd: { type: "string" },
   session: { type: "string" },
@@ -234,6 +239,7 @@ export function parseRunFlags(argv: readonly string[]): RunFlags | { help: true 
       : {}),
     ...(values.system !== undefined ? { system: values.system } : {}),
     ...(values["append-system"] !== undefined ? { appendSystem: values["append-system"] } : {}),
+    ...(values["no-project-instructions"] ? { noProjectInstructions: true } : {}),
     ...(tools !== undefined ? { tools } : {}),
     ...(values.cwd !== undefined ? { cwd: values.cwd } : {}),
     ...(values.session !== undefined ? { session: values.session } : {}),
@@ -276,6 +282,8 @@ export function parseCommand(argv: readonly string[]): Command {
     case "init":
     case "agents":
       return { kind: first, argv: rest };
+    case "skills":
+      return { kind: "skills", argv: rest };
     case "login":
     case "logout":
       return { kind: first, argv: rest };

@@ -22,6 +22,10 @@ export interface CliSettings {
   readonly cwd: string;
   readonly maxTurns?: number;
   readonly systemPrompt?: string;
+  /** AGENTS.md / CLAUDE.md in the system prompt (false with `--no-project-instructions`); subagents get AGENTS.md only. */
+  readonly projectInstructions?: boolean;
+  /** Extra skill roots (config `skills.roots`, workspace-relative). */
+  readonly skillRoots?: readonly string[];
   /** Allowed tool names (`--tools`), all when absent. */
   readonly tools?: readonly string[];
   /** True when the model is scripted (`lash demo`, mock server). */

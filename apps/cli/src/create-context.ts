@@ -2,6 +2,13 @@
 import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import {
+  defaultSkillRoots,
+  discoverSkills,
+  projectFileSkillRoots,
+  projectInstructions,
+  skillsPlugin,
+} from "@lash/agents";
+import {
   type ApproverShape,
   envSecrets,
   IdGenerator,
@@ -240,6 +247,13 @@ export function validateTools(tools: readonly string[] | undefined): void {
     );
 }
 
+/** Subagents get the project's AGENTS.md files only (no CLAUDE.md), unless project instructions are off. */
+function childInstructionsOf(settings: CliSettings): { childInstructions?: string } {
+  if (settings.projectInstructions !== true) return {};
+  const text = projectInstructions(settings.cwd, { claude: false });
+  return text !== undefined ? { childInstructions: text } : {};
+}
+
 export async function createCliContext(options: ContextOptions): Promise<LocalContext> {
   const env = options.env ?? process.env;
   const { paths, config } = options;
@@ -324,8 +338,14 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
         ? { maxLines: gov.policy.limits.maxOutputLines }
         : {}),
     }),
-    subagentsPlugin({ onChild: gov.onChild }),
+    subagentsPlugin({ onChild: gov.onChild, ...childInstructionsOf(settings) }),
   );
+  // skills: the catalog in the system prompt, load_skill / read_skill_file (none when no skill is found)
+  if (options.live !== false) {
+    const extra = [...(settings.skillRoots ?? []), ...projectFileSkillRoots(settings.cwd)];
+    const skills = discoverSkills(defaultSkillRoots(settings.cwd, paths.home, extra)).skills;
+    if (skills.length > 0) plugins.push(skillsPlugin({ skills }));
+  }
 
   const live = options.live !== false;
   let mcp: McpRuntime | undefined;

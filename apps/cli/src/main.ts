@@ -73,6 +73,10 @@ async function dispatch(command: Command, io: MainIO): Promise<number> {
       const run = { build: agents.runBuild, init: agents.runInit, agents: agents.runAgents }[command.kind];
       return run(command.argv, io);
     }
+    case "skills": {
+      const { runSkills } = await import("./skills.ts");
+      return runSkills(command.argv, io);
+    }
     case "login":
     case "logout": {
       const { runLogin, runLogout } = await import("./login.ts");

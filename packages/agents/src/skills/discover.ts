@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
+import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument, parse as parseYaml } from "yaml";
 
 export interface SkillRoot {
   readonly dir: string;
@@ -66,6 +66,26 @@ export function defaultSkillRoots(
     ...extra.map((dir): SkillRoot => ({ dir: resolve(workspace, dir), source: "project" })),
     { dir: join(lashHome, "skills"), source: "user" },
   ];
+}
+
+/**
+ * The extra skill roots the project file (`lash.yaml`, `lash.yml` or `lash.json` in the
+ * workspace) lists under `skills`, as `lash build` reads them; [] when there is no project
+ * file or it cannot be read (`lash build` reports those problems).
+ */
+export function projectFileSkillRoots(workspace: string): string[] {
+  for (const name of ["lash.yaml", "lash.yml", "lash.json"]) {
+    const file = join(workspace, name);
+    if (!existsSync(file)) continue;
+    try {
+      const value = parseYaml(readFileSync(file, "utf8")) as { skills?: unknown } | null;
+      const skills = value?.skills;
+      return Array.isArray(skills) ? skills.filter((s): s is string => typeof s === "string") : [];
+    } catch {
+      return [];
+    }
+  }
+  return [];
 }
 
 /**
