@@ -73,7 +73,9 @@ describe("lash init && lash build", () => {
     expect(lines).toContain(
       'lash.yaml:3:10: unknown model "claude-sonet-4-5"; did you mean "anthropic/claude-sonnet-4-5", "anthropic/claude-sonnet-4", "anthropic/claude-opus-4-5"?',
     );
-    expect(lines.at(-1)).toBe("lash build: 12 errors; nothing written");
+    // skills are discovered by the CLI: an unknown skill is reported in the same run
+    expect(lines).toContain('agents/gamma.yaml:4:10: unknown skill "nope"');
+    expect(lines.at(-1)).toBe("lash build: 13 errors; nothing written");
     expect(existsSync(join(FIXTURES, "broken", ".lash"))).toBe(false);
 
     const json = await lash(["build", "--json"], { env, cwd: join(FIXTURES, "broken") });
@@ -89,16 +91,48 @@ describe("lash init && lash build", () => {
     });
   });
 
-  it("--check-mcp reports a server that does not start, at its key in lash.yaml", async () => {
+  it("reports invalid MCP server configs in lash.yaml one per line, at their keys", async () => {
     const { dir, env } = tempDir();
+    writeFileSync(join(dir, "lash.yaml"), "mcpServers:\n  bad:\n    command: 42\n  worse:\n    url: 7\n");
+    const run = await lash(["build"], { env, cwd: dir });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(
+      [
+        "lash.yaml:3:14: mcpServers.bad.command: expected a non-empty string",
+        "lash.yaml:5:10: mcpServers.worse.url: expected a non-empty string",
+        "lash build: 2 errors; nothing written",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("--check-mcp starts each MCP server: a real stdio server passes, one that does not start is reported at its key", async () => {
+    const { dir, env } = tempDir();
+    const server = join(
+      import.meta.dirname,
+      "..",
+      "..",
+      "packages",
+      "plugin-mcp",
+      "test",
+      "fixtures",
+      "stdio-server.ts",
+    );
+    const real = `  real:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(server)}]\n`;
+    writeFileSync(join(dir, "lash.yaml"), `mcpServers:\n${real}`);
+    const ok = await lash(["build", "--check-mcp", "--mcp-timeout", "60"], { env, cwd: dir });
+    expect(ok.stderr).toBe("");
+    expect(ok.code).toBe(0);
     writeFileSync(
       join(dir, "lash.yaml"),
-      `mcpServers:\n  ghost:\n    command: ${JSON.stringify(join(dir, "no-such-server"))}\n`,
+      `mcpServers:\n  ghost:\n    command: ${JSON.stringify(join(dir, "no-such-server"))}\n${real}`,
     );
     const unchecked = await lash(["build"], { env, cwd: dir });
     expect(unchecked.code).toBe(0);
-    const run = await lash(["build", "--check-mcp", "--mcp-timeout", "20"], { env, cwd: dir });
+    const run = await lash(["build", "--check-mcp", "--mcp-timeout", "60"], { env, cwd: dir });
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/^lash\.yaml:2:3: MCP server "ghost" is not reachable \(failed/m);
+    const lines = run.stderr.trim().split("\n");
+    expect(lines[0]).toMatch(/^lash\.yaml:2:3: MCP server "ghost" is not reachable \(failed/);
+    expect(lines.slice(1)).toEqual(["lash build: 1 error; nothing written"]);
   });
 });

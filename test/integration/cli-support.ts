@@ -1,12 +1,32 @@
 // Spawning the real `lash` process against the mock wire server.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { bwrapStatus } from "@lash/policy";
 import { type MockLlmServer, type MockReply, startMockServer } from "@lash/providers/testing";
 
 export const MAIN = join(import.meta.dirname, "..", "..", "apps", "cli", "src", "main.ts");
 export const MODEL = "openai-compatible/mock";
+
+/**
+ * The shell sandbox for these runs, explicitly: bwrap (the CLI's default on Linux) where it can
+ * run, else `off` — so the tests that run `shell` through the CLI pass on a machine without
+ * bubblewrap too. Tests that write their own config.json include `policy: SANDBOX_POLICY`.
+ */
+export const SANDBOX_POLICY: { readonly sandbox: { readonly mode: "bwrap" | "off" } } = {
+  sandbox: { mode: bwrapStatus().available ? "bwrap" : "off" },
+};
+
+/**
+ * Writes `policy.sandbox.mode: "off"` into a fresh LASH_HOME where bwrap cannot run, or always
+ * with `off: true` (a test of what an unsandboxed command can reach: the host's /tmp, /proc).
+ */
+export function sandboxOffWhereBwrapCannotRun(home: string, off = false): void {
+  if (SANDBOX_POLICY.sandbox.mode === "bwrap" && !off) return;
+  mkdirSync(home, { recursive: true });
+  writeFileSync(join(home, "config.json"), JSON.stringify({ policy: { sandbox: { mode: "off" } } }));
+}
 
 export interface Sandbox {
   readonly home: string;
@@ -16,12 +36,19 @@ export interface Sandbox {
   cleanup(): Promise<void>;
 }
 
-/** A temporary LASH_HOME, HOME and workspace, and a mock server the CLI is pointed at. */
-export async function sandbox(replies: MockReply[] = []): Promise<Sandbox> {
+/**
+ * A temporary LASH_HOME, HOME and workspace, and a mock server the CLI is pointed at.
+ * `shellSandbox: "off"` writes a config that runs `shell` unsandboxed.
+ */
+export async function sandbox(
+  replies: MockReply[] = [],
+  options: { readonly shellSandbox?: "off" } = {},
+): Promise<Sandbox> {
   const root = mkdtempSync(join(tmpdir(), "lash-cli-test-"));
   const home = join(root, "lash-home");
   const cwd = join(root, "work");
   mkdirSync(cwd);
+  sandboxOffWhereBwrapCannotRun(home, options.shellSandbox === "off");
   const server = await startMockServer({ replies });
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,

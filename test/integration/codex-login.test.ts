@@ -33,7 +33,8 @@ function codexEnv(b: Sandbox, a: MockAuthServer): NodeJS.ProcessEnv {
 
 describe("lash login codex", () => {
   it("browser sign-in, doctor, a codex run that leaks no token, logout", async () => {
-    box = await sandbox();
+    // unsandboxed: the tool reads auth.json in LASH_HOME (under /tmp, which a sandbox would hide)
+    box = await sandbox([], { shellSandbox: "off" });
     auth = await startMockAuthServer({ email: "ada@example.com", plan: "pro" });
     const env = codexEnv(box, auth);
     const opts = { env, cwd: box.cwd };
@@ -145,7 +146,8 @@ describe("lash login codex", () => {
   });
 
   it("a refresh during the run: the new tokens in auth.json are redacted from tool output too", async () => {
-    box = await sandbox();
+    // unsandboxed: the tool reads auth.json in LASH_HOME (under /tmp, which a sandbox would hide)
+    box = await sandbox([], { shellSandbox: "off" });
     auth = await startMockAuthServer({ expiresIn: 60 }); // within the margin: refreshed before the first request
     const opts = { env: codexEnv(box, auth), cwd: box.cwd };
     const login = start(["login", "codex", "--no-browser"], opts);

@@ -42,10 +42,15 @@ const COMMAND = "echo $$ > pgid; (sleep 2; echo late > bg-marker) & sleep 2; ech
 describe("commands die with lash", () => {
   for (const signal of ["SIGKILL", "SIGHUP"] as const) {
     it(`${signal} of lash while shell runs: no process of the command survives, no side effect after it`, async () => {
-      box = await sandbox([
-        { toolCalls: [{ id: "c1", name: "shell", arguments: { command: COMMAND } }] },
-        { text: "never reached" },
-      ]);
+      // unsandboxed: `$$` is the host's pid only outside bwrap's PID namespace (the sandboxed
+      // case is in sandbox-cli.test.ts)
+      box = await sandbox(
+        [
+          { toolCalls: [{ id: "c1", name: "shell", arguments: { command: COMMAND } }] },
+          { text: "never reached" },
+        ],
+        { shellSandbox: "off" },
+      );
       const opts = { env: box.env, cwd: box.cwd };
       const run = start(["-p", "run it", "--output-format", "stream-json"], opts);
       const session = JSON.parse(await run.waitForLine((l) => l.includes('"type":"session"'))) as {

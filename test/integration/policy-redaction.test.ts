@@ -52,7 +52,10 @@ describe("policy redaction.keys", () => {
     mkdirSync(join(box.cwd, ".lash"), { recursive: true });
     writeFileSync(
       join(box.cwd, ".lash", "config.json"),
-      JSON.stringify({ policy: { redaction: { keys: ["RELEASE_STAMP", "ship_code"] } } }),
+      JSON.stringify({
+        // unsandboxed: c3 reads lash's own environment in /proc, which bwrap's PID namespace hides
+        policy: { redaction: { keys: ["RELEASE_STAMP", "ship_code"] }, sandbox: { mode: "off" } },
+      }),
     );
     writeFileSync(join(box.cwd, "release.env"), `RELEASE_STAMP=${FILE_STAMP}\nexport SHIP_CODE=${SHORT}\n`);
     writeFileSync(join(box.cwd, "ship.json"), `{\n  "ship_code": "${JSON_CODE}",\n  "name": "kept"\n}\n`);

@@ -6,7 +6,15 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { chatMessages, jsonLines, lash, type Sandbox, sandbox, textOf } from "./cli-support.ts";
+import {
+  chatMessages,
+  jsonLines,
+  lash,
+  SANDBOX_POLICY,
+  type Sandbox,
+  sandbox,
+  textOf,
+} from "./cli-support.ts";
 
 vi.setConfig({ testTimeout: 120_000 });
 
@@ -58,6 +66,7 @@ function prepare(b: Sandbox): { env: NodeJS.ProcessEnv; cwd: string } {
     join(b.home, "config.json"),
     JSON.stringify({
       redaction: { keys: [CONFIGURED], env: ["DEPLOY_CRED"] },
+      policy: SANDBOX_POLICY,
       mcpServers: {
         envsrv: { command: process.execPath, args: [ENV_SERVER], env: { SERVICE_TOKEN: MCP_TOKEN } },
       },

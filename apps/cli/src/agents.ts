@@ -2,11 +2,12 @@
 // The build itself is @lash/agents; the CLI adds the provider catalog (model checks), MCP
 // server checks (`--check-mcp`, via @lash/plugin-mcp) and the output.
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { type ParseArgsOptionsConfig, parseArgs } from "node:util";
 import {
   BUILD_DIR,
   type BuildResult,
+  type BuildSkill,
   buildProject,
   type Diagnostic,
   findProjectFile,
@@ -55,12 +56,25 @@ async function checkMcpServers(
   try {
     config = m.parseMcpConfig({ mcpServers: servers });
   } catch (e) {
-    out.push({
-      file: doc.file,
-      ...doc.at(["mcpServers"], true),
-      severity: "error",
-      message: errorMessage(e),
-    });
+    // "invalid MCP config:\n  mcpServers.<name>.<key>: <problem>" — one diagnostic per line, at its key
+    const lines = errorMessage(e)
+      .split("\n")
+      .map((l) => /^\s*(mcpServers(?:\.[^:\s]+)*): (.+)$/.exec(l))
+      .filter((m) => m !== null);
+    if (lines.length === 0)
+      out.push({
+        file: doc.file,
+        ...doc.at(["mcpServers"], true),
+        severity: "error",
+        message: errorMessage(e),
+      });
+    for (const [, path = "", message = ""] of lines)
+      out.push({
+        file: doc.file,
+        ...doc.at(path.split(".")),
+        severity: "error",
+        message: `${path}: ${message}`,
+      });
   }
   if (!check || !config) return out;
   const handle = await m.createMcpManager(config, { env, stderr: "pipe" });
@@ -104,19 +118,45 @@ export async function buildWithCli(
     root,
     lashVersion: VERSION,
     models,
-    ...(skills ? { skills } : {}),
+    skills,
     extraDiagnostics: [...skillDiagnostics, ...mcp],
     write: true,
   });
   return { root, result };
 }
 
-/** The project's skills for the build (undefined: skills not checked). */
+/** The project's skills for the build (A2's discovery: .lash/skills, .agents/skills, .claude/skills, lash.yaml's roots, $LASH_HOME/skills). */
 async function projectSkills(
-  _root: string,
-  _env: NodeJS.ProcessEnv,
-): Promise<{ skills?: import("@lash/agents").BuildSkill[]; skillDiagnostics: Diagnostic[] }> {
-  return { skillDiagnostics: [] };
+  root: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ skills: BuildSkill[]; skillDiagnostics: Diagnostic[] }> {
+  const { defaultSkillRoots, discoverSkills } = await import("@lash/agents");
+  const { resolvePaths } = await import("./paths.ts");
+  const home = resolvePaths(env, root).home;
+  const extra = parseProject(root).project.skills ?? [];
+  const { skills, problems } = discoverSkills(defaultSkillRoots(root, home, extra));
+  const shown = (abs: string) => {
+    const inProject = relative(root, abs);
+    if (!inProject.startsWith("..") && !isAbsolute(inProject)) return inProject.split(sep).join("/");
+    const inHome = relative(home, abs);
+    return !inHome.startsWith("..") && !isAbsolute(inHome) ? `~lash/${inHome.split(sep).join("/")}` : abs;
+  };
+  return {
+    skills: skills.map((s) => ({
+      name: s.name,
+      description: s.description,
+      dir: s.dir,
+      displayDir: shown(s.dir),
+      files: s.files,
+    })),
+    skillDiagnostics: problems.map((p) => ({
+      file: shown(p.file),
+      line: Math.max(1, p.line),
+      column: Math.max(1, p.column),
+      severity: p.severity,
+      message: p.message,
+    })),
+  };
 }
 
 function projectRoot(cwd: string | undefined): string {
@@ -344,8 +384,7 @@ function showAgent(a: ResolvedAgent, m: Manifest): string {
     ...(a.acl ? [`  acl:     ${JSON.stringify(a.acl)}`] : []),
     "",
     "Instructions:",
-    ...a.instructions.split("\n").map((l) => `  ${l}`),
-    "",
+    ...a.instructions.split("\n").map((l) => (l === "" ? "" : `  ${l}`)),
   ];
-  return lines.join("\n");
+  return `${lines.join("\n")}\n`;
 }

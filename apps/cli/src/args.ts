@@ -18,6 +18,8 @@ export interface RunFlags {
   readonly maxTurns?: number;
   readonly system?: string;
   readonly appendSystem?: string;
+  /** `--no-project-instructions`: leave AGENTS.md / CLAUDE.md out of the system prompt. */
+  readonly noProjectInstructions?: boolean;
   readonly tools?: readonly string[];
   readonly cwd?: string;
   readonly session?: string;
@@ -41,6 +43,8 @@ export interface RunFlags {
   readonly requestDeadlineMs?: number;
   /** `--approval-mode`: who answers approvals (default: `fail` with -p, `interactive` in the TUI). */
   readonly approvalMode?: ApprovalMode;
+  /** `--dry-run`: write and exec tools do not run; they return what they would have done. */
+  readonly dryRun?: boolean;
 }
 
 export type Command =
@@ -61,6 +65,7 @@ export type Command =
   | { readonly kind: "policy"; readonly argv: readonly string[] }
   | { readonly kind: "build" | "init" | "agents"; readonly argv: readonly string[] }
   | { readonly kind: "run-agent"; readonly argv: readonly string[] }
+  | { readonly kind: "skills"; readonly argv: readonly string[] }
   | { readonly kind: "login" | "logout"; readonly argv: readonly string[] };
 
 export interface SessionsArgs {
@@ -92,6 +97,7 @@ export const SUBCOMMANDS = [
   "init",
   "agents",
   "run",
+  "skills",
   "login",
   "logout",
   "help",
@@ -105,6 +111,7 @@ const RUN_OPTIONS = {
   "max-turns": { type: "string" },
   system: { type: "string" },
   "append-system": { type: "string" },
+  "no-project-instructions": { type: "boolean" },
   tools: { type: "string" },
   cwd: { type: "string" },
   session: { type: "string" },
@@ -121,6 +128,7 @@ const RUN_OPTIONS = {
   "request-timeout": { type: "string" },
   "request-deadline": { type: "string" },
   "approval-mode": { type: "string" },
+  "dry-run": { type: "boolean" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" },
 } as const;
@@ -233,6 +241,7 @@ export function parseRunFlags(argv: readonly string[]): RunFlags | { help: true 
       : {}),
     ...(values.system !== undefined ? { system: values.system } : {}),
     ...(values["append-system"] !== undefined ? { appendSystem: values["append-system"] } : {}),
+    ...(values["no-project-instructions"] ? { noProjectInstructions: true } : {}),
     ...(tools !== undefined ? { tools } : {}),
     ...(values.cwd !== undefined ? { cwd: values.cwd } : {}),
     ...(values.session !== undefined ? { session: values.session } : {}),
@@ -253,6 +262,7 @@ export function parseRunFlags(argv: readonly string[]): RunFlags | { help: true 
       ? { requestDeadlineMs: positiveSeconds(values["request-deadline"], "--request-deadline") }
       : {}),
     ...(approvalMode !== undefined ? { approvalMode } : {}),
+    ...(values["dry-run"] ? { dryRun: true } : {}),
   };
 }
 
@@ -274,6 +284,8 @@ export function parseCommand(argv: readonly string[]): Command {
     case "init":
     case "agents":
       return { kind: first, argv: rest };
+    case "skills":
+      return { kind: "skills", argv: rest };
     case "login":
     case "logout":
       return { kind: first, argv: rest };

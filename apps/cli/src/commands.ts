@@ -1,6 +1,6 @@
 // `lash sessions …`, `lash config`, `lash export …`, `lash trace …`.
 import type { SessionsArgs } from "./args.ts";
-import { loadConfig, redactConfig } from "./config.ts";
+import { loadConfig, policyLayersOf, redactConfig } from "./config.ts";
 import { createCliContext, type LocalContext } from "./create-context.ts";
 import { ExitCode } from "./errors.ts";
 import type { MainIO } from "./io.ts";
@@ -70,6 +70,8 @@ export async function runConfig(
     providers: keys,
     configuredVendors: vendors,
     mcpServers: mcpServers(loaded.config),
+    // each file's `policy` is its own layer (combined, not merged: `lash policy explain`)
+    policyLayers: policyLayersOf(loaded.config),
   };
   io.stdout.write(`${JSON.stringify(effective, null, 2)}\n`);
   return ExitCode.ok;

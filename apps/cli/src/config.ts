@@ -143,6 +143,12 @@ const OtlpConfig = Schema.Struct({
   serviceName: opt(Str),
 });
 
+/** Skills (SKILL.md directories) besides the default roots. */
+const SkillsConfig = Schema.Struct({
+  /** More skill roots (directories of skill directories), relative to the workspace; searched after .lash/.agents/.claude skills, before $LASH_HOME/skills. */
+  roots: opt(StrList),
+});
+
 const TraceConfig = Schema.Struct({
   /** Trace every turn to this JSONL file (as `--trace`; the flag wins). */
   file: opt(Str),
@@ -170,6 +176,9 @@ export const LashConfig = Schema.Struct({
     ),
   ),
   trace: opt(TraceConfig),
+  skills: opt(SkillsConfig),
+  /** Add AGENTS.md / CLAUDE.md to the system prompt (default true; `--no-project-instructions` turns it off). */
+  projectInstructions: opt(Bool),
   /** What is redacted from tool output besides the keys lash holds. */
   redaction: opt(RedactionConfig),
   shell: opt(ShellConfig),

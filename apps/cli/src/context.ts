@@ -1,6 +1,6 @@
 // The contract between the CLI shell (args, config, sessions, --print) and the
 // interactive TUI. `main.ts` builds a CliContext; `tui/index.ts` renders it.
-import type { LashRuntime, SessionRecord } from "@lash/core";
+import type { ApproverShape, LashRuntime, SessionRecord } from "@lash/core";
 import type { ModelInfo } from "@lash/sansio";
 import type { ManagedRuntime } from "effect";
 
@@ -22,6 +22,10 @@ export interface CliSettings {
   readonly cwd: string;
   readonly maxTurns?: number;
   readonly systemPrompt?: string;
+  /** AGENTS.md / CLAUDE.md in the system prompt (false with `--no-project-instructions`); subagents get AGENTS.md only. */
+  readonly projectInstructions?: boolean;
+  /** Extra skill roots (config `skills.roots`, workspace-relative). */
+  readonly skillRoots?: readonly string[];
   /** Allowed tool names (`--tools`), all when absent. */
   readonly tools?: readonly string[];
   /** True when the model is scripted (`lash demo`, mock server). */
@@ -51,6 +55,11 @@ export interface CliContext {
   readonly pluginStatus: () => { readonly [plugin: string]: unknown };
   /** Export a session: returns the written path. */
   exportSession(sessionId: string, format: "html" | "json" | "md", outPath?: string): Promise<string>;
+  /**
+   * Who answers the approvals the policy asks for from now on: the TUI attaches its prompt
+   * here. Ignored unless `--approval-mode` is `interactive` (the TUI's default).
+   */
+  readonly setApprover?: (approver: ApproverShape) => void;
   close(): Promise<void>;
 }
 
@@ -62,6 +71,8 @@ export interface TuiOptions {
   readonly initialPrompt?: string;
   /** Open the session picker first (`lash --resume` without an id). */
   readonly pick?: boolean;
+  /** Finish the session's cut-off turn first (like `/finish`; its approvals are asked in the TUI). */
+  readonly finishPending?: boolean;
   readonly stdin?: NodeJS.ReadStream;
   readonly stdout?: NodeJS.WriteStream;
 }

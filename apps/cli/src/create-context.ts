@@ -2,6 +2,13 @@
 import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import {
+  defaultSkillRoots,
+  discoverSkills,
+  projectFileSkillRoots,
+  projectInstructions,
+  skillsPlugin,
+} from "@lash/agents";
+import {
   type ApproverShape,
   envSecrets,
   IdGenerator,
@@ -24,6 +31,7 @@ import {
   withRlm,
 } from "@lash/core";
 import { validateJson } from "@lash/core/internal";
+import { dryRunPlugin, riskAssessor } from "@lash/policy";
 import {
   authFileSecrets,
   createProvider,
@@ -53,6 +61,7 @@ import {
   type Vendor,
   vendorOf,
 } from "./providers.ts";
+import { shellSandbox } from "./sandbox.ts";
 
 export interface ContextOptions {
   readonly settings: CliSettings;
@@ -89,6 +98,8 @@ export interface ContextOptions {
   readonly warn?: (message: string) => void;
   /** `--approval-mode` (default: `fail` with `print`, else `interactive`: the TUI attaches its prompt with `setApprover`). */
   readonly approvalMode?: ApprovalMode;
+  /** `--dry-run` (or config `policy.writes: "stub"`): write and exec tools return their preview instead of running. */
+  readonly dryRun?: boolean;
 }
 
 interface TraceHandle {
@@ -240,6 +251,13 @@ export function validateTools(tools: readonly string[] | undefined): void {
     );
 }
 
+/** Subagents get the project's AGENTS.md files only (no CLAUDE.md), unless project instructions are off. */
+function childInstructionsOf(settings: CliSettings): { childInstructions?: string } {
+  if (settings.projectInstructions !== true) return {};
+  const text = projectInstructions(settings.cwd, { claude: false });
+  return text !== undefined ? { childInstructions: text } : {};
+}
+
 export async function createCliContext(options: ContextOptions): Promise<LocalContext> {
   const env = options.env ?? process.env;
   const { paths, config } = options;
@@ -290,21 +308,27 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
 
   // the scrubbed environment of tools and MCP servers, and the redaction of tool output
   const secrets = secretsOf(config, env);
-  // the tool policy (config `policy`, user then project layer); assessRisk joins when the
-  // risk evaluator lands (until then `approval: "risk"` asks for write and exec calls)
-  const gov = cliGovernance(config, { root: settings.cwd });
+  // the tool policy (config `policy`, user then project layer); `approval: "risk"` asks when
+  // the risk evaluator (@lash/policy assessRisk) rates a call at or above the threshold
+  const gov = cliGovernance(config, { root: settings.cwd, assessRisk: riskAssessor(settings.cwd) });
   // the Codex sign-in's tokens too (they never leave the provider, but a tool could read auth.json)
   // policy redaction.keys: those variables' values (in `secrets`) and `KEY=value` / `"key": "value"` in output
   const redactor = authFileRedactor(secrets.values, join(paths.home, "auth.json"), {
     keys: policyRedactionKeys(config),
   });
+  const sandbox = shellSandbox(gov.policy, settings.cwd);
   const plugins: Plugin[] = [];
   const toolsAllowed = settings.tools?.filter((t) => (TOOL_NAMES as readonly string[]).includes(t));
   plugins.push(
     toolsPlugin({
       root: settings.cwd,
       ...(settings.tools ? { tools: toolsAllowed ?? [] } : {}),
-      shell: { secretEnvNames: secrets.names, passEnv: config.shell?.passEnv ?? [] },
+      shell: {
+        secretEnvNames: secrets.names,
+        passEnv: config.shell?.passEnv ?? [],
+        // policy sandbox: bwrap by default on Linux (a missing bwrap fails each shell call with the fix)
+        ...(sandbox ? { sandbox } : {}),
+      },
       ...(config.files?.allowHardLinks !== undefined ? { allowHardLinks: config.files.allowHardLinks } : {}),
       // policy workspace.denyPatterns: the file tools refuse them and glob/grep skip them too
       ...(gov.policy.denyPatterns.length > 0 ? { deny: gov.policy.denyPatterns.map((d) => d.pattern) } : {}),
@@ -320,9 +344,16 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
     }),
     subagentsPlugin({
       onChild: gov.onChild,
+      ...childInstructionsOf(settings),
       ...(options.agentTools !== undefined ? { agentTools: options.agentTools } : {}),
     }),
   );
+  // skills: the catalog in the system prompt, load_skill / read_skill_file (none when no skill is found)
+  if (options.live !== false) {
+    const extra = [...(settings.skillRoots ?? []), ...projectFileSkillRoots(settings.cwd)];
+    const skills = discoverSkills(defaultSkillRoots(settings.cwd, paths.home, extra)).skills;
+    if (skills.length > 0) plugins.push(skillsPlugin({ skills }));
+  }
 
   const live = options.live !== false;
   let mcp: McpRuntime | undefined;
@@ -399,6 +430,10 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
     }
     store = SqliteStore.layer({ filename: paths.db });
   }
+
+  // dry-run (--dry-run, config policy.writes "stub"): last, so it sees the arguments other hooks settled on
+  const dryRun = options.dryRun === true || gov.policy.writes === "stub";
+  if (dryRun) plugins.push(dryRunPlugin());
 
   const approvalMode: ApprovalMode = options.approvalMode ?? (options.print ? "fail" : "interactive");
   const approvals = switchableApprover(approverFor(approvalMode, options.print === true));

@@ -191,6 +191,13 @@ export async function runDoctor(
     }
   }
 
+  if (configOk) {
+    const { policyOf } = await import("./policy.ts");
+    const { sandboxCheck } = await import("./sandbox.ts");
+    const sandbox = sandboxCheck(policyOf(config));
+    add("sandbox", sandbox.status, sandbox.detail);
+  }
+
   add(
     "tui",
     (await loadTui()) ? "ok" : "warn",

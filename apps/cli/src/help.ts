@@ -8,7 +8,7 @@ Usage
                                      (the prompt may come on stdin: echo hi | lash -p)
   lash sessions list|show <id>|rm <id>|abandon <id>
   lash config                        the effective config (secrets redacted)
-  lash doctor [--repair]             check Node, database, provider keys, MCP servers
+  lash doctor [--repair]             check Node, database, provider keys, MCP servers, sandbox
   lash demo                          a scripted session against a built-in mock model (no key needed)
   lash lashlang run <file|-> | repl  run Lashlang cells (lash help lashlang)
   lash export <session|last> [--format html|json|md] [-o file]
@@ -20,6 +20,8 @@ Usage
   lash build [--json] [--check-mcp]  check the project's agents and write .lash/build/<hash>.json
   lash run [<agent> [input]]         run an agent of the newest build (no agent: the project's entry)
   lash agents list|show <name>       the agents of the newest build (lash help build)
+  lash skills list|validate [dir]|add <dir>
+                                     SKILL.md skills the sessions can load (lash help skills)
   lash login codex [--device-code]   sign in with a ChatGPT plan (for codex/… models)
   lash logout [codex]                forget that sign-in
   lash help [command]
@@ -32,6 +34,8 @@ Model and behaviour
       --max-turns <n>           model calls per turn before the final notice (default 50)
       --system <text>           replace the system prompt
       --append-system <text>    append to the system prompt
+      --no-project-instructions leave AGENTS.md / CLAUDE.md (workspace up to the git root)
+                                out of the system prompt (config projectInstructions: false)
       --tools <a,b,…>           allow only these tools (read_file, write_file, edit, apply_patch,
                                 glob, grep, shell, update_plan, spawn_agent, mcp__<server>__<tool>)
       --cwd <dir>               workspace directory (default: the current directory)
@@ -69,6 +73,9 @@ Approvals (when the policy asks before a tool call runs)
                                 default with -p; the request is kept: --resume <id> --resume-pending
                                 with an answering mode resolves it) · interactive: prompt in the
                                 TUI (its default; not with -p)
+      --dry-run                 tools that write or run commands do not run: each returns "Dry run:
+                                not run. It would have: …" with its diff or command (config
+                                policy.writes "stub" does the same); read-only tools run as usual
 
 Other
   -h, --help                    this help
@@ -90,6 +97,21 @@ Exit codes
 `;
 
 const TOPICS: Record<string, string> = {
+  skills: `Usage
+  lash skills list [--json] [--cwd <dir>]
+      the skills sessions in this workspace can load, and where each comes from. Roots, first wins
+      on a name clash: .lash/skills, .agents/skills, .claude/skills, config skills.roots, the
+      project file's (lash.yaml) skills, $LASH_HOME/skills
+  lash skills validate [dir] [--json] [--cwd <dir>]
+      check one skill directory (with a SKILL.md), or every skill in the roots when no dir is given;
+      problems as file:line:column; exit 1 on an error
+  lash skills add <dir> [--cwd <dir>]
+      validate a skill directory and copy it into <workspace>/.lash/skills/<name>/ (never overwrites)
+A skill is a directory holding SKILL.md: YAML front matter (name = the directory's name, 1-64
+lowercase letters, digits and single hyphens; description, up to 1024 characters; optional license,
+compatibility, metadata, allowed-tools) and Markdown instructions. Sessions see the catalog (name and
+description) and load a skill with the load_skill tool, its files with read_skill_file.
+`,
   lashlang: `Usage
   lash lashlang run <file|-> [<file> …] [--cell FILE]… [--globals FILE.json] [--host FILE.json]
                     [--check strict|fallback|off|parse-only] [--snapshot-between-cells] [--json]
@@ -119,6 +141,8 @@ const TOPICS: Record<string, string> = {
 
 Config keys (unknown keys are an error)
   model, mode ("standard"|"rlm"), maxTurns, systemPrompt, appendSystemPrompt, tools [..],
+  projectInstructions (default true: AGENTS.md / CLAUDE.md in the system prompt),
+  skills { roots? [dirs of skill directories, relative to the workspace] },
   providers { anthropic|openai|openai-compatible|google|codex|bedrock|vertex-anthropic: { baseUrl } },
   mcpServers { <name>: { command, args, env, cwd } | { url, headers }, type?, timeoutMs?,
     startupTimeoutMs?, enabled?, trusted? } (the format Claude Desktop, Cursor and Claude Code share; type
@@ -183,7 +207,8 @@ Effects: read_file/glob/grep/update_plan/spawn_agent read; write_file/edit/apply
   lash doctor [--json] [--cwd <dir>] [--repair]
       checks the Node version, the config, the database (SQLite's quick_check of every page, then
       opens it: schema version, sessions), provider keys per vendor, the chosen model, and MCP
-      servers (starts each and waits up to 15 s for it). Exit 0 when lash can run a turn, 1 otherwise.
+      servers (starts each and waits up to 15 s for it), and the shell sandbox (bwrap: whether it
+      can run here, or why not and the fix). Exit 0 when lash can run a turn, 1 otherwise.
       --repair  when the database is damaged: copy every readable row into a new file and swap it
                 in; the damaged file is kept as lash.db.damaged-<time>. Stop other lash processes first.
 `,

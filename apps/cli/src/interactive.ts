@@ -78,6 +78,7 @@ export async function runInteractive(ctx: LocalContext, flags: RunFlags, io: Mai
   }
   if (sessionId !== undefined) ctx.traceSession(sessionId);
   const pending = sessionId !== undefined ? await pendingTurnOf(ctx, sessionId) : undefined;
+  let finishInTui = false;
   if (sessionId !== undefined && pending) {
     // a cut-off turn is never run again without asking: it may be an old instruction
     const text = pendingText(pending);
@@ -97,7 +98,10 @@ export async function runInteractive(ctx: LocalContext, flags: RunFlags, io: Mai
     } finally {
       rl.close();
     }
-    if (answer === "f" || answer === "finish") {
+    if ((answer === "f" || answer === "finish") && ctx.approvalMode === "interactive") {
+      // the TUI finishes it: an approval the turn still needs is asked in its prompt
+      finishInTui = true;
+    } else if (answer === "f" || answer === "finish") {
       io.stderr.write(`[lash] finishing the turn of ${sessionId} that was cut off (from its journal)…\n`);
       const fiber = ctx.rt.runFork(Effect.flatMap(LashRuntime, (rt) => rt.resumePending(sessionId)));
       const stop = () => ctx.rt.runFork(Fiber.interrupt(fiber));
@@ -130,6 +134,7 @@ export async function runInteractive(ctx: LocalContext, flags: RunFlags, io: Mai
     ...(sessionId !== undefined ? { sessionId } : {}),
     ...(flags.prompt !== undefined ? { initialPrompt: flags.prompt } : {}),
     ...(pick ? { pick: true } : {}),
+    ...(finishInTui ? { finishPending: true } : {}),
     stdin: io.stdin,
     stdout: io.stdout,
   });

@@ -77,6 +77,10 @@ async function dispatch(command: Command, io: MainIO): Promise<number> {
       const { runAgentCommand } = await import("./run-agent.ts");
       return runAgentCommand(command.argv, io);
     }
+    case "skills": {
+      const { runSkills } = await import("./skills.ts");
+      return runSkills(command.argv, io);
+    }
     case "login":
     case "logout": {
       const { runLogin, runLogout } = await import("./login.ts");
@@ -139,6 +143,7 @@ async function run(flags: RunFlags, io: MainIO): Promise<number> {
     persist: !flags.noSession,
     print: !interactive,
     ...(flags.approvalMode !== undefined ? { approvalMode: flags.approvalMode } : {}),
+    ...(flags.dryRun ? { dryRun: true } : {}),
     // a resumed session's provider is checked once the session is known (its stored base URL may be needed)
     ...((flags.continue ||
       flags.resume !== undefined ||

@@ -11,6 +11,7 @@ import {
   type PolicyCall,
   type PolicyLayer,
   resolvePolicy,
+  riskAssessor,
   SessionPolicies,
 } from "@lash/policy";
 import type { Capability } from "@lash/subagents";
@@ -161,7 +162,7 @@ export async function runPolicyCommand(argv: readonly string[], io: MainIO): Pro
   const call: PolicyCall = { name, args, ...(tool ? { tool } : {}), ...(effects ? { effects } : {}) };
   io.stdout.write(`config files: ${files}\n`);
   if (note) io.stdout.write(`note: ${note}\n`);
-  io.stdout.write(explain(policy, call, { root: cwd }));
+  io.stdout.write(explain(policy, call, { root: cwd, assessRisk: riskAssessor(cwd) }));
   if (!tool && !name.startsWith("mcp__"))
     io.stdout.write(
       `(no built-in tool is called ${JSON.stringify(name)}; built-ins: ${[...tools.keys()].join(", ")})\n`,

@@ -1,6 +1,7 @@
 // Session lookup, the `lash sessions list|show|rm|abandon` commands, and the
 // messages every surface shows for a cut-off turn or a session another process writes.
 import {
+  type ApprovalRecord,
   describeHolder,
   type GraphNode,
   LashRuntime,
@@ -294,6 +295,14 @@ function renderNodes(nodes: readonly GraphNode[]): string {
       out.push(
         `(turn abandoned${p.input ? `: ${quoted(p.input)}` : ""} — ${p.reason ?? "abandoned"}; ` +
           `${p.completedSteps ?? 0} completed step(s) dropped)`,
+      );
+    } else if (n.kind === "protocol" && (n.payload as { type?: unknown })?.type === "approval") {
+      flush();
+      const a = n.payload as ApprovalRecord;
+      const scope = a.decision === "approve" && a.scope === "session" ? " for the session" : "";
+      out.push(
+        `(approval: ${a.tool} ${a.decision === "approve" ? "approved" : "denied"} by ${a.by}${scope}` +
+          `${a.edited ? ", arguments edited" : ""}${a.layer ? ` · policy: ${a.layer}` : ""}${a.reason ? ` · ${oneLine(a.reason, 120)}` : ""})`,
       );
     }
   }

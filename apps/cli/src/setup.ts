@@ -1,6 +1,7 @@
 // From flags, config and environment to the settings of a run.
-import { existsSync, readFileSync, statSync } from "node:fs";
-import { join, parse, resolve } from "node:path";
+import { existsSync, statSync } from "node:fs";
+import { parse, resolve } from "node:path";
+import { projectInstructions } from "@lash/agents";
 import type { RunFlags } from "./args.ts";
 import { type LoadedConfig, loadConfig } from "./config.ts";
 import type { CliPaths, CliSettings } from "./context.ts";
@@ -43,28 +44,12 @@ export function workspaceWarnings(cwd: string): string[] {
   ];
 }
 
-const INSTRUCTION_FILES = ["AGENTS.md", "CLAUDE.md"];
-const MAX_INSTRUCTIONS = 32 * 1024;
-
-/** The default system prompt: who lash is, where it runs, and the project's AGENTS.md. */
+/** The default system prompt: who lash is and where it runs (the project's AGENTS.md is added by `resolveSetup`). */
 export function defaultSystemPrompt(cwd: string): string {
   const parts = [
     "You are lash, a coding agent working in the user's terminal. Use the tools to inspect and change files and to run commands; prefer small, verifiable steps, and say plainly what you did and what you could not do.",
     `Workspace: ${cwd}\nPlatform: ${process.platform}`,
   ];
-  for (const name of INSTRUCTION_FILES) {
-    const file = join(cwd, name);
-    if (!existsSync(file)) continue;
-    try {
-      let text = readFileSync(file, "utf8");
-      if (text.length > MAX_INSTRUCTIONS)
-        text = `${text.slice(0, MAX_INSTRUCTIONS)}\n[… ${name} cut at 32 KiB]`;
-      parts.push(`Project instructions (${name}):\n${text}`);
-      break;
-    } catch {
-      // unreadable instructions are skipped
-    }
-  }
   return parts.join("\n\n");
 }
 
@@ -89,7 +74,10 @@ export async function resolveSetup(flags: RunFlags, env: NodeJS.ProcessEnv = pro
   if (!modelChoice) throw new NoProvider();
   const mode = flags.mode ?? config.mode ?? "standard";
   const base = flags.system ?? config.systemPrompt ?? defaultSystemPrompt(cwd);
-  const systemPrompt = [base, config.appendSystemPrompt, flags.appendSystem]
+  // AGENTS.md (CLAUDE.md where a directory has none) from the git root down to the workspace
+  const projectInstructionsOn = !flags.noProjectInstructions && config.projectInstructions !== false;
+  const instructions = projectInstructionsOn ? projectInstructions(cwd) : undefined;
+  const systemPrompt = [base, instructions, config.appendSystemPrompt, flags.appendSystem]
     .filter((s): s is string => typeof s === "string" && s.trim() !== "")
     .join("\n\n");
   const maxTurns = flags.maxTurns ?? config.maxTurns;
@@ -99,6 +87,8 @@ export async function resolveSetup(flags: RunFlags, env: NodeJS.ProcessEnv = pro
     cwd,
     ...(maxTurns !== undefined ? { maxTurns } : {}),
     ...(systemPrompt !== "" ? { systemPrompt } : {}),
+    projectInstructions: projectInstructionsOn,
+    ...(config.skills?.roots !== undefined ? { skillRoots: config.skills.roots } : {}),
     ...(tools !== undefined ? { tools } : {}),
     scripted: false,
   };

@@ -88,8 +88,8 @@ describe("lash policy explain", () => {
     expect(read.stdout).toContain("verdict: allow\n");
   });
 
-  it("shell asks under the coding profile (approval risk, no risk evaluator)", () => {
-    const r = run(["explain", "shell", '{"command": "ls"}']);
+  it("a destructive shell command asks under the coding profile (approval risk)", () => {
+    const r = run(["explain", "shell", '{"command": "rm -rf /"}']);
     expect(r.stdout).toContain("effects: exec\n");
     expect(r.stdout).toContain("verdict: ask\n");
     expect(r.stdout).toContain('tools["group:exec"].approval = "risk"');
@@ -105,6 +105,19 @@ describe("lash policy explain", () => {
     const action = run(["show"]);
     expect(action.code).toBe(2);
     expect(action.stderr).toContain('unknown action "show" (known: explain)');
+  });
+
+  it("lash config lists each file's policy as its own layer", () => {
+    const r = spawnSync(process.execPath, [MAIN, "config", "--json"], {
+      cwd: project,
+      env: { PATH: process.env.PATH ?? "", HOME: dir, LASH_HOME: home, NO_COLOR: "1" },
+      encoding: "utf8",
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const layers = (JSON.parse(r.stdout) as { policyLayers: { name: string; layer: unknown }[] })
+      .policyLayers;
+    expect(layers.map((l) => l.name)).toEqual(["global", "project"]);
+    expect(layers[1]?.layer).toEqual({ deny: ["group:mcp"], tools: { write_file: { approval: "always" } } });
   });
 
   it("an unknown policy key in config is an error with a suggestion", () => {

@@ -573,7 +573,8 @@ export function buildProject(options: BuildOptions & { readonly write?: boolean 
   mkdirSync(dir, { recursive: true });
   const manifestPath = join(dir, `${result.manifest.hash}.json`);
   writeFileSync(manifestPath, `${canonicalJson(result.manifest)}\n`);
-  if (result.manifest.skills.length > 0 || options.skills !== undefined)
+  // skills.lock: written when there are skills (or to empty a stale one)
+  if (result.manifest.skills.length > 0 || existsSync(join(parse.root, "skills.lock")))
     writeFileSync(join(parse.root, "skills.lock"), skillsLock(result.manifest.skills));
   return { ...result, manifestPath };
 }

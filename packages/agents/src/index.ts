@@ -24,6 +24,16 @@ export {
   sortDiagnostics,
 } from "./build.ts";
 export {
+  capText,
+  findInstructionFiles,
+  INSTRUCTIONS_MAX_CHARS,
+  type InstructionFile,
+  type InstructionOptions,
+  instructionDirs,
+  projectInstructions,
+  renderInstructions,
+} from "./instructions.ts";
+export {
   MANIFEST_VERSION,
   type Manifest,
   type ManifestSkill,
@@ -45,6 +55,22 @@ export {
   reachableAgents,
   sessionToolNames,
 } from "./run/runner.ts";
+export {
+  defaultSkillRoots,
+  discoverSkills,
+  LOAD_SKILL,
+  projectFileSkillRoots,
+  READ_SKILL_FILE,
+  SKILL_FILE,
+  SKILLS_PLUGIN,
+  type Skill,
+  type SkillProblem,
+  type SkillRoot,
+  type SkillsPluginOptions,
+  skillsCatalog,
+  skillsPlugin,
+  validateSkillDir,
+} from "./skills/index.ts";
 export {
   closest,
   type Diagnostic,

@@ -147,7 +147,7 @@ function keyPattern(keys: readonly string[]): RegExp | undefined {
   const alt = names.join("|");
   // 1: JSON key, 2: its quoted value's body; 3: NAME=, 4: its value (quoted or a run of non-space)
   return new RegExp(
-    `"(${alt})"(\\s*:\\s*)"((?:[^"\\\\]|\\\\.)*)"|(?<![A-Za-z0-9_])(${alt})(\\s*=\\s*)("[^"\\n]*"|'[^'\\n]*'|[^\\s"',;]+)`,
+    `"(${alt})"(\\s*:\\s*)"((?:[^"\\\\]|\\\\.)*)"|(?<![A-Za-z0-9_])(${alt})([ \\t]*=[ \\t]*)("[^"\\n]*"|'[^'\\n]*'|[^\\s"',;]+)`,
     "gi",
   );
 }

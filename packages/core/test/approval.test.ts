@@ -345,4 +345,51 @@ describe("the approval step", () => {
     expect(approver.requests).toEqual([pendingRequest]);
     expect(runs).toEqual(["write:a"]);
   });
+
+  it("cancelling the turn while an approval waits: nothing runs, the calls are reported cancelled, the turn commits", async () => {
+    const runs: string[] = [];
+    const provider = scriptedProvider([callTools({ id: "c1", name: "write", args: { text: "a" } })]);
+    let askedSignal: AbortSignal | undefined;
+    let markAsked: () => void = () => undefined;
+    const asked = new Promise<void>((resolve) => {
+      markAsked = resolve;
+    });
+    const waiting: ApproverShape = {
+      ask: (_request, signal) =>
+        Effect.suspend(() => {
+          askedSignal = signal;
+          markAsked();
+          return Effect.never;
+        }),
+    };
+    const result = await Effect.runPromise(
+      withRuntime(
+        provider,
+        (rt) =>
+          Effect.gen(function* () {
+            const s = yield* rt.createSession({ model: "test/model" });
+            const handle = yield* rt.startTurn(s.id, { text: "go" });
+            yield* Effect.promise(() => asked);
+            yield* handle.cancel;
+            return yield* handle.result;
+          }),
+        {
+          plugins: [{ name: "t", tools: [echoTool("write", runs)] }],
+          governance: governance(["write"]),
+          approver: waiting,
+        },
+      ),
+    );
+    expect(askedSignal?.aborted).toBe(true);
+    expect(result.outcome).toMatchObject({ type: "stopped", reason: "cancelled" });
+    expect(runs).toEqual([]);
+    const results = result.messages.flatMap((m) => m.parts.filter((p) => p.type === "toolResult"));
+    expect(results).toEqual([
+      expect.objectContaining({
+        name: "write",
+        isError: true,
+        content: [{ type: "text", text: "Cancelled: the turn was stopped before write finished." }],
+      }),
+    ]);
+  });
 });

@@ -113,6 +113,43 @@ const failing: ToolDefinition = {
 };
 const tools: Plugin = { name: "test-tools", tools: [leaky, failing] };
 
+describe("makeRedactor keys (policy redaction.keys)", () => {
+  const r = makeRedactor([], { keys: ["DEPLOY_TOKEN", "ship_code"] });
+  it.each([
+    ["DEPLOY_TOKEN=abc", "DEPLOY_TOKEN=[REDACTED:DEPLOY_TOKEN]"],
+    ['export DEPLOY_TOKEN="two words"', 'export DEPLOY_TOKEN="[REDACTED:DEPLOY_TOKEN]"'],
+    ["deploy_token = 'x1'", "deploy_token = '[REDACTED:deploy_token]'"],
+    ['{"ship_code": "S-1", "name": "kept"}', '{"ship_code": "[REDACTED:ship_code]", "name": "kept"}'],
+    ['{"SHIP_CODE":"a\\"b"}', '{"SHIP_CODE":"[REDACTED:SHIP_CODE]"}'],
+    // a longer name that ends in a key is not that key; an empty value stays empty
+    ["MY_DEPLOY_TOKEN=keep", "MY_DEPLOY_TOKEN=keep"],
+    ["DEPLOY_TOKEN=\nnext", "DEPLOY_TOKEN=\nnext"],
+    // ini/toml style: spaces around `=`
+    ["deploy_token = v", "deploy_token = [REDACTED:deploy_token]"],
+    ['"ship_code": ""', '"ship_code": ""'],
+    ["nothing here", "nothing here"],
+  ])("%s → %s", (input, output) => {
+    expect(r.text(input)).toBe(output);
+  });
+  it("values of keys in objects are redacted by deep(); keys alone give a redactor of size 1", () => {
+    expect(r.deep({ ship_code: "v", other: "DEPLOY_TOKEN=x", n: 1 })).toEqual({
+      ship_code: "[REDACTED:ship_code]",
+      other: "DEPLOY_TOKEN=[REDACTED:DEPLOY_TOKEN]",
+      n: 1,
+    });
+    expect(r.size).toBe(1);
+    expect(makeRedactor([]).size).toBe(0);
+  });
+  it("known values and keys together", () => {
+    const both = makeRedactor([{ name: "DEPLOY_TOKEN", value: "FAKE-value-123456" }], {
+      keys: ["DEPLOY_TOKEN"],
+    });
+    expect(both.text("DEPLOY_TOKEN=FAKE-value-123456 and FAKE-value-123456")).toBe(
+      "DEPLOY_TOKEN=[REDACTED:DEPLOY_TOKEN] and [REDACTED:DEPLOY_TOKEN]",
+    );
+  });
+});
+
 describe("redaction in the dispatch", () => {
   it.live(
     "no secret value reaches the model, the activity stream or the SQLite file (graph and journal)",

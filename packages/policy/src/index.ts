@@ -5,6 +5,7 @@
 export const POLICY_PACKAGE = "@lash/policy";
 
 export { approveAll, callbackApprover, failApprover, rejectAll } from "./approvers.ts";
+export { type DryRunDetails, type DryRunOptions, dryRunOutput, dryRunPlugin } from "./dry-run.ts";
 export {
   AGENT_TOOLS,
   FS_READ_TOOLS,
@@ -40,6 +41,19 @@ export {
   resolvePolicy,
   SessionPolicies,
 } from "./policy.ts";
+export { assessRisk, LARGE_CHANGE_LINES, MANY_FILES, type RiskInput, riskAssessor } from "./risk.ts";
+export {
+  type BwrapSandbox,
+  type BwrapSandboxOptions,
+  type BwrapStatus,
+  bwrapArgs,
+  bwrapSandbox,
+  bwrapStatus,
+  describeSandbox,
+  SANDBOX_FIX,
+  SandboxUnavailableError,
+  type WrappedCommand,
+} from "./sandbox.ts";
 export {
   ApprovalRule,
   decodePolicyLayer,

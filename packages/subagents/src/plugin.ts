@@ -43,6 +43,11 @@ export interface SubagentsOptions {
   /** How long one child may run before it is cancelled (default 1 hour). */
   readonly timeoutMs?: number;
   /**
+   * Text appended to every new child's system prompt (the CLI passes the project's
+   * AGENTS.md files here; children get no CLAUDE.md).
+   */
+  readonly childInstructions?: string;
+  /**
    * Called when a child is created or resumed, before it runs: a host that governs tool calls
    * registers the child's policy here (its parent's layers plus `capability.policy`; see
    * @lash/policy `SessionPolicies`), so the child's calls are decided under its own policy.
@@ -329,6 +334,8 @@ function registryOf(options: SubagentsOptions): CapabilityRegistry {
  * `agent:<childSessionId>`.
  */
 export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
+  const withInstructions = (prompt: string): string =>
+    options.childInstructions?.trim() ? `${prompt}\n\n${options.childInstructions.trim()}` : prompt;
   const registry = registryOf(options);
   const names = registry.names();
   if (names.length === 0) throw new Error("subagentsPlugin: register at least one capability");
@@ -469,7 +476,7 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
           .createSession({
             model: capability.model ?? parent.model,
             mode,
-            systemPrompt: capability.systemPrompt ?? DEFAULT_CHILD_SYSTEM_PROMPT,
+            systemPrompt: withInstructions(capability.systemPrompt ?? DEFAULT_CHILD_SYSTEM_PROMPT),
             title: task.replace(/\s+/g, " ").slice(0, 80),
             tools: allow,
             parentLink: { sessionId: parent.id, callId: ctx.callId, depth },

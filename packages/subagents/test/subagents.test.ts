@@ -181,6 +181,13 @@ describe("capabilities", () => {
     expect(exploreCapability().spawn).toBe(false);
   });
 
+  it("classification: spawn_agent declares effects read; explore adds a readonly policy layer, peer none", () => {
+    const spawn = subagentsPlugin().tools?.find((t) => t.name === "spawn_agent");
+    expect(spawn?.effects).toEqual(["read"]);
+    expect(exploreCapability({ model: "m/x" }).policy).toEqual({ profile: "readonly" });
+    expect(peerCapability().policy).toBeUndefined();
+  });
+
   it("plugin options are checked; `capability` is required only without a default", () => {
     expect(() => subagentsPlugin({ capabilities: [] })).toThrow(/at least one capability/);
     expect(() => subagentsPlugin({ defaultCapability: "nope" })).toThrow(/not registered/);

@@ -2,7 +2,7 @@ import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { ToolDefinition, ToolOutput } from "@lash/core";
 import { clip, diffStat, isBinary, unifiedDiff } from "./text.ts";
-import { asArgs, checkAborted, hostTool, invalid, plural, requireString } from "./util.ts";
+import { asArgs, checkAborted, hostTool, invalid, plural, previewOf, requireString } from "./util.ts";
 import { asWorkspace, type ResolvedPath, type Workspace, type WorkspaceOptions } from "./workspace.ts";
 
 export interface ApplyPatchArgs {
@@ -321,102 +321,27 @@ export function applyPatchTool(
       operation: "patch",
       returns: "{files: [{path, action: create|modify|delete|rename, from?, added, removed}], diff}",
     },
-    run: async (rawArgs, ctx): Promise<ToolOutput> => {
-      const args = asArgs(NAME, rawArgs);
-      const text = requireString(NAME, args, "patch", { nonEmpty: true });
-      const filePatches = parsePatch(text);
-      if (filePatches.length === 0) {
-        throw invalid(
-          "apply_patch: no file changes found. Expected a unified diff with `--- a/file` and `+++ b/file` headers followed by `@@ -l,n +l,n @@` hunks.",
-        );
-      }
-
-      // Phase 1: resolve, read and apply everything in memory.
-      const slots = new Map<string, Slot>();
-      const load = async (name: string): Promise<Slot> => {
-        const resolved = await ws.resolve(name, "write");
-        const existing = slots.get(resolved.real);
-        if (existing !== undefined) return existing;
-        let original: string | null = null;
-        const info = await stat(resolved.real).catch(() => undefined);
-        if (info !== undefined) {
-          if (!info.isFile()) throw invalid(`apply_patch: \`${resolved.relative}\` is not a regular file.`);
-          const bytes = await readFile(resolved.real);
-          if (isBinary(bytes))
-            throw invalid(
-              `apply_patch: \`${resolved.relative}\` is a binary file; only text files can be patched.`,
-            );
-          original = bytes.toString("utf8");
-        }
-        const slot: Slot = { resolved, original, content: original };
-        slots.set(resolved.real, slot);
-        return slot;
+    preview: previewOf(async (rawArgs, ctx) => {
+      const { files, hunks, diff } = await planPatch(ws, rawArgs, ctx.signal);
+      const added = files.reduce((n, f) => n + f.added, 0);
+      const removed = files.reduce((n, f) => n + f.removed, 0);
+      const names = files.map((f) => (f.from === undefined ? f.path : `${f.from} -> ${f.path}`));
+      return {
+        summary: `patch ${plural(files.length, "file")} (${names.join(", ")}), ${plural(hunks, "hunk")} (+${added} -${removed})`,
+        diff,
+        files: files.map((f) => ({
+          path: f.path,
+          // a rename is a modify of its new path (the preview's actions are create | modify | delete)
+          action: f.action === "rename" ? "modify" : f.action,
+          added: f.added,
+          removed: f.removed,
+        })),
       };
-
-      const changes: { action: PatchAction; from?: Slot; to: Slot }[] = [];
-      for (const fp of filePatches) {
-        checkAborted(ctx.signal);
-        const { oldPath, newPath } = fp;
-        if (oldPath === undefined || newPath === undefined || (oldPath === null && newPath === null)) {
-          throw invalid("apply_patch: a file section is missing its `--- a/path` / `+++ b/path` headers.");
-        }
-        if (oldPath === null) {
-          const slot = await load(newPath ?? "");
-          if (slot.content !== null) {
-            throw invalid(
-              `apply_patch: cannot create \`${slot.resolved.relative}\`: it already exists. Patch it as a modification instead. No file was changed.`,
-            );
-          }
-          const result = applyHunks(
-            slot.resolved.relative,
-            { lines: [], eol: "\n", eofNewline: true },
-            fp.hunks,
-          );
-          slot.content = fromFileText({
-            ...result,
-            eofNewline: result.lines.length > 0 && result.eofNewline,
-          });
-          changes.push({ action: "create", to: slot });
-          continue;
-        }
-        const source = await load(oldPath);
-        if (source.content === null) {
-          throw invalid(
-            `apply_patch: \`${source.resolved.relative}\` does not exist${newPath === null ? "" : " (use `--- /dev/null` to create a file)"}. No file was changed.`,
-          );
-        }
-        const result = fromFileText(
-          applyHunks(source.resolved.relative, toFileText(source.content), fp.hunks),
-        );
-        if (newPath === null) {
-          if (fp.hunks.length > 0 && result.trim() !== "") {
-            throw invalid(
-              `apply_patch: the deletion of \`${source.resolved.relative}\` does not remove all of its content; the file has lines the patch does not list. No file was changed.`,
-            );
-          }
-          source.content = null;
-          changes.push({ action: "delete", to: source });
-          continue;
-        }
-        const target = await load(newPath);
-        if (target === source) {
-          source.content = result;
-          changes.push({ action: "modify", to: source });
-        } else {
-          if (target.content !== null) {
-            throw invalid(
-              `apply_patch: cannot rename \`${source.resolved.relative}\` to \`${target.resolved.relative}\`: the target exists. No file was changed.`,
-            );
-          }
-          source.content = null;
-          target.content = result;
-          changes.push({ action: "rename", from: source, to: target });
-        }
-      }
-
+    }),
+    run: async (rawArgs, ctx): Promise<ToolOutput> => {
+      const { touched, files, perFile, diff } = await planPatch(ws, rawArgs, ctx.signal);
       // Phase 2: write, restoring everything already written if a write fails.
       checkAborted(ctx.signal);
-      const touched = [...slots.values()].filter((s) => s.content !== s.original);
       const done: Slot[] = [];
       try {
         for (const slot of touched) {
@@ -436,40 +361,6 @@ export function applyPatchTool(
         throw error;
       }
 
-      const files: PatchedFile[] = [];
-      const perFile: { path: string; action: PatchAction; from?: string; diff: string }[] = [];
-      const seen = new Set<string>();
-      for (const change of changes) {
-        const key = `${change.action}:${change.to.resolved.real}`;
-        if (seen.has(key)) continue;
-        seen.add(key);
-        const to = change.to;
-        const rel = to.resolved.relative;
-        const from = change.from;
-        const before = from !== undefined ? (from.original ?? "") : (to.original ?? "");
-        const after = to.content ?? "";
-        const diff = unifiedDiff(
-          change.action === "create" ? undefined : (from ?? to).resolved.relative,
-          change.action === "delete" ? undefined : rel,
-          before,
-          after,
-        );
-        const { added, removed } = diffStat(diff);
-        files.push({
-          path: rel,
-          action: change.action,
-          ...(from === undefined ? {} : { from: from.resolved.relative }),
-          added,
-          removed,
-        });
-        perFile.push({
-          path: rel,
-          action: change.action,
-          ...(from === undefined ? {} : { from: from.resolved.relative }),
-          diff,
-        });
-      }
-      const diff = perFile.map((f) => f.diff).join("\n");
       const summary = files
         .map(
           (f) =>
@@ -484,4 +375,130 @@ export function applyPatchTool(
       };
     },
   });
+}
+
+/** What a patch would do — parsed, every hunk applied in memory and diffed, nothing written (the tool and its preview share it). */
+async function planPatch(ws: Workspace, rawArgs: unknown, signal: AbortSignal) {
+  const args = asArgs(NAME, rawArgs);
+  const text = requireString(NAME, args, "patch", { nonEmpty: true });
+  const filePatches = parsePatch(text);
+  if (filePatches.length === 0) {
+    throw invalid(
+      "apply_patch: no file changes found. Expected a unified diff with `--- a/file` and `+++ b/file` headers followed by `@@ -l,n +l,n @@` hunks.",
+    );
+  }
+
+  // Phase 1: resolve, read and apply everything in memory.
+  const slots = new Map<string, Slot>();
+  const load = async (name: string): Promise<Slot> => {
+    const resolved = await ws.resolve(name, "write");
+    const existing = slots.get(resolved.real);
+    if (existing !== undefined) return existing;
+    let original: string | null = null;
+    const info = await stat(resolved.real).catch(() => undefined);
+    if (info !== undefined) {
+      if (!info.isFile()) throw invalid(`apply_patch: \`${resolved.relative}\` is not a regular file.`);
+      const bytes = await readFile(resolved.real);
+      if (isBinary(bytes))
+        throw invalid(
+          `apply_patch: \`${resolved.relative}\` is a binary file; only text files can be patched.`,
+        );
+      original = bytes.toString("utf8");
+    }
+    const slot: Slot = { resolved, original, content: original };
+    slots.set(resolved.real, slot);
+    return slot;
+  };
+
+  const changes: { action: PatchAction; from?: Slot; to: Slot }[] = [];
+  for (const fp of filePatches) {
+    checkAborted(signal);
+    const { oldPath, newPath } = fp;
+    if (oldPath === undefined || newPath === undefined || (oldPath === null && newPath === null)) {
+      throw invalid("apply_patch: a file section is missing its `--- a/path` / `+++ b/path` headers.");
+    }
+    if (oldPath === null) {
+      const slot = await load(newPath ?? "");
+      if (slot.content !== null) {
+        throw invalid(
+          `apply_patch: cannot create \`${slot.resolved.relative}\`: it already exists. Patch it as a modification instead. No file was changed.`,
+        );
+      }
+      const result = applyHunks(slot.resolved.relative, { lines: [], eol: "\n", eofNewline: true }, fp.hunks);
+      slot.content = fromFileText({
+        ...result,
+        eofNewline: result.lines.length > 0 && result.eofNewline,
+      });
+      changes.push({ action: "create", to: slot });
+      continue;
+    }
+    const source = await load(oldPath);
+    if (source.content === null) {
+      throw invalid(
+        `apply_patch: \`${source.resolved.relative}\` does not exist${newPath === null ? "" : " (use `--- /dev/null` to create a file)"}. No file was changed.`,
+      );
+    }
+    const result = fromFileText(applyHunks(source.resolved.relative, toFileText(source.content), fp.hunks));
+    if (newPath === null) {
+      if (fp.hunks.length > 0 && result.trim() !== "") {
+        throw invalid(
+          `apply_patch: the deletion of \`${source.resolved.relative}\` does not remove all of its content; the file has lines the patch does not list. No file was changed.`,
+        );
+      }
+      source.content = null;
+      changes.push({ action: "delete", to: source });
+      continue;
+    }
+    const target = await load(newPath);
+    if (target === source) {
+      source.content = result;
+      changes.push({ action: "modify", to: source });
+    } else {
+      if (target.content !== null) {
+        throw invalid(
+          `apply_patch: cannot rename \`${source.resolved.relative}\` to \`${target.resolved.relative}\`: the target exists. No file was changed.`,
+        );
+      }
+      source.content = null;
+      target.content = result;
+      changes.push({ action: "rename", from: source, to: target });
+    }
+  }
+
+  const files: PatchedFile[] = [];
+  const perFile: { path: string; action: PatchAction; from?: string; diff: string }[] = [];
+  const seen = new Set<string>();
+  for (const change of changes) {
+    const key = `${change.action}:${change.to.resolved.real}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const to = change.to;
+    const rel = to.resolved.relative;
+    const from = change.from;
+    const before = from !== undefined ? (from.original ?? "") : (to.original ?? "");
+    const after = to.content ?? "";
+    const diff = unifiedDiff(
+      change.action === "create" ? undefined : (from ?? to).resolved.relative,
+      change.action === "delete" ? undefined : rel,
+      before,
+      after,
+    );
+    const { added, removed } = diffStat(diff);
+    files.push({
+      path: rel,
+      action: change.action,
+      ...(from === undefined ? {} : { from: from.resolved.relative }),
+      added,
+      removed,
+    });
+    perFile.push({
+      path: rel,
+      action: change.action,
+      ...(from === undefined ? {} : { from: from.resolved.relative }),
+      diff,
+    });
+  }
+  const touched = [...slots.values()].filter((s) => s.content !== s.original);
+  const hunks = filePatches.reduce((n, f) => n + f.hunks.length, 0);
+  return { touched, files, perFile, hunks, diff: perFile.map((f) => f.diff).join("\n") };
 }

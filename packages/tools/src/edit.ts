@@ -1,7 +1,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import type { ToolDefinition, ToolOutput } from "@lash/core";
 import { clip, diffStat, isBinary, numberLine, unifiedDiff } from "./text.ts";
-import { asArgs, hostTool, invalid, plural } from "./util.ts";
+import { asArgs, hostTool, invalid, plural, previewOf } from "./util.ts";
 import { asWorkspace, type Workspace, type WorkspaceOptions } from "./workspace.ts";
 
 export interface EditArgs {
@@ -62,31 +62,18 @@ export function editTool(workspace: Workspace | WorkspaceOptions | string): Tool
     idempotent: false,
     family: "edit",
     binding: { module: "files", operation: "edit", returns: "{path, replacements, added, removed, diff}" },
+    preview: previewOf(async (rawArgs) => {
+      const { rel, count, diff } = await planEdit(ws, rawArgs);
+      const { added, removed } = diffStat(diff);
+      return {
+        summary: `edit ${rel}: ${plural(count, "replacement")} (+${added} -${removed})`,
+        diff,
+        files: [{ path: rel, action: "modify", added, removed }],
+      };
+    }),
     run: async (rawArgs): Promise<ToolOutput> => {
-      const args = asArgs(NAME, rawArgs);
-      const input = args.path;
-      if (typeof input !== "string" || input.length === 0)
-        throw invalid("edit: `path` is required and must be a string.");
-      const edits = parseEdits(args.edits);
-      const resolved = await ws.resolve(input, "write");
-      const rel = resolved.relative;
-      const bytes = await readFile(resolved.real).catch((error: { code?: string }) => {
-        if (error.code === "ENOENT") {
-          throw invalid(
-            `edit: \`${rel}\` does not exist. Use \`write_file\` to create a new file, or \`glob\` to find the right path.`,
-          );
-        }
-        if (error.code === "EISDIR") throw invalid(`edit: \`${rel}\` is a directory.`);
-        throw error;
-      });
-      if (isBinary(bytes)) throw invalid(`edit: \`${rel}\` is a binary file; edit only changes text files.`);
-      const original = bytes.toString("utf8");
-      const { next, count } = applyEdits(rel, original, edits);
-      if (next === original) {
-        throw invalid("edit: the edits change nothing (every newText equals its oldText).");
-      }
+      const { resolved, rel, next, count, diff } = await planEdit(ws, rawArgs);
       await writeFile(resolved.real, next, "utf8");
-      const diff = unifiedDiff(rel, rel, original, next);
       const { added, removed } = diffStat(diff);
       const value: EditValue = { path: rel, replacements: count, added, removed, diff };
       return {
@@ -101,6 +88,33 @@ export function editTool(workspace: Workspace | WorkspaceOptions | string): Tool
       };
     },
   });
+}
+
+/** What an edit would do — checked, read, applied in memory and diffed, nothing written (the tool and its preview share it). */
+async function planEdit(ws: Workspace, rawArgs: unknown) {
+  const args = asArgs(NAME, rawArgs);
+  const input = args.path;
+  if (typeof input !== "string" || input.length === 0)
+    throw invalid("edit: `path` is required and must be a string.");
+  const edits = parseEdits(args.edits);
+  const resolved = await ws.resolve(input, "write");
+  const rel = resolved.relative;
+  const bytes = await readFile(resolved.real).catch((error: { code?: string }) => {
+    if (error.code === "ENOENT") {
+      throw invalid(
+        `edit: \`${rel}\` does not exist. Use \`write_file\` to create a new file, or \`glob\` to find the right path.`,
+      );
+    }
+    if (error.code === "EISDIR") throw invalid(`edit: \`${rel}\` is a directory.`);
+    throw error;
+  });
+  if (isBinary(bytes)) throw invalid(`edit: \`${rel}\` is a binary file; edit only changes text files.`);
+  const original = bytes.toString("utf8");
+  const { next, count } = applyEdits(rel, original, edits);
+  if (next === original) {
+    throw invalid("edit: the edits change nothing (every newText equals its oldText).");
+  }
+  return { resolved, rel, next, count, diff: unifiedDiff(rel, rel, original, next) };
 }
 
 interface Edit {

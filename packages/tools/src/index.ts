@@ -36,6 +36,7 @@ export {
   type ShellArgs,
   type ShellOptions,
   type ShellProgress,
+  type ShellSandbox,
   type ShellValue,
   shellTool,
 } from "./shell.ts";

@@ -47,6 +47,28 @@ export interface ShellOptions {
   readonly killGraceMs?: number;
   /** Shell binary run as `<shell> -c <command>`. Default `bash`. */
   readonly shell?: string;
+  /**
+   * Run every command inside this sandbox (e.g. @lash/policy's `bwrapSandbox`). When its `wrap`
+   * throws (the sandbox cannot run here), the call fails with that message: never unsandboxed.
+   */
+  readonly sandbox?: ShellSandbox;
+}
+
+/**
+ * A sandbox for `shell`, declared structurally here so any package can provide one
+ * (@lash/policy's `bwrapSandbox` fits without either package importing the other).
+ */
+export interface ShellSandbox {
+  /**
+   * The command line to spawn instead of `argv` (`[shell, "-c", command]`) and its environment.
+   * Throws (with a message naming the fix) when the sandbox cannot run.
+   */
+  wrap(
+    argv: readonly string[],
+    context: { readonly cwd: string; readonly env: NodeJS.ProcessEnv },
+  ): { readonly argv: readonly string[]; readonly env: NodeJS.ProcessEnv };
+  /** One line for previews and the tool description (what the sandbox lets a command do). */
+  describe(): string;
 }
 
 export interface ShellArgs {
@@ -187,6 +209,7 @@ export function shellTool(
 
   const run = (
     command: string,
+    argv: readonly string[],
     cwd: string,
     timeoutMs: number,
     env: NodeJS.ProcessEnv,
@@ -215,7 +238,8 @@ export function shellTool(
       // its own process group (killed as a whole), watched so that it dies with this process:
       // the supervisor runs before the command starts, so registering it is one pipe write
       prepareSupervisor();
-      const child = spawn(shell, ["-c", command], {
+      const [file = shell, ...rest] = argv;
+      const child = spawn(file, rest, {
         cwd,
         env,
         detached: true,
@@ -357,7 +381,7 @@ export function shellTool(
         ctx.signal.removeEventListener("abort", onAbort);
         release();
         markClosed();
-        resume(Effect.fail(failure(`shell: could not start \`${shell}\`: ${error.message}`)));
+        resume(Effect.fail(failure(`shell: could not start \`${file}\`: ${error.message}`)));
       });
       child.on("exit", (code, sig) => {
         exitCode = code;
@@ -412,6 +436,11 @@ export function shellTool(
     description: [
       "Run a shell command with `bash -c` in the workspace (or in `cwd`, relative to the root) and wait for it to finish. Use it for builds, tests, git, package managers and other CLI tools; prefer read_file/glob/grep/edit for reading, finding and changing files.",
       "stdin is empty and there is no terminal, so interactive programs will not work; pass flags that avoid prompts and pagers.",
+      ...(options.sandbox
+        ? [
+            `Commands run in a sandbox (${options.sandbox.describe()}): writes outside the workspace (other than /tmp, which is private and discarded) fail.`,
+          ]
+        : []),
       ...(options.scrubEnv === false || options.inheritEnv === false
         ? []
         : ["Credentials (API keys, tokens, passwords) are removed from its environment."]),
@@ -457,11 +486,36 @@ export function shellTool(
       returns:
         "{exitCode: number|null, signal: string|null, stdout, stderr, timedOut, truncated} — a non-zero exitCode is data",
     },
+    preview: (rawArgs) =>
+      Effect.gen(function* () {
+        const args = yield* Effect.try({ try: () => parse(rawArgs), catch: toFailure });
+        const cwd = yield* Effect.tryPromise({ try: () => resolveCwd(args.cwd), catch: toFailure });
+        const sandbox = sandboxDescription(options);
+        return {
+          summary: `run \`${args.command}\` in ${cwd} (${sandbox})`,
+          command: { command: args.command, cwd, sandbox },
+        };
+      }),
     execute: (rawArgs, ctx) =>
       Effect.gen(function* () {
         const args = yield* Effect.try({ try: () => parse(rawArgs), catch: toFailure });
         const cwd = yield* Effect.tryPromise({ try: () => resolveCwd(args.cwd), catch: toFailure });
-        return yield* run(args.command, cwd, args.timeoutMs, buildEnv(options, args.env), ctx);
+        const env = buildEnv(options, args.env);
+        const argv = [shell, "-c", args.command];
+        // sandboxed: the sandbox's command line; when it cannot run, its message is the result
+        const sandbox = options.sandbox;
+        const wrapped = sandbox
+          ? yield* Effect.try({
+              try: () => sandbox.wrap(argv, { cwd, env }),
+              catch: (e) => failure(e instanceof Error ? e.message : String(e)),
+            })
+          : { argv, env };
+        return yield* run(args.command, wrapped.argv, cwd, args.timeoutMs, wrapped.env, ctx);
       }),
   };
+}
+
+/** What the shell's sandbox lets a command do, for previews: its `describe()`, else "no sandbox". */
+function sandboxDescription(options: ShellOptions): string {
+  return options.sandbox?.describe() ?? "no sandbox";
 }

@@ -1,4 +1,11 @@
-import { type ToolContext, type ToolDefinition, ToolFailure, type ToolOutput } from "@lash/core";
+import {
+  type ToolContext,
+  type ToolDefinition,
+  ToolFailure,
+  type ToolOutput,
+  type ToolPreview,
+  type ToolPreviewContext,
+} from "@lash/core";
 import { Effect } from "effect";
 
 /** A failure the model reads: what was wrong and how to fix it. */
@@ -112,4 +119,15 @@ export function toFailure(error: unknown): ToolFailure {
 
 export function plural(n: number, word: string, pluralWord = `${word}s`): string {
   return `${n} ${n === 1 ? word : pluralWord}`;
+}
+
+/**
+ * A tool's `preview` from a promise-returning function: thrown ToolFailures (the same
+ * errors the tool would give) stay typed, other errors become one as in `hostTool`.
+ */
+export function previewOf<A>(
+  fn: (args: A, context: ToolPreviewContext) => Promise<ToolPreview>,
+): (args: A, context: ToolPreviewContext) => Effect.Effect<ToolPreview, ToolFailure> {
+  return (args, context) =>
+    Effect.tryPromise({ try: () => fn(args, context), catch: (error) => toFailure(error) });
 }

@@ -149,6 +149,10 @@ export const KEYS: readonly (readonly [string, string])[] = [
   ["Ctrl+R", "search your earlier prompts (again: older match, Enter: use it)"],
   ["Ctrl+X", "drop the !command output waiting for the next prompt"],
   ["Tab", "complete a /command or an @path"],
+  [
+    "y / a / n / e",
+    "approval prompt: approve once / the tool for the session / deny with a reason / edit the arguments (Y/A/N: every call left)",
+  ],
 ];
 
 export function helpLines(): string[] {

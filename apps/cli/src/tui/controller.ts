@@ -4,6 +4,8 @@ import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { dirname, join, resolve as resolvePath } from "node:path";
 import {
+  type ApprovalAnswer,
+  type ApprovalRequest,
   type GraphNode,
   LashRuntime,
   type SessionRecord,
@@ -16,10 +18,11 @@ import { cancelChild } from "@lash/subagents";
 import { Cause, Effect, Exit, Fiber, Option, Stream } from "effect";
 import type { CliContext } from "../context.ts";
 import { pendingText, turnErrorMessage } from "../sessions.ts";
+import { type ApprovalHost, ApprovalPrompt, tuiApprover } from "./approval.ts";
 import { resolveMentions } from "./assist.ts";
 import { helpLines, type ParsedCommand } from "./commands.ts";
 import { fmtAgo, fmtCost, fmtTokens } from "./format.ts";
-import { type Item, Transcript } from "./model.ts";
+import { decisionsOfNodes, type Item, Transcript } from "./model.ts";
 import { isTheme, setTheme, THEMES, themeName } from "./theme.ts";
 
 export interface PickerOption {
@@ -66,6 +69,10 @@ export interface TuiState {
   readonly hint: string | undefined;
   /** `!command` outputs that go with the next prompt (one line each). */
   readonly attached: readonly string[];
+  /** The approval request on screen (it takes the keys until answered or the turn is cancelled). */
+  readonly approval: ApprovalPrompt | undefined;
+  /** Requests waiting behind the one on screen. */
+  readonly approvalsWaiting: number;
 }
 
 /** The output of a `!command`, kept for the next prompt. */
@@ -90,6 +97,8 @@ export interface ControllerOptions {
   readonly throttleMs?: number;
   /** Open the session picker at start (`lash --resume` without an id). */
   readonly pick?: boolean;
+  /** Finish the session's cut-off turn at start (`/finish`), instead of offering it. */
+  readonly finish?: boolean;
 }
 
 type Listener = () => void;
@@ -119,7 +128,13 @@ function userText(node: GraphNode): string | undefined {
   return m.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
 }
 
-export class TuiController {
+interface PendingApproval {
+  readonly prompt: ApprovalPrompt;
+  readonly resolve: (answer: ApprovalAnswer) => void;
+  readonly reject: (err: Error) => void;
+}
+
+export class TuiController implements ApprovalHost {
   readonly ctx: CliContext;
   readonly transcript: Transcript;
   private listeners = new Set<Listener>();
@@ -128,6 +143,7 @@ export class TuiController {
   private readonly throttleMs: number;
   private readonly clearScreen: () => void;
   private readonly pickAtStart: boolean;
+  private readonly finishAtStart: boolean;
   private readonly repaintScreen: () => void;
 
   private sessionId: string | undefined;
@@ -155,6 +171,8 @@ export class TuiController {
   private visitedLeaves = new Map<string, Set<string>>();
   private idleWaiters: (() => void)[] = [];
   private shellContext: ShellContext[] = [];
+  /** Approval requests, oldest first: the first is on screen. */
+  private approvals: PendingApproval[] = [];
   /** Restores queued prompts into the editor after a cancel (set by the input view). */
   onRestoreDraft: ((text: string) => void) | undefined;
   /** Called when the user asked to leave (after the running turn committed). */
@@ -166,10 +184,13 @@ export class TuiController {
     this.throttleMs = options.throttleMs ?? 16;
     this.clearScreen = options.clearScreen ?? (() => {});
     this.pickAtStart = options.pick === true;
+    this.finishAtStart = options.finish === true;
     this.repaintScreen = options.repaint ?? (() => {});
     this.transcript = new Transcript(options.maxLiveLines ? { maxLiveLines: options.maxLiveLines } : {});
     this.gitBranch = safe(() => ctx.gitBranch());
     this.snapshot = this.build();
+    // the runtime's approvals are asked here (when --approval-mode is interactive, the default)
+    ctx.setApprover?.(tuiApprover(this));
   }
 
   // ---- store protocol (useSyncExternalStore) ----
@@ -210,6 +231,8 @@ export class TuiController {
       attached: this.shellContext.map(
         (c) => `!${c.command.split("\n")[0]} (${c.exit}, ${countLines(c.output)})`,
       ),
+      approval: this.approvals[0]?.prompt,
+      approvalsWaiting: Math.max(0, this.approvals.length - 1),
     };
   }
 
@@ -310,8 +333,9 @@ export class TuiController {
     this.transcript.notice("info", `lash · ${s.model}${s.scripted ? " (scripted model)" : ""} · ${s.mode}`, [
       "Enter send · Shift+Enter / Alt+Enter / trailing \\ new line · Esc cancel · Ctrl+O expand · Ctrl+D quit · /help",
     ]);
-    if (this.sessionId) await this.open(this.sessionId, false);
+    if (this.sessionId) await this.open(this.sessionId, false, this.finishAtStart);
     else this.flushNow();
+    if (this.finishAtStart && this.sessionId) void this.runResume(this.sessionId);
     if (this.pickAtStart) await this.resume("");
     if (initialPrompt?.trim()) this.submit(initialPrompt);
   }
@@ -320,10 +344,12 @@ export class TuiController {
    * Show a session's transcript. A switch (/resume, /fork, /tree) never erases what the terminal
    * shows: a separator goes below the old transcript, then the session's recent history.
    */
-  private async open(id: string, switching: boolean): Promise<void> {
-    const [session, messages] = await Promise.all([
+  private async open(id: string, switching: boolean, finishing = false): Promise<void> {
+    const [session, messages, nodes] = await Promise.all([
       this.run((rt) => rt.getSession(id)),
       this.run((rt) => rt.readView(id)),
+      // the approval decisions are protocol nodes between the messages
+      this.run((rt) => rt.chronological(id)).catch(() => []),
     ]);
     this.sessionId = id;
     this.session = session;
@@ -331,7 +357,7 @@ export class TuiController {
     this.turnCost = undefined;
     if (switching) this.transcript.rule(session.title ? `${session.title} · ${id}` : id);
     this.syncShown(false);
-    this.transcript.loadMessages(messages);
+    this.transcript.loadMessages(messages, decisionsOfNodes(nodes));
     // the context is shown at once (resume, --continue): estimated from the transcript (~4 characters
     // a token) until the next model call reports it
     this.contextEstimate = Math.round(JSON.stringify(messages).length / 4);
@@ -342,7 +368,7 @@ export class TuiController {
       `session ${session.title ? `"${firstLine(session.title, 40)}" ` : ""}${session.id} · ${session.turnCount} turn${session.turnCount === 1 ? "" : "s"} · ${session.model}`,
     );
     this.flushNow();
-    await this.offerPending(id);
+    if (!finishing) await this.offerPending(id);
   }
 
   /** A cut-off turn is announced, never resumed without asking: /finish or /abandon. */
@@ -413,6 +439,39 @@ export class TuiController {
   repaint(): void {
     this.repaintScreen();
     this.setHint("screen cleared · the scrollback above is kept", 1500);
+  }
+
+  // ---- approvals ----
+
+  /** The interactive approver's request: shown in place of the prompt box until answered or aborted. */
+  requestApproval(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
+    return new Promise<ApprovalAnswer>((resolve, reject) => {
+      if (signal.aborted) return reject(new Error("the turn was cancelled"));
+      const entry: PendingApproval = { prompt: new ApprovalPrompt(request), resolve, reject };
+      this.approvals.push(entry);
+      signal.addEventListener(
+        "abort",
+        () => {
+          const i = this.approvals.indexOf(entry);
+          if (i < 0) return;
+          this.approvals.splice(i, 1);
+          reject(new Error("the turn was cancelled"));
+          this.flushNow();
+        },
+        { once: true },
+      );
+      this.flushNow();
+    });
+  }
+
+  /** After a key changed the prompt on screen: send its answer when every call has one, then redraw. */
+  approvalChanged(): void {
+    const head = this.approvals[0];
+    if (head?.prompt.done) {
+      this.approvals.shift();
+      head.resolve(head.prompt.answer());
+    }
+    this.flushNow();
   }
 
   // ---- turns ----

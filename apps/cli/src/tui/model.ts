@@ -58,6 +58,8 @@ export interface ToolItem {
   readonly local?: boolean;
   /** A copy printed unfolded by `/expand`. */
   readonly unfold?: boolean;
+  /** An approval request about this call waits for an answer. */
+  awaiting?: boolean;
   readonly iteration: number;
 }
 /** A tool call of a running subagent, as its card shows it. */
@@ -136,8 +138,29 @@ export interface TurnEndItem {
   readonly costUsd?: number;
 }
 
+/** One approval decision about one call (from `approvalResolved`, or the session graph on resume). */
+export interface Decision {
+  readonly tool: string;
+  readonly decision: "approve" | "deny";
+  readonly scope?: "once" | "session";
+  /** The call ran with arguments the approver edited. */
+  readonly edited?: boolean;
+  readonly reason?: string;
+  readonly layer?: string;
+}
+/** The answer to one approval request: who decided, each call's decision. */
+export interface DecisionItem {
+  readonly kind: "approval";
+  readonly id: string;
+  readonly by: string;
+  readonly decisions: readonly Decision[];
+  /** The answer came from the turn's journal (a resumed turn), not asked again. */
+  readonly replayed?: boolean;
+}
+
 export type Item =
   | UserItem
+  | DecisionItem
   | AssistantItem
   | ReasoningItem
   | ToolItem
@@ -512,102 +535,117 @@ export class Transcript {
     return undefined;
   }
 
-  /** Render the settled messages of a session (resume) as finished items. */
-  loadMessages(messages: readonly Message[]): void {
+  /**
+   * Render the settled messages of a session (resume) as finished items; `decisions` (by the
+   * id of the message they follow, see `decisionsOfNodes`) become approval cards after it.
+   */
+  loadMessages(
+    messages: readonly Message[],
+    decisions?: ReadonlyMap<string, readonly Omit<DecisionItem, "id" | "kind">[]>,
+  ): void {
     const results = pairResults(messages);
     const items: Item[] = [];
+    const afterMessage = (m: Message) => {
+      for (const d of decisions?.get(m.id) ?? [])
+        items.push({ kind: "approval", id: this.nextId("d"), ...d });
+    };
     for (const m of messages) {
       this.seenMessages.add(m.id);
-      if (m.role === "system" || m.role === "tool") continue;
-      if (m.role === "user") {
-        const text = m.parts
-          .filter((p) => p.type === "text")
-          .map((p) => (p.type === "text" ? p.text : ""))
-          .join("");
-        const atts = m.parts.filter((p) => p.type === "attachment").length;
-        items.push({
-          kind: "user",
-          id: this.nextId("u"),
-          text: atts > 0 ? `${text}${text ? " " : ""}[${atts} attachment${atts > 1 ? "s" : ""}]` : text,
-        });
-        continue;
-      }
-      for (const p of m.parts) {
-        switch (p.type) {
-          case "text":
-            if (p.text.trim())
-              items.push({
-                kind: "assistant",
-                id: this.nextId("a"),
-                text: p.text,
-                done: true,
-                cont: false,
-                iteration: 0,
-              });
-            break;
-          case "reasoning":
-            if (p.text.trim())
-              items.push({
-                kind: "reasoning",
-                id: this.nextId("r"),
-                text: p.text,
-                done: true,
-                startedAt: 0,
-                iteration: 0,
-              });
-            break;
-          case "toolCall": {
-            const r = results.get(p);
-            const args = parseArgs(p.argumentsText);
-            items.push({
-              kind: "tool",
-              id: this.nextId("t"),
-              callId: p.id,
-              ...(p.lashCallId !== undefined ? { lashCallId: p.lashCallId } : {}),
-              name: p.name,
-              family: familyOf(p.name, familyFromDetails(r?.details)),
-              args,
-              argsText: p.argumentsText,
-              status:
-                r === undefined
-                  ? "cancelled"
-                  : r.isError
-                    ? isCancelText(r.text)
-                      ? "cancelled"
-                      : "error"
-                    : "ok",
-              output: "",
-              startedAt: 0,
-              ...(r ? { resultText: r.text, details: r.details } : {}),
-              iteration: 0,
-            });
-            break;
-          }
-          case "code":
-            items.push({
-              kind: "code",
-              id: this.nextId("c"),
-              language: p.language,
-              source: p.source,
-              output: "",
-              done: true,
-            });
-            break;
-          case "output": {
-            const last = items[items.length - 1];
-            if (last?.kind === "code") last.output += p.text;
-            break;
-          }
-          case "error":
-            items.push({ kind: "notice", id: this.nextId("n"), level: "error", text: p.message });
-            break;
-          default:
-            break;
-        }
-      }
+      if (m.role !== "system" && m.role !== "tool" && m.role !== "user") this.loadParts(m, results, items);
+      else if (m.role === "user") this.loadUser(m, items);
+      afterMessage(m);
     }
     this.live.push(...items);
     this.flush();
+  }
+
+  private loadUser(m: Message, items: Item[]): void {
+    const text = m.parts
+      .filter((p) => p.type === "text")
+      .map((p) => (p.type === "text" ? p.text : ""))
+      .join("");
+    const atts = m.parts.filter((p) => p.type === "attachment").length;
+    items.push({
+      kind: "user",
+      id: this.nextId("u"),
+      text: atts > 0 ? `${text}${text ? " " : ""}[${atts} attachment${atts > 1 ? "s" : ""}]` : text,
+    });
+  }
+
+  private loadParts(m: Message, results: Map<ToolCallPart, PairedResult>, items: Item[]): void {
+    for (const p of m.parts) {
+      switch (p.type) {
+        case "text":
+          if (p.text.trim())
+            items.push({
+              kind: "assistant",
+              id: this.nextId("a"),
+              text: p.text,
+              done: true,
+              cont: false,
+              iteration: 0,
+            });
+          break;
+        case "reasoning":
+          if (p.text.trim())
+            items.push({
+              kind: "reasoning",
+              id: this.nextId("r"),
+              text: p.text,
+              done: true,
+              startedAt: 0,
+              iteration: 0,
+            });
+          break;
+        case "toolCall": {
+          const r = results.get(p);
+          const args = parseArgs(p.argumentsText);
+          items.push({
+            kind: "tool",
+            id: this.nextId("t"),
+            callId: p.id,
+            ...(p.lashCallId !== undefined ? { lashCallId: p.lashCallId } : {}),
+            name: p.name,
+            family: familyOf(p.name, familyFromDetails(r?.details)),
+            args,
+            argsText: p.argumentsText,
+            status:
+              r === undefined
+                ? "cancelled"
+                : r.isError
+                  ? isCancelText(r.text)
+                    ? "cancelled"
+                    : "error"
+                  : "ok",
+            output: "",
+            startedAt: 0,
+            ...(r ? { resultText: r.text, details: r.details } : {}),
+            iteration: 0,
+          });
+          break;
+        }
+        case "code":
+          items.push({
+            kind: "code",
+            id: this.nextId("c"),
+            language: p.language,
+            source: p.source,
+            output: "",
+            done: true,
+          });
+          break;
+        case "output": {
+          const last = items[items.length - 1];
+          if (last?.kind === "code") last.output += p.text;
+          break;
+        }
+        case "error":
+          items.push({ kind: "notice", id: this.nextId("n"), level: "error", text: p.message });
+          break;
+        default:
+          break;
+      }
+    }
   }
 
   /** Apply one activity event. */
@@ -830,6 +868,25 @@ export class Transcript {
       case "plugin":
         this.plugin(e);
         break;
+      case "approvalRequested":
+        for (const item of e.items) {
+          const t = this.tool(item.callId, item.lashCallId);
+          if (t) t.awaiting = true;
+        }
+        break;
+      case "approvalResolved":
+        for (const d of e.decisions) {
+          const t = this.tool(d.callId);
+          if (t) t.awaiting = false;
+        }
+        this.live.push({
+          kind: "approval",
+          id: this.nextId("d"),
+          by: e.by,
+          decisions: e.decisions.map((d) => decisionOf(d)),
+          ...(e.replayed ? { replayed: true } : {}),
+        });
+        break;
       case "turnFinished": {
         if (e.outcome.type === "frameSwitch") {
           this.notice("info", `new frame: ${e.outcome.task}`);
@@ -928,6 +985,69 @@ export class Transcript {
       it.endedAt = e.at;
     }
   }
+}
+
+/**
+ * The approval decisions of a session's graph (its `approval` protocol nodes, in order), as
+ * approval cards keyed by the message each follows; one card per request.
+ */
+export function decisionsOfNodes(
+  nodes: readonly { readonly kind: string; readonly payload: unknown }[],
+): Map<string, Omit<DecisionItem, "id" | "kind">[]> {
+  const out = new Map<string, Omit<DecisionItem, "id" | "kind">[]>();
+  let lastMessage: string | undefined;
+  let open: { requestId: string; by: string; decisions: Decision[] } | undefined;
+  for (const n of nodes) {
+    if (n.kind === "message") {
+      lastMessage = (n.payload as { id?: string } | undefined)?.id;
+      open = undefined;
+      continue;
+    }
+    const p = n.payload as
+      | {
+          type?: string;
+          requestId?: string;
+          by?: string;
+          tool?: string;
+          decision?: "approve" | "deny";
+          scope?: "once" | "session";
+          edited?: boolean;
+          reason?: string;
+          layer?: string;
+        }
+      | undefined;
+    if (n.kind !== "protocol" || p?.type !== "approval" || !p.decision || lastMessage === undefined) continue;
+    const d = decisionOf({ ...p, decision: p.decision, tool: p.tool ?? "tool" });
+    if (open && open.requestId === p.requestId && open.by === p.by) {
+      open.decisions.push(d);
+      continue;
+    }
+    open = { requestId: p.requestId ?? "", by: p.by ?? "?", decisions: [d] };
+    const list = out.get(lastMessage) ?? [];
+    list.push(open);
+    out.set(lastMessage, list);
+  }
+  return new Map([...out].map(([k, v]) => [k, v.map((c) => ({ by: c.by, decisions: c.decisions }))]));
+}
+
+function decisionOf(d: {
+  readonly tool?: string | undefined;
+  readonly callId?: string;
+  readonly decision: "approve" | "deny";
+  readonly scope?: "once" | "session" | undefined;
+  readonly args?: unknown;
+  readonly edited?: boolean | undefined;
+  readonly reason?: string | undefined;
+  readonly layer?: string | undefined;
+}): Decision {
+  return {
+    tool: d.tool ?? d.callId ?? "tool",
+    decision: d.decision,
+    ...(d.scope !== undefined ? { scope: d.scope } : {}),
+    ...(d.edited || d.args !== undefined ? { edited: true } : {}),
+    ...(d.reason !== undefined ? { reason: d.reason } : {}),
+    ...(d.layer !== undefined ? { layer: d.layer } : {}),
+  };
 }
 
 function isCancelText(text: string): boolean {

@@ -111,6 +111,7 @@ export const runTuiImpl: RunTui = async (options: TuiOptions): Promise<number> =
   const controller = new TuiController(ctx, {
     ...(options.sessionId ? { sessionId: options.sessionId } : {}),
     ...(options.pick ? { pick: true } : {}),
+    ...(options.finishPending ? { finish: true } : {}),
     maxLiveLines: Math.max(6, (stdout.rows || 40) - 16),
     // `/clear`, and only it, erases the scrollback
     clearScreen: () => {

@@ -4,6 +4,9 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  type ApprovalAnswer,
+  type ApproverShape,
+  type GovernanceShape,
   IdGenerator,
   LashRuntime,
   LlmProviders,
@@ -13,11 +16,13 @@ import {
   type SessionStore,
   type TurnActivity,
 } from "@lash/core";
+import { failApprover } from "@lash/policy";
 import { type Script, ScriptedProvider } from "@lash/providers/testing";
 import type { LlmProvider, ModelInfo } from "@lash/sansio";
 import { toolsPlugin } from "@lash/tools";
 import { Effect, Layer, ManagedRuntime } from "effect";
 import type { render } from "ink-testing-library";
+import { switchableApprover } from "../../src/approvals.ts";
 import type { CliContext } from "../../src/context.ts";
 
 export const MODEL = "test/model";
@@ -37,6 +42,8 @@ export interface TestContext {
   readonly provider: ScriptedProvider | LlmProvider;
   readonly cwd: string;
   readonly exported: string[];
+  /** The answers the attached approver (the TUI's prompt) gave, in order. */
+  readonly answers: ApprovalAnswer[];
   cleanup(): Promise<void>;
 }
 
@@ -46,6 +53,8 @@ export interface TestContextOptions {
   readonly provider?: LlmProvider;
   /** exportSession throws this message (like a CLI whose exporter is not built yet). */
   readonly exportError?: string;
+  /** The runtime's governance (e.g. a policy that asks before every write); the TUI attaches its approver. */
+  readonly governance?: GovernanceShape;
 }
 
 export async function makeContext(script: Script, options: TestContextOptions = {}): Promise<TestContext> {
@@ -53,8 +62,12 @@ export async function makeContext(script: Script, options: TestContextOptions = 
   const cwd = join(root, "work");
   mkdirSync(cwd);
   const provider = options.provider ?? new ScriptedProvider(script);
+  // like the CLI: the runtime's approver delegates to whichever approver the TUI attached
+  const approvals = switchableApprover(failApprover("no approval prompt is attached"));
+  const answers: ApprovalAnswer[] = [];
   const layer = LashRuntime.layer({
     plugins: [toolsPlugin({ root: cwd, shell: { killGraceMs: 200 } }), ...(options.plugins ?? [])],
+    ...(options.governance ? { governance: options.governance, approver: approvals.approver } : {}),
   }).pipe(
     Layer.provideMerge(
       Layer.mergeAll(
@@ -100,6 +113,12 @@ export async function makeContext(script: Script, options: TestContextOptions = 
       exported.push(path);
       return path;
     },
+    setApprover(approver: ApproverShape) {
+      approvals.set({
+        ask: (request, signal) =>
+          Effect.tap(approver.ask(request, signal), (a) => Effect.sync(() => answers.push(a))),
+      });
+    },
     close: () => runtime.dispose(),
   };
   return {
@@ -107,6 +126,7 @@ export async function makeContext(script: Script, options: TestContextOptions = 
     provider,
     cwd,
     exported,
+    answers,
     async cleanup() {
       await runtime.dispose();
       rmSync(root, { recursive: true, force: true });

@@ -1,17 +1,15 @@
-// Runs the real `lash` CLI in a tmux pseudo-terminal against the mock wire server, and reads the
-// terminal back: the visible screen, or the whole scrollback (`capture-pane -S -`).
-import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { type MockLlmServer, type MockReply, startMockServer } from "@lash/providers/testing";
+// The scrollback tests' view of the tmux harness (`tmux-term.ts`, which starts the real
+// `lash` in a tmux pseudo-terminal against the mock wire server): the visible screen or
+// the whole scrollback, keys sent in one write, and a line the shell prints before lash
+// (only an explicit /clear may erase the terminal's own history).
+import type { MockLlmServer, MockReply } from "@lash/providers/testing";
+import { startLash as startTerm } from "./tmux-term.ts";
 
-export const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
+export { hasTmux } from "./tmux-term.ts";
 export const TMUX_MISSING =
   "tmux is not installed, and this test drives lash in a real terminal through it. " +
   "Install it (Debian/Ubuntu: `apt-get install tmux`; macOS: `brew install tmux`): it is the one system " +
   "requirement of `pnpm test` beyond Node and npm (README, Quick start).";
-const MAIN = join(import.meta.dirname, "..", "..", "src", "main.ts");
 
 export interface TmuxLash {
   readonly server: MockLlmServer;
@@ -42,105 +40,35 @@ export interface StartOptions {
   /** Extra arguments of `lash`. */
   readonly args?: readonly string[];
   /** Reuse a LASH_HOME and working directory (a second run in the same project). */
-  readonly reuse?: { readonly root: string; readonly cwd: string; readonly home: string };
+  readonly reuse?: { readonly root: string };
 }
 
 /** A line the shell prints before lash starts. */
 export const BEFORE_LASH = "-- the terminal before lash --";
 
-let counter = 0;
-
 export async function startLash(options: StartOptions): Promise<TmuxLash> {
-  const server = await startMockServer({ replies: options.replies });
-  const root = options.reuse?.root ?? mkdtempSync(join(tmpdir(), "lash-tmux-"));
-  const cwd = options.reuse?.cwd ?? join(root, "work");
-  const home = options.reuse?.home ?? join(root, "lash-home");
-  mkdirSync(cwd, { recursive: true });
-  const name = `lash-${process.pid}-${++counter}`;
-  const socket = join(root, `tmux-${counter}.sock`);
-  const tm = (...args: string[]) => execFileSync("tmux", ["-S", socket, ...args], { encoding: "utf8" });
-  const stderrLog = join(root, `stderr-${counter}.log`);
-  const script = join(root, `run-${counter}.sh`);
-  const env = {
-    HOME: root,
-    LASH_HOME: home,
-    LASH_MODEL: "openai-compatible/mock",
-    OPENAI_COMPATIBLE_BASE_URL: server.baseUrl("openai-chat"),
-    PATH: process.env.PATH ?? "",
-    TERM: "xterm-256color",
-  };
-  writeFileSync(
-    script,
-    [
-      "#!/bin/sh",
-      ...Object.entries(env).map(([k, v]) => `export ${k}='${v}'`),
-      // the terminal's own history before lash: only an explicit /clear may erase it
-      `echo '${BEFORE_LASH}'`,
-      `'${process.execPath}' '${MAIN}' ${(options.args ?? []).map((a) => `'${a}'`).join(" ")} 2>'${stderrLog}'`,
-      'echo "LASH-EXITED $?"',
-      "sleep 600",
-    ].join("\n"),
-    { mode: 0o755 },
-  );
-  tm(
-    "-f",
-    "/dev/null",
-    "new-session",
-    "-d",
-    "-s",
-    name,
-    "-x",
-    String(options.cols),
-    "-y",
-    String(options.rows),
-    "-c",
-    cwd,
-    script,
-  );
-  tm("set-option", "-t", name, "history-limit", "50000");
-  // PIPE_PANE=<file>: the bytes lash writes to the terminal, for debugging
-  if (process.env.PIPE_PANE) tm("pipe-pane", "-t", name, "-o", `cat >> ${process.env.PIPE_PANE}`);
-  const screen = () => tm("capture-pane", "-p", "-t", name);
-  const history = (joined = false) =>
-    tm("capture-pane", "-p", ...(joined ? ["-J"] : []), "-S", "-", "-t", name);
-  const wait = async (read: () => string, pred: (s: string) => boolean, what: string, timeoutMs = 60_000) => {
-    const deadline = Date.now() + timeoutMs;
-    let last = "";
-    while (Date.now() < deadline) {
-      last = read();
-      if (pred(last)) return last;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    let stderr = "";
-    try {
-      stderr = readFileSync(stderrLog, "utf8");
-    } catch {
-      // not written yet
-    }
-    throw new Error(`timed out waiting for ${what}; screen:\n${screen()}\nstderr of lash:\n${stderr}`);
-  };
+  const t = await startTerm({
+    cols: options.cols,
+    rows: options.rows,
+    replies: options.replies,
+    ...(options.args ? { args: options.args } : {}),
+    ...(options.reuse ? { reuse: options.reuse } : {}),
+    before: `echo '${BEFORE_LASH}'`,
+  });
   return {
-    server,
-    root,
-    cwd,
-    home,
-    screen,
-    history,
-    type: (text) => void tm("send-keys", "-t", name, "-l", text),
-    keys: (...keys) => void tm("send-keys", "-t", name, ...keys),
-    bytes: (hex) => void tm("send-keys", "-t", name, "-H", ...(hex.match(/../g) ?? [])),
-    resize: (cols, rows) => void tm("resize-window", "-t", name, "-x", String(cols), "-y", String(rows)),
-    waitScreen: (pred, what, timeoutMs) => wait(screen, pred, what, timeoutMs),
-    waitHistory: (pred, what, timeoutMs) => wait(() => history(), pred, what, timeoutMs),
-    close: async () => {
-      try {
-        tm("kill-server");
-      } catch {
-        // already gone
-      }
-      await server.close();
-      if (!options.reuse) rmSync(root, { recursive: true, force: true });
-    },
+    server: t.server,
+    root: t.root,
+    cwd: t.cwd,
+    home: t.home,
+    screen: t.screen,
+    history: (join = false) => (join ? t.scrollbackJoined() : t.scrollback()),
+    type: t.type,
+    keys: t.keysTogether,
+    bytes: t.bytes,
+    resize: t.resize,
+    waitScreen: (pred, what, timeoutMs = 60_000) => t.waitScreen(pred, what, timeoutMs),
+    waitHistory: (pred, what, timeoutMs = 60_000) => t.waitFor(pred, what, timeoutMs),
+    close: () => t.close(),
   };
 }
 

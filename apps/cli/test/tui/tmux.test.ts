@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type MockLlmServer, type MockReply, startMockServer } from "@lash/providers/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sandboxOffWhereBwrapCannotRun } from "../sandbox-mode.ts";
 
 const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 const TMUX_MISSING =
@@ -95,6 +96,7 @@ describe("lash in a real terminal (tmux)", () => {
     const cwd = join(attempt, "work");
     mkdirSync(cwd);
     const home = join(attempt, "lash-home");
+    sandboxOffWhereBwrapCannotRun(home);
     const script = join(attempt, "run.sh");
     const env = {
       HOME: root,

@@ -21,6 +21,7 @@ import React, {
   useState,
   useSyncExternalStore,
 } from "react";
+import type { ApprovalPrompt } from "../approval.ts";
 import {
   applyEntry,
   commandMenu,
@@ -37,6 +38,7 @@ import { Editor, History } from "../editor.ts";
 import { splitKeys } from "../keys.ts";
 import type { Item } from "../model.ts";
 import { textWidth, wrapLine } from "../wrap.ts";
+import { ApprovalView } from "./approval.ts";
 import { InputBox, PLACEHOLDER } from "./input.ts";
 import { ItemView } from "./items.ts";
 import { AttachedView, MenuView, SearchView } from "./menu.ts";
@@ -121,6 +123,7 @@ function LiveArea(props: {
 }
 
 function activity(state: TuiState): string {
+  if (state.approval) return "Waiting for your approval…";
   const last = state.live[state.live.length - 1];
   if (!last) return "Working…";
   if (last.kind === "reasoning" && !last.done) return "Thinking…";
@@ -129,6 +132,61 @@ function activity(state: TuiState): string {
   if (running.length === 1 && running[0]?.kind === "tool") return `Running ${running[0].name}…`;
   if (running.length > 1) return `Running ${running.length} tools…`;
   return "Working…";
+}
+
+/** What a key does to the approval prompt: a change, `cancel` (the turn), or nothing. */
+function approvalAction(
+  input: string,
+  key: Key,
+  prompt: ApprovalPrompt,
+): (() => void) | "cancel" | undefined {
+  if (prompt.mode === "choose") {
+    if (key.escape) return "cancel";
+    if (key.upArrow) return () => prompt.move(-1);
+    if (key.downArrow || key.tab) return () => prompt.move(1);
+    if (key.ctrl || key.meta) return undefined;
+    // lower case: the selected call; upper case: every call not answered yet
+    switch (input) {
+      case "y":
+      case "Y":
+        return () => prompt.approveOnce(input === "Y");
+      case "a":
+      case "A":
+        return () => prompt.approveSession(input === "A");
+      case "n":
+      case "N":
+        return () => prompt.startDeny(input === "N");
+      case "e":
+        return () => prompt.startEdit();
+      default:
+        return undefined;
+    }
+  }
+  // the reason or the arguments being typed
+  const ed = prompt.editor;
+  if (key.escape) return () => prompt.back();
+  if (key.return) return key.shift || key.meta ? () => ed.newline() : () => prompt.submit();
+  if (input === "\n" && !key.ctrl) return () => ed.newline();
+  if (key.leftArrow) return key.meta || key.ctrl ? () => ed.wordLeft() : () => ed.left();
+  if (key.rightArrow) return key.meta || key.ctrl ? () => ed.wordRight() : () => ed.right();
+  if (key.upArrow) return () => ed.up();
+  if (key.downArrow) return () => ed.down();
+  if (key.home || (key.ctrl && input === "a")) return () => ed.home();
+  if (key.end || (key.ctrl && input === "e")) return () => ed.end();
+  if (key.backspace || (key.ctrl && input === "h"))
+    return key.meta ? () => ed.deleteWordBack() : () => ed.backspace();
+  if (key.delete) return () => ed.deleteForward();
+  if (key.ctrl && input === "u") return () => ed.deleteToLineStart();
+  if (key.ctrl && input === "k") return () => ed.deleteToLineEnd();
+  if (key.ctrl && input === "w") return () => ed.deleteWordBack();
+  if (key.ctrl || key.meta || !input) return undefined;
+  // fast typing can arrive as one chunk ending in Enter
+  if (input.length > 1 && /^[^\r\n]+\r$/.test(input))
+    return () => {
+      ed.insert(input.slice(0, -1));
+      prompt.submit();
+    };
+  return () => ed.insert(input.replace(/\r\n?/g, "\n"));
 }
 
 function Queue(props: {
@@ -293,10 +351,32 @@ export function App(props: AppProps): React.ReactElement {
     for (const [i, k] of splitKeys(input, key)) handleKey(i, k);
   });
 
+  /** Keys while an approval request is on screen (see view/approval.ts for what they do). */
+  const handleApproval = (input: string, key: Key, prompt: ApprovalPrompt, cancelling: boolean) => {
+    if (key.ctrl && input === "c") {
+      if (cancelling) {
+        const now = Date.now();
+        if (now - lastCtrlC.current < DOUBLE_PRESS_MS) return controller.forceExit();
+        lastCtrlC.current = now;
+        controller.setHint("still cancelling — press Ctrl+C again to leave now", DOUBLE_PRESS_MS);
+        return;
+      }
+      controller.cancel();
+      return;
+    }
+    const act = approvalAction(input, key, prompt);
+    if (act === "cancel") controller.cancel();
+    else if (act) {
+      act();
+      controller.approvalChanged();
+    }
+  };
+
   const handleKey = (input: string, key: Key) => {
     const ed = editorRef.current;
     // the controller's current state, not this render's: an earlier key of the same write may have changed it
     const state = controller.getState();
+    if (state.approval) return handleApproval(input, key, state.approval, state.cancelling);
     const picker = state.picker;
     syncPicker(picker);
     if (picker) return handlePicker(input, key, picker);
@@ -506,6 +586,15 @@ export function App(props: AppProps): React.ReactElement {
   };
 
   usePaste((text) => {
+    const approval = controller.getState().approval;
+    if (approval) {
+      // pasted into the reason or the arguments as typed (never collapsed: it is JSON or a sentence)
+      if (approval.mode !== "choose") {
+        approval.editor.insert(text.replace(/\r\n?/g, "\n"));
+        controller.approvalChanged();
+      }
+      return;
+    }
     if (controller.getState().picker) return;
     // a dropped/pasted image file path becomes an @mention (attached as an image when sent)
     const image = pastedImagePath(text);
@@ -530,7 +619,7 @@ export function App(props: AppProps): React.ReactElement {
     const st = controller.getState();
     const bottom: number[] = [];
     // the picker's box starts with its margin row; the prompt box's margin is outside it
-    if (st.picker) for (let i = 0; i < prompt; i++) bottom.push(i === 0 ? 0 : width);
+    if (st.picker || st.approval) for (let i = 0; i < prompt; i++) bottom.push(i === 0 ? 0 : width);
     else {
       const ed = editorRef.current;
       const rowsOf = ed.isEmpty
@@ -578,30 +667,42 @@ export function App(props: AppProps): React.ReactElement {
       h(LiveArea, { state, width, rows: rows || 40 }),
       h(Queue, { queue: state.queue, width }),
       h(AttachedView, { attached: state.attached, width }),
-      state.picker
+      state.approval
         ? h(
             Box,
-            { ref: promptRef, flexShrink: 0, flexDirection: "column" },
-            h(PickerView, {
-              picker: state.picker,
-              options: pickerOptions,
-              index: Math.min(pickIndex, Math.max(0, pickerOptions.length - 1)),
-              filter,
+            { ref: promptRef, marginTop: 1, flexShrink: 0, flexDirection: "column" },
+            h(ApprovalView, {
+              prompt: state.approval,
+              waiting: state.approvalsWaiting,
+              sessionId: state.sessionId,
               width,
+              rows: rows || 40,
             }),
           )
-        : search
+        : state.picker
           ? h(
               Box,
-              { ref: promptRef, marginTop: 1, flexShrink: 0, flexDirection: "column" },
-              h(SearchView, { query: search.query, match: searchHit?.text, width }),
+              { ref: promptRef, flexShrink: 0, flexDirection: "column" },
+              h(PickerView, {
+                picker: state.picker,
+                options: pickerOptions,
+                index: Math.min(pickIndex, Math.max(0, pickerOptions.length - 1)),
+                filter,
+                width,
+              }),
             )
-          : h(
-              Box,
-              { ref: promptRef, marginTop: 1, flexShrink: 0, flexDirection: "column" },
-              h(InputBox, { editor: editorRef.current, running: state.running, width, focused: true }),
-            ),
-      menu && !state.picker && !search
+          : search
+            ? h(
+                Box,
+                { ref: promptRef, marginTop: 1, flexShrink: 0, flexDirection: "column" },
+                h(SearchView, { query: search.query, match: searchHit?.text, width }),
+              )
+            : h(
+                Box,
+                { ref: promptRef, marginTop: 1, flexShrink: 0, flexDirection: "column" },
+                h(InputBox, { editor: editorRef.current, running: state.running, width, focused: true }),
+              ),
+      menu && !state.picker && !search && !state.approval
         ? h(
             Box,
             { ref: menuRef, flexShrink: 0, flexDirection: "column" },

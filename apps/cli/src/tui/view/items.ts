@@ -12,6 +12,7 @@ import {
   type ChildCall,
   type CodeItem,
   childSpent,
+  type DecisionItem,
   type Item,
   type NoticeItem,
   type ReasoningItem,
@@ -59,7 +60,46 @@ function itemBody(props: ItemProps): React.ReactElement | null {
       return h(NoticeView, { item, width: props.width });
     case "turnEnd":
       return h(TurnEndView, { item });
+    case "approval":
+      return h(DecisionView, { item });
   }
+}
+
+/** Who decided, as the card says it. */
+function byWhom(by: string, layer: string | undefined): string {
+  if (by === "policy") return `by the policy${layer ? ` (${layer})` : ""}`;
+  if (by === "user") return "by you";
+  return `by ${by}`;
+}
+
+/** An approval decision card: one line per call — approved (once, for the session, edited) or denied, by whom, why. */
+function DecisionView(props: { readonly item: DecisionItem }): React.ReactElement {
+  const { item } = props;
+  return h(
+    Box,
+    { marginTop: 1, flexDirection: "column" },
+    ...item.decisions.map((d, i) => {
+      const approved = d.decision === "approve";
+      const what = approved
+        ? d.edited
+          ? "with edited arguments"
+          : d.scope === "session"
+            ? "for this session"
+            : "once"
+        : "";
+      return h(
+        Text,
+        { key: i, wrap: "wrap" },
+        h(Text, { color: approved ? "green" : "red" }, approved ? (d.edited ? "✎ " : "✓ ") : "✗ "),
+        h(Text, { bold: true }, approved ? "Approved " : "Denied "),
+        h(Text, null, d.tool),
+        what ? h(Text, null, ` ${what}`) : null,
+        h(Text, { dimColor: true }, ` · ${byWhom(item.by, d.layer)}`),
+        !approved ? h(Text, { color: "red" }, `: ${d.reason?.trim() || "no reason given"}`) : null,
+        item.replayed ? h(Text, { dimColor: true }, " · from the journal") : null,
+      );
+    }),
+  );
 }
 
 function UserView(props: { readonly item: UserItem; readonly width: number }): React.ReactElement {
@@ -579,7 +619,10 @@ export function ToolCard(props: ItemProps & { readonly item: ToolItem }): React.
   const meta: Seg[] = [...parts.meta];
   if (outcome.failed && !meta.some((m) => m.text === outcome.label))
     meta.unshift({ text: outcome.label, color: "red" });
-  if (t.status === "pending") meta.push({ text: "preparing…", dim: true });
+  if (t.status === "pending")
+    meta.push(
+      t.awaiting ? { text: "waiting for approval", color: "yellow" } : { text: "preparing…", dim: true },
+    );
   if (elapsed !== undefined && t.status !== "pending") meta.push({ text: fmtDuration(elapsed), dim: true });
   const metaEls: React.ReactNode[] = [];
   meta.forEach((m, i) => {
