@@ -2,7 +2,7 @@
 // (exactly per packages/agents/src/manifest.ts): a typed output, an agent calling another as
 // a tool (a child session, cost rolled up), an entry function with no model call of its own,
 // an RLM agent, input validation and the no-build error.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Manifest, ResolvedAgent } from "@lash/agents";
 import { afterEach, describe, expect, it } from "vitest";
@@ -303,5 +303,42 @@ describe("lash run: MCP tools", () => {
     expect(names).toContain("mcp__fx__echo");
     // read_output follows the tools whose long output it pages
     expect(names.filter((n) => n !== "read_output").every((n) => n.startsWith("mcp__fx__"))).toBe(true);
+  });
+  it("applies the agent's policy layer and the project file's defaults.approvalMode", async () => {
+    box = await sandbox([
+      { toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "x.txt", content: "hi" } }] },
+      { text: "done" },
+    ]);
+    writeManifest(
+      box.cwd,
+      [
+        agent({
+          name: "writer",
+          instructions: "W",
+          tools: [{ name: "write_file", kind: "builtin", access: "write" }],
+          policy: { tools: { write_file: { approval: "always" } } },
+        }),
+      ],
+      { defaults: { approvalMode: "reject-all" } },
+    );
+    const r = await lash(["run", "writer", "write it"], { env: box.env, cwd: box.cwd });
+    // without the agent's layer the file would be written; without the project's mode, -p's
+    // default (`fail`) would stop the run with exit 1
+    expect(r.code).toBe(0);
+    expect(existsSync(join(box.cwd, "x.txt"))).toBe(false);
+    expect(JSON.stringify(box.server.requests[1]!.body)).toContain(
+      "Denied: write_file was not run; the approver (reject-all) denied it",
+    );
+  });
+
+  it("refuses a project file whose defaults.approvalMode is not a mode", async () => {
+    box = await sandbox([]);
+    writeManifest(box.cwd, [agent({ name: "a", instructions: "A" })], {
+      defaults: { approvalMode: "sometimes" },
+    });
+    const r = await lash(["run", "a", "hi"], { env: box.env, cwd: box.cwd });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('defaults.approvalMode "sometimes"');
+    expect(box.server.requests).toHaveLength(0);
   });
 });

@@ -6,7 +6,7 @@ export type OutputFormat = "text" | "json" | "stream-json";
 
 /** Who answers the approvals a policy asks for (`--approval-mode`). */
 export type ApprovalMode = "approve-all" | "reject-all" | "fail" | "interactive";
-const APPROVAL_MODES: readonly ApprovalMode[] = ["approve-all", "reject-all", "fail", "interactive"];
+export const APPROVAL_MODES: readonly ApprovalMode[] = ["approve-all", "reject-all", "fail", "interactive"];
 
 /** Flags shared by the interactive TUI and `--print`. */
 export interface RunFlags {

@@ -31,7 +31,7 @@ import {
   withRlm,
 } from "@lash/core";
 import { validateJson } from "@lash/core/internal";
-import { dryRunPlugin, riskAssessor } from "@lash/policy";
+import { dryRunPlugin, type NamedLayer, riskAssessor } from "@lash/policy";
 import {
   authFileSecrets,
   createProvider,
@@ -89,6 +89,8 @@ export interface ContextOptions {
   readonly agentTools?: readonly AgentTool[];
   /** `lash run`: plugins of the sessions `newSession` creates (the typed output). */
   readonly sessionPlugins?: readonly Plugin[];
+  /** Policy layers after the config's (`lash run`: the project file's and the agent's). */
+  readonly policyLayers?: readonly NamedLayer[];
   /** `-p`: turn events reach the trace through `traceEvent`, not by observing sessions. */
   readonly print?: boolean;
   /**
@@ -310,7 +312,11 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
   const secrets = secretsOf(config, env);
   // the tool policy (config `policy`, user then project layer); `approval: "risk"` asks when
   // the risk evaluator (@lash/policy assessRisk) rates a call at or above the threshold
-  const gov = cliGovernance(config, { root: settings.cwd, assessRisk: riskAssessor(settings.cwd) });
+  const gov = cliGovernance(config, {
+    root: settings.cwd,
+    assessRisk: riskAssessor(settings.cwd),
+    ...(options.policyLayers ? { layers: options.policyLayers } : {}),
+  });
   // the Codex sign-in's tokens too (they never leave the provider, but a tool could read auth.json)
   // policy redaction.keys: those variables' values (in `secrets`) and `KEY=value` / `"key": "value"` in output
   const redactor = authFileRedactor(secrets.values, join(paths.home, "auth.json"), {

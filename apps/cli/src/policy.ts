@@ -49,9 +49,16 @@ export interface CliGovernance {
  */
 export function cliGovernance(
   config: LashConfig,
-  options: { readonly root: string; readonly assessRisk?: RiskFn },
+  options: {
+    readonly root: string;
+    readonly assessRisk?: RiskFn;
+    /** Layers after the config's (a project file's and an agent spec's, for `lash run`). */
+    readonly layers?: readonly NamedLayer[];
+  },
 ): CliGovernance {
-  const policy = policyOf(config);
+  const policy = options.layers?.length
+    ? resolvePolicy([...policyLayersOf(config), ...options.layers])
+    : policyOf(config);
   const sessions = new SessionPolicies();
   const onChild: CliGovernance["onChild"] = ({ sessionId, parentSessionId, capability }) => {
     const own: NamedLayer[] = [];

@@ -6,9 +6,10 @@ import { isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { AgentSessionPlan, Manifest, ResolvedAgent } from "@lash/agents";
 import { LashRuntime, type TurnResult } from "@lash/core";
+import { decodePolicyLayer, type NamedLayer, type PolicyLayer } from "@lash/policy";
 import type { AgentTool } from "@lash/subagents";
-import { Effect } from "effect";
-import { parseRunFlags, type RunFlags } from "./args.ts";
+import { Effect, Either } from "effect";
+import { APPROVAL_MODES, type ApprovalMode, parseRunFlags, type RunFlags } from "./args.ts";
 import { CliError, ExitCode, errorMessage, usageError } from "./errors.ts";
 import type { MainIO } from "./io.ts";
 
@@ -115,6 +116,9 @@ async function openContext(
     readonly plan?: AgentSessionPlan;
     readonly agentTools: readonly AgentTool[];
     readonly model?: string;
+    readonly manifest: Manifest;
+    /** The agent run directly: its spec's `policy` is one more layer. */
+    readonly agent?: ResolvedAgent;
   },
 ) {
   const { resolveSetup } = await import("./setup.ts");
@@ -149,10 +153,41 @@ async function openContext(
     ...(flags.requestDeadlineMs !== undefined ? { requestDeadlineMs: flags.requestDeadlineMs } : {}),
     persist: !flags.noSession,
     print: true,
-    ...(flags.approvalMode !== undefined ? { approvalMode: flags.approvalMode } : {}),
+    ...approvalModeOf(flags, settings.manifest),
+    policyLayers: runLayers(settings.manifest, settings.agent),
     agentTools: settings.agentTools,
     ...(output ? { sessionPlugins: [output] } : {}),
   });
+}
+
+/**
+ * The policy layers a run adds after the config's: the project file's `policy`, then the
+ * agent's own (`agent:<name>`). The build decoded both; a layer that no longer decodes
+ * (a manifest written by another lash) fails closed: nothing may run.
+ */
+function runLayers(manifest: Manifest, agent: ResolvedAgent | undefined): NamedLayer[] {
+  const layer = (value: unknown, name: string): NamedLayer => {
+    const decoded = decodePolicyLayer(value, `policy of ${name}`);
+    const l: PolicyLayer = Either.isRight(decoded) ? decoded.right : { deny: ["*"] };
+    return { name, layer: l };
+  };
+  const out: NamedLayer[] = [];
+  if (manifest.project.policy !== undefined) out.push(layer(manifest.project.policy, "project file"));
+  if (agent?.policy !== undefined) out.push(layer(agent.policy, `agent:${agent.name}`));
+  return out;
+}
+
+/** `--approval-mode`, else the project file's `defaults.approvalMode` (checked: a bad one is a usage error). */
+function approvalModeOf(flags: RunFlags, manifest: Manifest): { approvalMode?: ApprovalMode } {
+  if (flags.approvalMode !== undefined) return { approvalMode: flags.approvalMode };
+  const mode = manifest.project.defaults?.approvalMode;
+  if (mode === undefined) return {};
+  if (!(APPROVAL_MODES as readonly string[]).includes(mode))
+    throw new CliError(
+      `lash run: defaults.approvalMode "${mode}" in the project file is not an approval mode (one of ${APPROVAL_MODES.join(", ")}); fix it and run \`lash build\` again`,
+      ExitCode.usage,
+    );
+  return { approvalMode: mode as ApprovalMode };
 }
 
 /** One agent as a `-p` session: every `-p` surface (output formats, sessions, trace) applies. */
@@ -170,7 +205,7 @@ async function runOneAgent(
     io.stderr.write(
       `[lash] agent ${agent.name}: budget ${JSON.stringify(agent.budget)} is recorded in the build but not enforced yet\n`,
     );
-  const ctx = await openContext(flags, io, { plan, agentTools: plan.agentTools });
+  const ctx = await openContext(flags, io, { plan, agentTools: plan.agentTools, manifest, agent });
   try {
     const { runPrint } = await import("./print.ts");
     return await runPrint(ctx, { ...flags, prompt: agents.inputText(input) }, io);
@@ -227,6 +262,7 @@ async function runEntryFunction(
   for (const a of manifest.agents) for (const t of agents.agentToolsFor(manifest, a)) tools.set(t.name, t);
   const firstModel = manifest.agents.map((a) => agents.agentModel(manifest, a)).find((m) => m !== undefined);
   const ctx = await openContext(flags, io, {
+    manifest,
     agentTools: [...tools.values()],
     ...(firstModel !== undefined ? { model: firstModel } : {}),
   });
