@@ -239,6 +239,15 @@ describe("lash init && lash build && lash run", () => {
     expect(r.stdout).toBe("Hello from the scaffold.\n");
     expect(box.server.requests).toHaveLength(1);
     expect(textOf(chatMessages(box.server.requests[0]!.body).at(-1)!.content)).toBe("say hi");
+    // the build appended the agent's skills catalog to its instructions: the system prompt
+    // holds it once, and the skills tools are offered with the agent's own
+    const system = systemOf(box.server.requests[0]!.body);
+    expect(system.split("## Skills").length - 1).toBe(1);
+    expect(system).toContain("- greeting: How to greet people");
+    const tools = (box.server.requests[0]!.body as { tools?: { function: { name: string } }[] }).tools ?? [];
+    expect(tools.map((t) => t.function.name)).toEqual(
+      expect.arrayContaining(["read_file", "glob", "load_skill", "read_skill_file"]),
+    );
   });
 });
 
@@ -340,5 +349,29 @@ describe("lash run: MCP tools", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('defaults.approvalMode "sometimes"');
     expect(box.server.requests).toHaveLength(0);
+  });
+  it("offers load_skill for the agent's skills only (a spec's `skills` narrows them)", async () => {
+    box = await sandbox([
+      { toolCalls: [{ id: "s1", name: "load_skill", arguments: { name: "beta-skill" } }] },
+      { toolCalls: [{ id: "s2", name: "load_skill", arguments: { name: "alpha-skill" } }] },
+      { text: "ok" },
+    ]);
+    for (const name of ["alpha-skill", "beta-skill"]) {
+      mkdirSync(join(box.cwd, ".lash", "skills", name), { recursive: true });
+      writeFileSync(
+        join(box.cwd, ".lash", "skills", name, "SKILL.md"),
+        `---\nname: ${name}\ndescription: the ${name} description\n---\nthe ${name.toUpperCase()} body\n`,
+      );
+    }
+    writeManifest(box.cwd, [agent({ name: "narrow", instructions: "N", skills: ["alpha-skill"] })]);
+    const r = await lash(["run", "narrow", "hi"], { env: box.env, cwd: box.cwd });
+    expect(r.code).toBe(0);
+    const second = chatMessages(box.server.requests[1]!.body)
+      .filter((m) => m.role === "tool")
+      .map((m) => textOf(m.content))
+      .join("\n");
+    expect(second).toContain('must be one of "alpha-skill", got "beta-skill"');
+    expect(second).not.toContain("BETA-SKILL body");
+    expect(JSON.stringify(box.server.requests[2]!.body)).toContain("the ALPHA-SKILL body");
   });
 });

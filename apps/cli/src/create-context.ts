@@ -89,6 +89,10 @@ export interface ContextOptions {
   readonly agentTools?: readonly AgentTool[];
   /** `lash run`: plugins of the sessions `newSession` creates (the typed output). */
   readonly sessionPlugins?: readonly Plugin[];
+  /** Skill names the sessions may see and load (`lash run`: the agent spec's `skills`); absent: all. */
+  readonly skillsOnly?: readonly string[];
+  /** The skills catalog is already in the system prompt (`lash run`: the build appended it). */
+  readonly skillsCatalogInPrompt?: boolean;
   /** Policy layers after the config's (`lash run`: the project file's and the agent's). */
   readonly policyLayers?: readonly NamedLayer[];
   /** `-p`: turn events reach the trace through `traceEvent`, not by observing sessions. */
@@ -358,7 +362,14 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
   if (options.live !== false) {
     const extra = [...(settings.skillRoots ?? []), ...projectFileSkillRoots(settings.cwd)];
     const skills = discoverSkills(defaultSkillRoots(settings.cwd, paths.home, extra)).skills;
-    if (skills.length > 0) plugins.push(skillsPlugin({ skills }));
+    if (skills.length > 0)
+      plugins.push(
+        skillsPlugin({
+          skills,
+          ...(options.skillsOnly ? { only: options.skillsOnly } : {}),
+          ...(options.skillsCatalogInPrompt ? { catalog: false } : {}),
+        }),
+      );
   }
 
   const live = options.live !== false;

@@ -155,6 +155,9 @@ async function openContext(
     print: true,
     ...approvalModeOf(flags, settings.manifest),
     policyLayers: runLayers(settings.manifest, settings.agent),
+    ...(settings.agent?.skills ? { skillsOnly: settings.agent.skills } : {}),
+    // a built agent's instructions end with its skills catalog (the build appends it)
+    ...(settings.agent ? { skillsCatalogInPrompt: true } : {}),
     agentTools: settings.agentTools,
     ...(output ? { sessionPlugins: [output] } : {}),
   });

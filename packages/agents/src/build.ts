@@ -15,6 +15,7 @@ import {
   type ResolvedAgent,
   type ResolvedTool,
 } from "./manifest.ts";
+import { skillsCatalog } from "./skills/plugin.ts";
 import {
   closest,
   type Diagnostic,
@@ -247,15 +248,9 @@ const toolName = (t: AgentSpec["tools"] extends readonly (infer T)[] | undefined
   typeof t === "string" ? t : t.name;
 
 /** Default rendering of the skills catalog an agent's instructions get. */
+/** The catalog the build appends to an agent's instructions: the skills plugin's own text. */
 export function defaultSkillsCatalog(skills: readonly { name: string; description: string }[]): string {
-  if (skills.length === 0) return "";
-  return [
-    "## Skills",
-    "",
-    "Load a skill with load_skill(name) when the task matches its description.",
-    "",
-    ...skills.map((s) => `- ${s.name}: ${s.description}`),
-  ].join("\n");
+  return skillsCatalog(skills) ?? "";
 }
 
 /**

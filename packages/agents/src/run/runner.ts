@@ -6,6 +6,7 @@ import type { JsonSchema } from "@lash/core";
 import { validateJson } from "@lash/core/internal";
 import { type AgentTool, type Capability, childPlugin, defineCapability } from "@lash/subagents";
 import type { Manifest, ResolvedAgent, ResolvedTool } from "../manifest.ts";
+import { LOAD_SKILL, READ_SKILL_FILE } from "../skills/plugin.ts";
 
 /** A problem with `lash run`'s request: the message names it and the fix. */
 export class RunRequestError extends Error {
@@ -109,6 +110,12 @@ export interface AgentSessionPlan {
   readonly agentTools: readonly AgentTool[];
 }
 
+/** The skills tools, when the agent has skills: its instructions end with their catalog. */
+function skillTools(manifest: Manifest, agent: ResolvedAgent): string[] {
+  const skills = agent.skills ?? manifest.skills.map((s) => s.name);
+  return skills.length > 0 ? [LOAD_SKILL, READ_SKILL_FILE] : [];
+}
+
 export function planAgentSession(manifest: Manifest, agent: ResolvedAgent): AgentSessionPlan {
   const model = agentModel(manifest, agent);
   return {
@@ -116,7 +123,7 @@ export function planAgentSession(manifest: Manifest, agent: ResolvedAgent): Agen
     ...(model !== undefined ? { model } : {}),
     mode: agent.mode,
     systemPrompt: agent.instructions,
-    tools: agent.tools.flatMap(sessionToolNames),
+    tools: [...agent.tools.flatMap(sessionToolNames), ...skillTools(manifest, agent)],
     ...(agent.maxTurns !== undefined ? { maxTurns: agent.maxTurns } : {}),
     ...(agent.output !== undefined ? { output: agent.output } : {}),
     agentTools: agentToolsFor(manifest, agent),

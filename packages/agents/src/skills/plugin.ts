@@ -31,10 +31,17 @@ export interface SkillsPluginOptions {
   readonly skills: readonly Skill[];
   /** Only these names are offered (a spec's `skills`); absent: every skill. Unknown names are ignored. */
   readonly only?: readonly string[];
+  /**
+   * Put the catalog in the system prompt (default true). `lash run` passes false: a built
+   * agent's instructions already end with its catalog (the build applies it).
+   */
+  readonly catalog?: boolean;
 }
 
 /** The system-prompt section listing the skills (undefined when there are none). */
-export function skillsCatalog(skills: readonly Skill[]): string | undefined {
+export function skillsCatalog(
+  skills: readonly { readonly name: string; readonly description: string }[],
+): string | undefined {
   if (skills.length === 0) return undefined;
   return [
     "## Skills",
@@ -152,7 +159,7 @@ export function skillsPlugin(options: SkillsPluginOptions): Plugin {
       }),
   };
 
-  const prompt = skillsCatalog(skills);
+  const prompt = options.catalog === false ? undefined : skillsCatalog(skills);
   return {
     name: SKILLS_PLUGIN,
     ...(skills.length > 0 ? { tools: [loadSkill, readSkillFile] as readonly ToolDefinition[] } : {}),
