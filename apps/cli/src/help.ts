@@ -183,7 +183,8 @@ The policy (config key "policy", in $LASH_HOME/config.json and <cwd>/.lash/confi
     "risk": { "threshold": "medium" }  approval "risk" asks at this risk level or above
                                       (low | medium | high; default medium)
   }
-  Layers: the user's config, the project's, each one's profile, then a subagent's capability.
+  Layers: the user's config, the project's, each one's profile (lash run adds lash.yaml's policy
+  and the agent's own), then a subagent's capability.
   A tool must be in every layer's allow list; any layer's deny denies; the strictest approval
   wins (always > risk > never); a subagent can never gain a tool its parent lacks.
   Without a risk evaluator, approval "risk" asks for tools whose effects include write or exec.
