@@ -24,6 +24,15 @@ const internal: Record<string, readonly string[]> = {
   "packages/export": ["@lash/sansio", "@lash/core"],
   "packages/policy": ["@lash/core", "@lash/sansio"],
   "packages/agents": ["@lash/core", "@lash/sansio", "@lash/subagents", "@lash/policy"],
+  "packages/server": [
+    "@lash/core",
+    "@lash/sansio",
+    "@lash/agents",
+    "@lash/policy",
+    "@lash/trace",
+    "@lash/subagents",
+  ],
+  "packages/client": ["@lash/server"],
   "apps/cli": [
     "@lash/sansio",
     "@lash/lashlang",
@@ -36,6 +45,8 @@ const internal: Record<string, readonly string[]> = {
     "@lash/export",
     "@lash/policy",
     "@lash/agents",
+    "@lash/server",
+    "@lash/client",
   ],
   bench: ["@lash/sansio", "@lash/lashlang", "@lash/core", "@lash/providers", "@lash/tools"],
 };
@@ -53,6 +64,7 @@ const testInternal: Record<string, readonly string[]> = {
   "packages/trace": ["@lash/providers"],
   "packages/policy": ["@lash/providers", "@lash/tools"],
   "packages/agents": ["@lash/providers", "@lash/tools"],
+  "packages/server": ["@lash/providers", "@lash/tools", "@lash/client"],
 };
 
 /** Third-party packages a package's *sources* may import (tests may use dev tools). */
@@ -84,6 +96,14 @@ const external: Record<string, readonly string[]> = {
   "packages/export": ["effect", "marked"],
   "packages/policy": ["effect", "picomatch", "shell-quote"],
   "packages/agents": ["effect", "picomatch", "yaml", "croner"],
+  "packages/server": [
+    "effect",
+    "@effect/platform",
+    "@effect/platform-node",
+    "@modelcontextprotocol/sdk",
+    "better-sqlite3",
+  ],
+  "packages/client": ["effect", "@effect/platform"],
   "apps/cli": ["*"],
   bench: ["*"],
 };

@@ -1,0 +1,448 @@
+// The daemon's HTTP API as one `HttpApi` value: the single source for the server's
+// handlers (`HttpApiBuilder.group`), the OpenAPI document (`/v1/openapi.json`) and the
+// typed client (`@lash/client`, `HttpApiClient.make(LashApi)`). This module imports
+// nothing of the server's implementation, so the client can depend on it alone
+// (`@lash/server/api`).
+//
+// Conventions:
+// - Every error is a JSON body `{ _tag, code, message }`; `message` names the problem and
+//   the fix. The `_tag` decides the status (400, 401, 403, 404, 409, 413, 429, 503).
+// - Event streams (`…/events`, `…/chat/stream`) are `text/event-stream`: each event is
+//   `id: <seq>\nevent: <type>\ndata: <json of a ServerEvent>\n\n`. `seq` is the session's
+//   durable event sequence (monotonic per session, never reused, the same after a
+//   daemon restart). A reader reconnects with `Last-Event-ID: <seq>` (or `?after=<seq>`)
+//   and gets exactly the events after it.
+// - Auth: `Authorization: Bearer <token>` (tokens from `lash serve token create`).
+import {
+  HttpApi,
+  HttpApiEndpoint,
+  HttpApiGroup,
+  HttpApiMiddleware,
+  HttpApiSchema,
+  HttpApiSecurity,
+} from "@effect/platform";
+import { Context, Schema } from "effect";
+
+// ---------------------------------------------------------------------------------------
+// errors
+
+const errorFields = {
+  /** A stable machine-readable code, e.g. `session_not_found`, `run_busy`, `invalid_token`. */
+  code: Schema.String,
+  /** What went wrong and how to fix it. */
+  message: Schema.String,
+};
+
+export class BadRequest extends Schema.TaggedError<BadRequest>()(
+  "BadRequest",
+  errorFields,
+  HttpApiSchema.annotations({ status: 400 }),
+) {}
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
+  "Unauthorized",
+  errorFields,
+  HttpApiSchema.annotations({ status: 401 }),
+) {}
+export class Forbidden extends Schema.TaggedError<Forbidden>()(
+  "Forbidden",
+  errorFields,
+  HttpApiSchema.annotations({ status: 403 }),
+) {}
+export class NotFound extends Schema.TaggedError<NotFound>()(
+  "NotFound",
+  errorFields,
+  HttpApiSchema.annotations({ status: 404 }),
+) {}
+export class Conflict extends Schema.TaggedError<Conflict>()(
+  "Conflict",
+  errorFields,
+  HttpApiSchema.annotations({ status: 409 }),
+) {}
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()(
+  "PayloadTooLarge",
+  errorFields,
+  HttpApiSchema.annotations({ status: 413 }),
+) {}
+export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()(
+  "TooManyRequests",
+  errorFields,
+  HttpApiSchema.annotations({ status: 429 }),
+) {}
+export class Unavailable extends Schema.TaggedError<Unavailable>()(
+  "Unavailable",
+  errorFields,
+  HttpApiSchema.annotations({ status: 503 }),
+) {}
+
+// ---------------------------------------------------------------------------------------
+// principals and auth
+
+/** Who is calling: the principal a bearer token maps to. */
+export class Principal extends Schema.Class<Principal>("Principal")({
+  name: Schema.String,
+  /** Admins see and manage every session, approval and token. */
+  admin: Schema.Boolean,
+}) {}
+
+/** The principal of the current request (provided by the `Authorization` middleware). */
+export class CurrentPrincipal extends Context.Tag("@lash/server/CurrentPrincipal")<
+  CurrentPrincipal,
+  Principal
+>() {}
+
+/** Bearer-token authentication: 401 without a valid token. */
+export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("@lash/server/Authorization", {
+  failure: Unauthorized,
+  provides: CurrentPrincipal,
+  security: { bearer: HttpApiSecurity.bearer },
+}) {}
+
+// ---------------------------------------------------------------------------------------
+// shapes
+
+export const SessionMode = Schema.Literal("standard", "rlm");
+
+export class Session extends Schema.Class<Session>("Session")({
+  id: Schema.String,
+  title: Schema.optional(Schema.String),
+  model: Schema.String,
+  mode: SessionMode,
+  /** The principal that created it (only it and admins see it). */
+  owner: Schema.String,
+  /** Set when the session runs an agent defined as a file. */
+  agent: Schema.optional(Schema.String),
+  createdAt: Schema.Number,
+  updatedAt: Schema.Number,
+  headRevision: Schema.Number,
+  turnCount: Schema.Number,
+  origin: Schema.optional(Schema.Struct({ sessionId: Schema.String, nodeId: Schema.NullOr(Schema.String) })),
+  /** The session's current run (running or queued first), if any. */
+  activeRunId: Schema.optional(Schema.String),
+}) {}
+
+export const CreateSession = Schema.Struct({
+  /** `provider/model` (default: the daemon's model). */
+  model: Schema.optional(Schema.String),
+  mode: Schema.optional(SessionMode),
+  title: Schema.optional(Schema.String),
+  systemPrompt: Schema.optional(Schema.String),
+  /** Run this built agent in the session (its model, instructions, tools and policy). */
+  agent: Schema.optional(Schema.String),
+});
+
+export const RunState = Schema.Literal(
+  /** Waiting for the session's earlier runs or a free slot. */
+  "queued",
+  "running",
+  /** Running, stopped at an approval nobody has answered yet. */
+  "waitingApproval",
+  "completed",
+  "failed",
+  "cancelled",
+);
+export type RunState = typeof RunState.Type;
+
+export class Run extends Schema.Class<Run>("Run")({
+  id: Schema.String,
+  sessionId: Schema.String,
+  /** The turn the run commits (known once it started). */
+  turnId: Schema.optional(Schema.String),
+  /** The principal that started it. */
+  principal: Schema.String,
+  state: RunState,
+  input: Schema.String,
+  createdAt: Schema.Number,
+  startedAt: Schema.optional(Schema.Number),
+  finishedAt: Schema.optional(Schema.Number),
+  /** The turn's outcome (`TurnOutcome` of @lash/sansio) once finished. */
+  outcome: Schema.optional(Schema.Unknown),
+  /** The assistant's final text once completed. */
+  text: Schema.optional(Schema.String),
+  /** A typed agent's final value once completed. */
+  value: Schema.optional(Schema.Unknown),
+  /** Why it failed, naming the fix. */
+  error: Schema.optional(Schema.Struct({ code: Schema.String, message: Schema.String })),
+  /** The last event sequence number of this run so far (for `Last-Event-ID`). */
+  lastSeq: Schema.Number,
+  /** How many times the daemon resumed it after a restart. */
+  resumes: Schema.Number,
+}) {}
+
+export const StartTurn = Schema.Struct({
+  text: Schema.String,
+});
+
+/**
+ * One event of a session's durable stream: a turn's activity (`@lash/sansio`'s
+ * `TurnActivity` body, `type` as there) or a run's lifecycle (`runQueued`, `runStarted`,
+ * `runResumed`, `runFinished`), numbered by `seq`.
+ */
+export class ServerEvent extends Schema.Class<ServerEvent>("ServerEvent")({
+  seq: Schema.Number,
+  sessionId: Schema.String,
+  runId: Schema.String,
+  type: Schema.String,
+  /** epoch ms */
+  at: Schema.Number,
+  /** The event's fields (a `TurnActivity` without `seq`/`sessionId`/`at`, or the lifecycle's). */
+  data: Schema.Unknown,
+}) {}
+
+export const ApprovalState = Schema.Literal("pending", "approved", "denied", "mixed", "expired");
+
+export class Approval extends Schema.Class<Approval>("Approval")({
+  /** The core approval request id (stable across a daemon restart). */
+  id: Schema.String,
+  sessionId: Schema.String,
+  runId: Schema.String,
+  turnId: Schema.String,
+  state: ApprovalState,
+  /** Core's `ApprovalItem`s: tool, args, effects, reason, layer, risk, preview, previewHash. */
+  items: Schema.Array(Schema.Unknown),
+  /** The principal that started the run. */
+  requestedBy: Schema.String,
+  /** When true, only a principal other than `requestedBy` may approve (two-step rule). */
+  requiresOtherPrincipal: Schema.Boolean,
+  createdAt: Schema.Number,
+  decidedBy: Schema.optional(Schema.String),
+  decidedAt: Schema.optional(Schema.Number),
+  /** Core's `ApprovalDecision`s once answered. */
+  decisions: Schema.optional(Schema.Array(Schema.Unknown)),
+}) {}
+
+export const DecideApproval = Schema.Struct({
+  decision: Schema.Literal("approve", "deny"),
+  /** Denial text the model reads. */
+  reason: Schema.optional(Schema.String),
+  /** `session`: calls to these tools are not asked about again in this session. */
+  scope: Schema.optional(Schema.Literal("once", "session")),
+  /** Edited arguments per call id (approve only); validated against the tool's schema again. */
+  args: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  /** Decide only these calls (default: every call of the request). */
+  callIds: Schema.optional(Schema.Array(Schema.String)),
+});
+
+export class AgentInfo extends Schema.Class<AgentInfo>("AgentInfo")({
+  name: Schema.String,
+  description: Schema.String,
+  model: Schema.optional(Schema.String),
+  mode: SessionMode,
+  /** JSON Schema of the input / output, when the agent declares one. */
+  input: Schema.optional(Schema.Unknown),
+  output: Schema.optional(Schema.Unknown),
+  /** What the caller may do with it. */
+  access: Schema.Literal("execute", "read"),
+}) {}
+
+export const AgentChat = Schema.Struct({
+  /** The input: a string, or a JSON value matching the agent's input schema. */
+  input: Schema.Unknown,
+  /** Continue this session of the agent (default: a new session). */
+  sessionId: Schema.optional(Schema.String),
+});
+
+export class AgentReply extends Schema.Class<AgentReply>("AgentReply")({
+  sessionId: Schema.String,
+  runId: Schema.String,
+  state: RunState,
+  text: Schema.optional(Schema.String),
+  value: Schema.optional(Schema.Unknown),
+  error: Schema.optional(Schema.Struct({ code: Schema.String, message: Schema.String })),
+}) {}
+
+const SessionId = Schema.Struct({ id: Schema.String });
+const RunId = Schema.Struct({ id: Schema.String });
+const AgentName = Schema.Struct({ name: Schema.String });
+
+/** Query of an event stream: `after` is the same cursor as `Last-Event-ID` (the header wins). */
+const EventsQuery = Schema.Struct({ after: Schema.optional(Schema.NumberFromString) });
+
+/** The SSE body, for the OpenAPI document (the handlers write it raw). */
+const EventStream = HttpApiSchema.withEncoding(Schema.String, {
+  kind: "Text",
+  contentType: "text/event-stream",
+});
+
+// ---------------------------------------------------------------------------------------
+// groups
+
+export class HealthApi extends HttpApiGroup.make("health", { topLevel: true })
+  .add(HttpApiEndpoint.get("health", "/health").addSuccess(Schema.Struct({ ok: Schema.Boolean })))
+  .add(
+    HttpApiEndpoint.get("ready", "/ready")
+      .addSuccess(Schema.Struct({ ready: Schema.Boolean, resumed: Schema.Number }))
+      .addError(Unavailable),
+  )
+  .add(
+    HttpApiEndpoint.get("metrics", "/metrics").addSuccess(
+      HttpApiSchema.withEncoding(Schema.String, { kind: "Text", contentType: "text/plain; version=0.0.4" }),
+    ),
+  ) {}
+
+export class SessionsApi extends HttpApiGroup.make("sessions")
+  .add(
+    HttpApiEndpoint.post("create", "/sessions")
+      .setPayload(CreateSession)
+      .addSuccess(Session, { status: 201 })
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound),
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/sessions").addSuccess(Schema.Struct({ sessions: Schema.Array(Session) })),
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/sessions/:id")
+      .setPath(SessionId)
+      .addSuccess(Session)
+      .addError(NotFound)
+      .addError(Forbidden),
+  )
+  .add(
+    HttpApiEndpoint.get("messages", "/sessions/:id/messages")
+      .setPath(SessionId)
+      .addSuccess(Schema.Struct({ messages: Schema.Array(Schema.Unknown) }))
+      .addError(NotFound)
+      .addError(Forbidden),
+  )
+  .add(
+    HttpApiEndpoint.post("fork", "/sessions/:id/fork")
+      .setPath(SessionId)
+      .setPayload(
+        Schema.Struct({ atNode: Schema.optional(Schema.String), title: Schema.optional(Schema.String) }),
+      )
+      .addSuccess(Session, { status: 201 })
+      .addError(NotFound)
+      .addError(Forbidden),
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/sessions/:id")
+      .setPath(SessionId)
+      .addSuccess(Schema.Struct({ deleted: Schema.String }))
+      .addError(NotFound)
+      .addError(Forbidden)
+      .addError(Conflict),
+  )
+  .add(
+    HttpApiEndpoint.post("startTurn", "/sessions/:id/turns")
+      .setPath(SessionId)
+      .setUrlParams(Schema.Struct({ wait: Schema.optional(Schema.BooleanFromString) }))
+      .setPayload(StartTurn)
+      .addSuccess(Run, { status: 202 })
+      .addError(BadRequest)
+      .addError(NotFound)
+      .addError(Forbidden)
+      .addError(TooManyRequests)
+      .addError(Unavailable),
+  )
+  .add(
+    HttpApiEndpoint.get("runs", "/sessions/:id/runs")
+      .setPath(SessionId)
+      .addSuccess(Schema.Struct({ runs: Schema.Array(Run) }))
+      .addError(NotFound)
+      .addError(Forbidden),
+  )
+  .add(
+    HttpApiEndpoint.get("events", "/sessions/:id/events")
+      .setPath(SessionId)
+      .setUrlParams(EventsQuery)
+      .addSuccess(EventStream)
+      .addError(NotFound)
+      .addError(Forbidden),
+  )
+  .middleware(Authorization)
+  .prefix("/v1") {}
+
+export class RunsApi extends HttpApiGroup.make("runs")
+  .add(
+    HttpApiEndpoint.get("get", "/runs/:id")
+      .setPath(RunId)
+      .addSuccess(Run)
+      .addError(NotFound)
+      .addError(Forbidden),
+  )
+  .add(
+    HttpApiEndpoint.post("cancel", "/runs/:id/cancel")
+      .setPath(RunId)
+      .addSuccess(Run)
+      .addError(NotFound)
+      .addError(Forbidden)
+      .addError(Conflict),
+  )
+  .add(
+    HttpApiEndpoint.get("events", "/runs/:id/events")
+      .setPath(RunId)
+      .setUrlParams(EventsQuery)
+      .addSuccess(EventStream)
+      .addError(NotFound)
+      .addError(Forbidden),
+  )
+  .middleware(Authorization)
+  .prefix("/v1") {}
+
+export class ApprovalsApi extends HttpApiGroup.make("approvals")
+  .add(
+    HttpApiEndpoint.get("list", "/approvals")
+      .setUrlParams(Schema.Struct({ state: Schema.optional(Schema.Literal("pending", "all")) }))
+      .addSuccess(Schema.Struct({ approvals: Schema.Array(Approval) })),
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/approvals/:id")
+      .setPath(RunId)
+      .addSuccess(Approval)
+      .addError(NotFound)
+      .addError(Forbidden),
+  )
+  .add(
+    HttpApiEndpoint.post("decide", "/approvals/:id")
+      .setPath(RunId)
+      .setPayload(DecideApproval)
+      .addSuccess(Approval)
+      .addError(BadRequest)
+      .addError(NotFound)
+      .addError(Forbidden)
+      .addError(Conflict),
+  )
+  .middleware(Authorization)
+  .prefix("/v1") {}
+
+export class AgentsApi extends HttpApiGroup.make("agents")
+  .add(HttpApiEndpoint.get("list", "/agents").addSuccess(Schema.Struct({ agents: Schema.Array(AgentInfo) })))
+  .add(
+    HttpApiEndpoint.post("chat", "/agents/:name/chat")
+      .setPath(AgentName)
+      .setPayload(AgentChat)
+      .addSuccess(AgentReply)
+      .addError(BadRequest)
+      .addError(NotFound)
+      .addError(Forbidden)
+      .addError(TooManyRequests)
+      .addError(Unavailable),
+  )
+  .add(
+    HttpApiEndpoint.post("chatStream", "/agents/:name/chat/stream")
+      .setPath(AgentName)
+      .setPayload(AgentChat)
+      .addSuccess(EventStream)
+      .addError(BadRequest)
+      .addError(NotFound)
+      .addError(Forbidden)
+      .addError(TooManyRequests)
+      .addError(Unavailable),
+  )
+  .middleware(Authorization)
+  .prefix("/v1") {}
+
+/**
+ * The whole API. `/v1/openapi.json` is `OpenApi.fromApi(LashApi)`; `/v1/agents/:name/mcp`
+ * (MCP Streamable HTTP) is served beside it by the official MCP SDK's transport and is not
+ * part of this schema.
+ */
+export class LashApi extends HttpApi.make("lash")
+  .add(HealthApi)
+  .add(SessionsApi)
+  .add(RunsApi)
+  .add(ApprovalsApi)
+  .add(AgentsApi)
+  .addError(PayloadTooLarge)
+  .annotate(HttpApi.AdditionalSchemas, [ServerEvent]) {}

@@ -1,0 +1,3 @@
+// @lash/server — `lash serve`, the daemon (issue 19). The API schema is `./api.ts`
+// (also `@lash/server/api`, which the client imports alone).
+export * from "./api.ts";
