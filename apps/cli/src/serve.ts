@@ -157,7 +157,7 @@ export async function runServe(argv: readonly string[], io: MainIO): Promise<num
     const stop = (signal: string) => {
       if (stopping) return;
       stopping = true;
-      io.stderr.write(
+      io.stdout.write(
         `lash serve: ${signal}: draining (new turns are refused; up to ${settings.drainTimeoutMs} ms for running ones)\n`,
       );
       running
