@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { HttpApiBuilder, HttpServerResponse, OpenApi } from "@effect/platform";
 import { NodeHttpServer } from "@effect/platform-node";
-import { Effect, Layer, ManagedRuntime } from "effect";
+import { Cause, Effect, Layer, ManagedRuntime, Option } from "effect";
 import { AccessLive } from "./access.ts";
 import { LashApi } from "./api.ts";
 import { ApprovalsLive } from "./approvals.ts";
@@ -98,20 +98,23 @@ export async function startServer(
   const runtime = ManagedRuntime.make(layer);
   const { handler, runs, log, approvals } = await runtime.runPromise(
     Effect.gen(function* () {
+      const notFound = HttpServerResponse.unsafeJson(
+        {
+          _tag: "NotFound",
+          code: "route_not_found",
+          message: "no such route; see GET /v1/openapi.json for the API",
+        },
+        { status: 404 },
+      );
       const app = (yield* HttpApiBuilder.httpApp).pipe(
         // the router's own 404 has no body: say what is wrong
-        Effect.map((res) =>
-          res.status === 404 && res.body._tag === "Empty"
-            ? HttpServerResponse.unsafeJson(
-                {
-                  _tag: "NotFound",
-                  code: "route_not_found",
-                  message: "no such route; see GET /v1/openapi.json for the API",
-                },
-                { status: 404 },
-              )
-            : res,
+        Effect.catchAllCause((cause) =>
+          Option.getOrUndefined(Cause.failureOption(cause as Cause.Cause<{ _tag?: string }>))?._tag ===
+          "RouteNotFound"
+            ? Effect.succeed(notFound)
+            : Effect.failCause(cause),
         ),
+        Effect.map((res) => (res.status === 404 && res.body._tag === "Empty" ? notFound : res)),
       );
       const handler = yield* NodeHttpServer.makeHandler(app);
       return {
