@@ -50,4 +50,47 @@ describe("lash serve", () => {
     const messages = await api(daemon.url, "GET", `/v1/sessions/${id}/messages`);
     expect((messages.body.messages as unknown[]).length).toBe(2);
   });
+
+  it("a reader that reconnects mid-stream with Last-Event-ID gets exactly the rest", async () => {
+    sb = await sandbox([{ text: "abcdefghijklmnopqrst", textChunks: 20, chunkDelayMs: 20 }]);
+    daemon = await startDaemon(sb);
+    const url = daemon.url;
+    const id = (await api(url, "POST", "/v1/sessions", {})).body.id as string;
+    const runId = (await api(url, "POST", `/v1/sessions/${id}/turns`, { text: "go" })).body.id as string;
+    let deltas = 0;
+    const part = await readSse(`${url}/v1/sessions/${id}/events`, {
+      onEvent: (e) => !(e.event === "textDelta" && ++deltas === 3),
+    });
+    expect(part.ended).toBe(false);
+    const rest = await readSse(`${url}/v1/runs/${runId}/events`, { lastEventId: part.events.at(-1)!.id });
+    expect(rest.ended).toBe(true);
+    const union = [...part.events, ...rest.events];
+    expect(union.map((e) => e.id)).toEqual(union.map((_, i) => i + 1));
+    const stored = await readSse(`${url}/v1/runs/${runId}/events?after=0`);
+    expect(union.map((e) => [e.id, e.event])).toEqual(stored.events.map((e) => [e.id, e.event]));
+    const text = union
+      .filter((e) => e.event === "textDelta")
+      .map((e) => e.data.data.text)
+      .join("");
+    expect(text).toBe("abcdefghijklmnopqrst");
+  });
+
+  it("cancels a running turn: what finished is kept, the run ends cancelled", async () => {
+    sb = await sandbox([
+      {
+        toolCalls: [{ id: "w", name: "shell", arguments: { command: "echo 1 >> started.txt; sleep 60" } }],
+      },
+    ]);
+    daemon = await startDaemon(sb);
+    const url = daemon.url;
+    const id = (await api(url, "POST", "/v1/sessions", {})).body.id as string;
+    const runId = (await api(url, "POST", `/v1/sessions/${id}/turns`, { text: "go" })).body.id as string;
+    await readSse(`${url}/v1/runs/${runId}/events`, { onEvent: (e) => e.event !== "toolStarted" });
+    const cancelled = await api(url, "POST", `/v1/runs/${runId}/cancel`);
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body.state).toBe("cancelled");
+    const events = await readSse(`${url}/v1/runs/${runId}/events`);
+    expect(events.events.at(-1)!.data.data.state).toBe("cancelled");
+    expect((await api(url, "GET", `/v1/sessions/${id}`)).body.activeRunId).toBeUndefined();
+  });
 });

@@ -59,6 +59,8 @@ export class RunManagerImpl implements RunManagerShape {
   private readonly waiters = new Map<string, ((run: Run) => void)[]>();
   private readonly idle: (() => void)[] = [];
   private draining = false;
+  /** Sessions whose agent plugins this daemon attached (created here, or re-attached at their first run). */
+  readonly attached = new Set<string>();
   /** After a drain: the daemon is closing; what still runs is left to the journal. */
   private stopped = false;
   private ord: number;
@@ -333,12 +335,23 @@ export class RunManagerImpl implements RunManagerShape {
       this.host.traceEvent?.(ev);
     };
     const sessionId = r.session_id;
+    const host = this.host;
+    const attached = this.attached;
     const program = Effect.gen(function* () {
       const rt = yield* LashRuntime;
       const session = yield* rt.getSession(sessionId);
       live.model = session.model;
       const agent = session.state["serve.agent"];
-      if (typeof agent === "string") live.agent = agent;
+      if (typeof agent === "string") {
+        live.agent = agent;
+        // an agent session of an earlier daemon: its in-memory plugins and policy layers again
+        if (!attached.has(sessionId) && host.agentSession) {
+          const spec = host.agentSession(agent);
+          yield* rt.attachPlugins(sessionId, spec.plugins);
+          if (spec.policyLayers.length > 0) host.setSessionLayers?.(sessionId, spec.policyLayers);
+        }
+      }
+      attached.add(sessionId);
       if (resume) {
         const resumed = yield* rt.resumePending(sessionId, { onEvent, wait: true });
         if (resumed) return resumed;

@@ -92,6 +92,7 @@ export const SessionsGroupLive = HttpApiBuilder.group(LashApi, "sessions", (hand
           );
         }
         if (layers.length > 0) host.setSessionLayers?.(record.id, layers);
+        ((yield* RunManager) as { attached?: Set<string> }).attached?.add(record.id);
         return yield* toSession(record);
       }),
     )
