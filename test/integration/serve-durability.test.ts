@@ -46,6 +46,7 @@ describe("lash serve durability", () => {
         ],
       },
       { text: "recovered" },
+      { text: "queued one" },
     ]);
     const first = await daemon(sb);
     const { body: session } = await api(first.url, "POST", "/v1/sessions", {});
@@ -56,19 +57,22 @@ describe("lash serve durability", () => {
       onEvent: (e) => e.event !== "toolStarted",
     });
     await fileLine(join(sb.cwd, "counter.txt"));
+    const queued = await api(first.url, "POST", `/v1/sessions/${sessionId}/turns`, { text: "next" });
+    expect(queued.body.state).toBe("queued");
     first.proc.child.kill("SIGKILL");
     await first.proc.done;
     expect(seen.events.at(-1)?.event).toBe("toolStarted");
     expect(sb.server.requests).toHaveLength(1);
 
     const second = await daemon(sb);
-    const rest = await readSse(`${second.url}/v1/runs/${runId}/events`, {
+    const rest = await readSse(`${second.url}/v1/sessions/${sessionId}/events`, {
       lastEventId: seen.events.at(-1)!.id,
+      onEvent: (e) => !(e.event === "runFinished" && e.data.runId === runId),
     });
-    expect(rest.ended).toBe(true);
     const all = [...seen.events, ...rest.events];
     expectFullSequence(all);
     const types = rest.events.map((e) => e.event);
+    expect(types[0]).toBe("runQueued"); // the second turn, queued before the crash
     expect(types).toContain("runResumed");
     expect(types.at(-1)).toBe("runFinished");
     expect(rest.events.at(-1)!.data.data.state).toBe("completed");
@@ -78,15 +82,21 @@ describe("lash serve durability", () => {
     expect(all.filter((e) => e.event === "runStarted")).toHaveLength(1);
     expect(all.filter((e) => e.event === "llmResponse").map((e) => e.data.data.iteration)).toEqual([0, 1]);
     expect(lines(join(sb.cwd, "counter.txt"))).toEqual(["ran"]);
-    expect(sb.server.requests).toHaveLength(2);
+    const nextEvents = await readSse(`${second.url}/v1/runs/${queued.body.id}/events`);
+    expect(nextEvents.events.at(-1)!.data.data).toMatchObject({ state: "completed", text: "queued one" });
+    expect(sb.server.requests).toHaveLength(3);
     const { body: after } = await api(second.url, "GET", `/v1/runs/${runId}`);
     expect(after.state).toBe("completed");
     expect(after.resumes).toBe(1);
     // the whole session log read again: the same events, nothing duplicated
     const full = await readSse(`${second.url}/v1/sessions/${sessionId}/events`, {
-      onEvent: (e) => e.event !== "runFinished",
+      onEvent: (e) => !(e.event === "runFinished" && e.data.runId === queued.body.id),
     });
-    expect(full.events.map((e) => [e.id, e.event])).toEqual(all.map((e) => [e.id, e.event]));
+    expect(full.events.map((e) => e.id)).toEqual(full.events.map((_, i) => i + 1));
+    const ofRun = full.events.filter((e) => e.data.runId === runId);
+    expect(ofRun.map((e) => [e.id, e.event])).toEqual(
+      all.filter((e) => e.data.runId === runId).map((e) => [e.id, e.event]),
+    );
   });
 
   it("SIGTERM drains: new turns get 503, a run that finishes in time completes, one that does not is resumed by the next daemon", async () => {

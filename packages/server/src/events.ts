@@ -146,9 +146,9 @@ export class EventLogImpl implements EventLogShape {
     ).map(toEvent);
 
   /** Dedupe keys of a run's stored (and queued) events. */
-  keys = (runId: string): Set<string> => {
+  keys = (runId: string, storedOnly = false): Set<string> => {
     const keys = new Set((this.keysOfRun.all(runId) as { dkey: string }[]).map((r) => r.dkey));
-    for (const p of this.pending) if (p.event.runId === runId && p.key) keys.add(p.key);
+    if (!storedOnly) for (const p of this.pending) if (p.event.runId === runId && p.key) keys.add(p.key);
     return keys;
   };
 
@@ -168,7 +168,7 @@ export class EventLogImpl implements EventLogShape {
         // a finished run read from past its end: nothing more will come
         if (
           runId !== undefined &&
-          this.keys(runId).has("runFinished") &&
+          this.keys(runId, true).has("runFinished") &&
           !backlog.some((e) => e.type === "runFinished")
         )
           return Stream.empty;

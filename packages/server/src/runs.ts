@@ -199,6 +199,8 @@ export class RunManagerImpl implements RunManagerShape {
         text: input.text,
         principal: input.principal.name,
       });
+      // the caller learns of the run from the response: its row and first event are durable first
+      this.log.flush();
       this.queue.push(id);
       this.pump();
       return this.toRun(this.row(id)!);
