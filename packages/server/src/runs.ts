@@ -175,7 +175,7 @@ export class RunManagerImpl implements RunManagerShape {
           code: "too_many_queued_runs",
           message: `${queued} runs are already queued (the limit is ${this.settings.maxQueuedRuns}); wait for some to finish, or raise it with lash serve --max-queued`,
         });
-      yield* Effect.tryPromise({
+      const session = yield* Effect.tryPromise({
         try: () =>
           this.host.runtime.runPromise(Effect.flatMap(LashRuntime, (rt) => rt.getSession(input.sessionId))),
         catch: () =>
@@ -195,7 +195,8 @@ export class RunManagerImpl implements RunManagerShape {
         input.text,
         Date.now(),
       );
-      this.log.append(input.sessionId, id, "runQueued", {
+      this.noteSession(session.id, session.model, session.state["serve.agent"]);
+      this.emit(input.sessionId, id, "runQueued", {
         text: input.text,
         principal: input.principal.name,
       });
@@ -281,6 +282,19 @@ export class RunManagerImpl implements RunManagerShape {
     this.patch(runId, { state: waiting ? "waitingApproval" : "running" });
   };
 
+  /** Model and agent of the sessions this daemon ran (the metrics' labels). */
+  private readonly sessions = new Map<string, { readonly model: string; readonly agent?: string }>();
+
+  private noteSession = (sessionId: string, model: string, agent: unknown): void => {
+    this.sessions.set(sessionId, { model, ...(typeof agent === "string" ? { agent } : {}) });
+  };
+
+  /** Append one event of a run to the log and count it in the metrics. */
+  private emit(sessionId: string, runId: string, type: string, data: unknown): void {
+    const event = this.log.append(sessionId, runId, type, data);
+    this.metrics.record(event, this.sessions.get(sessionId) ?? { model: "" });
+  }
+
   // ---------------------------------------------------------------------------------------
   // scheduling
 
@@ -310,9 +324,10 @@ export class RunManagerImpl implements RunManagerShape {
     this.live.set(r.id, live);
     const keys = resume ? this.log.keys(r.id) : new Set<string>();
     let turnId = r.turn_id ?? undefined;
+    let attempt = 0;
     if (resume) {
       const next = this.patch(r.id, { resumes: r.resumes + 1, state: "running" });
-      this.log.append(r.session_id, r.id, "runResumed", { attempt: next?.resumes ?? r.resumes + 1 });
+      attempt = next?.resumes ?? r.resumes + 1;
     } else {
       this.patch(r.id, { state: "running", started_at: Date.now() });
     }
@@ -324,7 +339,7 @@ export class RunManagerImpl implements RunManagerShape {
         this.patch(r.id, { turn_id: turnId });
         if (!keys.has("runStarted")) {
           keys.add("runStarted");
-          this.log.append(r.session_id, r.id, "runStarted", { turnId });
+          this.emit(r.session_id, r.id, "runStarted", { turnId });
         }
       }
       const key = eventKey(ev.type, data);
@@ -332,18 +347,21 @@ export class RunManagerImpl implements RunManagerShape {
         if (keys.has(key)) return;
         keys.add(key);
       }
-      const event = this.log.append(r.session_id, r.id, ev.type, data);
-      this.metrics.record(event, { model: live.model, ...(live.agent ? { agent: live.agent } : {}) });
+      this.emit(r.session_id, r.id, ev.type, data);
       this.host.traceEvent?.(ev);
     };
     const sessionId = r.session_id;
     const host = this.host;
     const attached = this.attached;
+    const noteSession = this.noteSession;
+    const emitResumed = (n: number) => this.emit(sessionId, r.id, "runResumed", { attempt: n });
     const program = Effect.gen(function* () {
       const rt = yield* LashRuntime;
       const session = yield* rt.getSession(sessionId);
       live.model = session.model;
       const agent = session.state["serve.agent"];
+      noteSession(sessionId, session.model, agent);
+      if (resume) emitResumed(attempt);
       if (typeof agent === "string") {
         live.agent = agent;
         // an agent session of an earlier daemon: its in-memory plugins and policy layers again
@@ -424,8 +442,7 @@ export class RunManagerImpl implements RunManagerShape {
       error: f.error ? JSON.stringify(f.error) : null,
     });
     if (!r) return;
-    const event = this.log.append(r.session_id, runId, "runFinished", f);
-    this.metrics.record(event, { model: this.live.get(runId)?.model ?? "" });
+    this.emit(r.session_id, runId, "runFinished", f);
     const run = this.toRun(r);
     for (const w of this.waiters.get(runId) ?? []) w(run);
     this.waiters.delete(runId);
