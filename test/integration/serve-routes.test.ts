@@ -2,7 +2,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type Sandbox, sandbox } from "./cli-support.ts";
+import { lash, type Sandbox, sandbox } from "./cli-support.ts";
 import { api, type Daemon, readSse, startDaemon } from "./serve-support.ts";
 
 let sb: Sandbox | undefined;
@@ -106,5 +106,22 @@ describe("lash serve routes", () => {
     const openapi = await api(url, "GET", "/v1/openapi.json");
     expect(Object.keys(openapi.body.paths as object)).toContain("/v1/sessions/{id}/events");
     expect((await api(url, "GET", "/ready")).body).toEqual({ ready: true, resumed: 0 });
+  });
+
+  it("refuses --no-auth off loopback and bad flags, naming the fix; --help describes the flags", async () => {
+    sb = await sandbox([]);
+    const open = await lash(["serve", "--host", "0.0.0.0", "--no-auth"], { env: sb.env, cwd: sb.cwd });
+    expect(open.code).toBe(2);
+    expect(open.stderr).toContain("--no-auth is only allowed on a loopback address");
+    const port = await lash(["serve", "--port", "http"], { env: sb.env, cwd: sb.cwd });
+    expect(port.code).toBe(2);
+    expect(port.stderr).toContain("--port takes a whole number");
+    const prompt = await lash(["serve", "hello"], { env: sb.env, cwd: sb.cwd });
+    expect(prompt.code).toBe(2);
+    expect(prompt.stderr).toContain("lash serve takes no prompt");
+    const help = await lash(["serve", "--help"], { env: sb.env, cwd: sb.cwd });
+    expect(help.code).toBe(0);
+    for (const flag of ["--host", "--port", "--state", "--max-runs", "--max-queued", "--drain-timeout", "--no-auth"])
+      expect(help.stdout).toContain(flag);
   });
 });
