@@ -121,7 +121,15 @@ describe("lash serve routes", () => {
     expect(prompt.stderr).toContain("lash serve takes no prompt");
     const help = await lash(["serve", "--help"], { env: sb.env, cwd: sb.cwd });
     expect(help.code).toBe(0);
-    for (const flag of ["--host", "--port", "--state", "--max-runs", "--max-queued", "--drain-timeout", "--no-auth"])
+    for (const flag of [
+      "--host",
+      "--port",
+      "--state",
+      "--max-runs",
+      "--max-queued",
+      "--drain-timeout",
+      "--no-auth",
+    ])
       expect(help.stdout).toContain(flag);
   });
 });

@@ -257,6 +257,17 @@ export class RunManagerImpl implements RunManagerShape {
       const i = this.queue.indexOf(runId);
       if (i >= 0) {
         this.queue.splice(i, 1);
+        if (r.state !== "queued")
+          // cut off by a crash and not resumed yet: its pending turn in core is closed as abandoned
+          yield* Effect.promise(() =>
+            this.host.runtime
+              .runPromise(
+                Effect.flatMap(LashRuntime, (rt) =>
+                  rt.abandonPending(r.session_id, { reason: "cancelled over HTTP", wait: true }),
+                ),
+              )
+              .catch(() => undefined),
+          );
         this.finish(runId, { state: "cancelled" });
         return this.toRun(this.row(runId)!);
       }
@@ -303,7 +314,7 @@ export class RunManagerImpl implements RunManagerShape {
     for (let i = 0; i < this.queue.length && this.executing < this.settings.maxConcurrentRuns; ) {
       const id = this.queue[i]!;
       const r = this.row(id);
-      if (r?.state !== "queued") {
+      if (!r || isTerminal(r.state)) {
         this.queue.splice(i, 1);
         continue;
       }
@@ -312,7 +323,8 @@ export class RunManagerImpl implements RunManagerShape {
         continue;
       }
       this.queue.splice(i, 1);
-      this.execute(r, false);
+      // a run an earlier daemon left running resumes from core's journal
+      this.execute(r, r.state !== "queued");
     }
   }
 
@@ -453,17 +465,11 @@ export class RunManagerImpl implements RunManagerShape {
 
   /** Resume runs a previous daemon left running, re-queue its queued ones; returns how many resumed. */
   recover = (): number => {
+    // in their original order: a session's earlier (cut-off) run resumes before its queued ones
     const rows = this.st.unfinished.all() as RunRow[];
-    let resumed = 0;
-    for (const r of rows) {
-      if (r.state === "queued") this.queue.push(r.id);
-      else if (!this.busy.has(r.session_id)) {
-        this.execute(r, true);
-        resumed++;
-      } else this.queue.push(r.id);
-    }
+    for (const r of rows) this.queue.push(r.id);
     this.pump();
-    return resumed;
+    return rows.filter((r) => r.state !== "queued").length;
   };
 
   /** Refuse new runs; resolves when nothing executes or after `timeoutMs` (what still runs stays resumable). */
