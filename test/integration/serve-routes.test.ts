@@ -1,5 +1,6 @@
 // `lash serve` routes: per-session queueing, limits (429, 413), cancel, delete, fork, errors.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { request } from "node:http";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { lash, type Sandbox, sandbox } from "./cli-support.ts";
@@ -21,6 +22,24 @@ afterEach(async () => {
 async function fileLine(file: string): Promise<void> {
   while (!existsSync(file) || readFileSync(file, "utf8").trim() === "")
     await new Promise((r) => setTimeout(r, 20));
+}
+
+/** A JSON body with a title of about `size` bytes, sent chunked (no Content-Length). */
+function chunkedPost(url: string, size: number): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: "POST", headers: { "content-type": "application/json" } }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => {
+        body += c;
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+    req.write('{"title":"');
+    for (let sent = 0; sent < size; sent += 1024) req.write("x".repeat(1024));
+    req.end('"}');
+  });
 }
 
 describe("lash serve routes", () => {
@@ -90,6 +109,12 @@ describe("lash serve routes", () => {
     );
     expect(big.status).toBe(413);
     expect(big.body).toMatchObject({ _tag: "PayloadTooLarge", code: "payload_too_large" });
+    const chunked = await chunkedPost(`${url}/v1/sessions`, 2 * 1024 * 1024);
+    expect(chunked.status).toBe(413);
+    expect(JSON.parse(chunked.body)).toMatchObject({ _tag: "PayloadTooLarge", code: "payload_too_large" });
+    const small = await chunkedPost(`${url}/v1/sessions`, 1000);
+    expect(small.status).toBe(201);
+    expect(JSON.parse(small.body).title).toHaveLength(1024);
     const route = await api(url, "GET", "/v1/nothing-here");
     expect(route.status).toBe(404);
     expect(route.body).toMatchObject({ code: "route_not_found" });

@@ -3,6 +3,7 @@
 // handler and serves `/v1/openapi.json`.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Readable } from "node:stream";
 import { HttpApiBuilder, HttpServerResponse, OpenApi } from "@effect/platform";
 import { NodeHttpServer } from "@effect/platform-node";
 import { Cause, Effect, Layer, ManagedRuntime, Option } from "effect";
@@ -159,6 +160,37 @@ export async function startServer(
       req.resume();
       res.setHeader("connection", "close");
       tooLarge();
+      return;
+    }
+    // a body without a Content-Length (chunked): read it here, bounded, then hand it on
+    if (req.headers["content-length"] === undefined && req.headers["transfer-encoding"] !== undefined) {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let over = false;
+      req.on("data", (chunk: Buffer) => {
+        if (over) return;
+        size += chunk.length;
+        if (size > settings.maxBodyBytes) {
+          over = true;
+          chunks.length = 0;
+          res.setHeader("connection", "close");
+          tooLarge();
+          return;
+        }
+        chunks.push(chunk);
+      });
+      req.on("end", () => {
+        if (over) return;
+        const body = Buffer.concat(chunks);
+        const replay = Object.assign(Readable.from([body]), {
+          url: req.url,
+          method: req.method,
+          headers: { ...req.headers, "content-length": String(body.length) },
+          socket: req.socket,
+        });
+        delete replay.headers["transfer-encoding"];
+        handler(replay as unknown as IncomingMessage, res);
+      });
       return;
     }
     handler(req, res);
