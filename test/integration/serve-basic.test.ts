@@ -93,4 +93,32 @@ describe("lash serve", () => {
     expect(events.events.at(-1)!.data.data.state).toBe("cancelled");
     expect((await api(url, "GET", `/v1/sessions/${id}`)).body.activeRunId).toBeUndefined();
   });
+
+  it("drops an event-stream reader that cannot keep up, without slowing the run; it catches up by reconnecting", async () => {
+    const chunk = "y".repeat(64 * 1024);
+    const chunks = 160; // ~10 MB of text: more than the sockets in between can hold
+    sb = await sandbox([{ text: chunk.repeat(chunks), textChunks: chunks }]);
+    daemon = await startDaemon(sb, ["--sse-buffer", "20"]);
+    const url = daemon.url;
+    const id = (await api(url, "POST", "/v1/sessions", {})).body.id as string;
+    let finished!: () => void;
+    const runDone = new Promise<void>((r) => {
+      finished = r;
+    });
+    const slowP = readSse(`${url}/v1/sessions/${id}/events`, { stallUntil: runDone });
+    const run = await api(url, "POST", `/v1/sessions/${id}/turns?wait=true`, { text: "go" });
+    expect(run.body.state).toBe("completed");
+    finished();
+    const slow = await slowP;
+    // ended by the server before the run's end
+    expect(slow.ended).toBe(true);
+    expect(slow.events.some((e) => e.event === "runFinished")).toBe(false);
+    const rest = await readSse(`${url}/v1/runs/${run.body.id}/events`, {
+      lastEventId: slow.events.at(-1)!.id,
+    });
+    const union = [...slow.events, ...rest.events];
+    expect(union.map((e) => e.id)).toEqual(union.map((_, i) => i + 1));
+    expect(union.at(-1)!.event).toBe("runFinished");
+    expect(union.filter((e) => e.event === "textDelta")).toHaveLength(chunks);
+  }, 120_000);
 });
