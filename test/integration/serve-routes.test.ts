@@ -157,4 +157,40 @@ describe("lash serve routes", () => {
     ])
       expect(help.stdout).toContain(flag);
   });
+
+  it("executes at most --max-runs runs across sessions; a failed turn names its cause", async () => {
+    sb = await sandbox([
+      {
+        toolCalls: [
+          {
+            id: "w",
+            name: "shell",
+            arguments: { command: "echo 1 >> started.txt; while [ ! -f go ]; do sleep 0.05; done" },
+          },
+        ],
+      },
+      { text: "first done" },
+      { text: "second done" },
+    ]);
+    daemon = await startDaemon(sb, ["--max-runs", "1"]);
+    const url = daemon.url;
+    const a = (await api(url, "POST", "/v1/sessions", {})).body.id as string;
+    const b = (await api(url, "POST", "/v1/sessions", {})).body.id as string;
+    const ra = (await api(url, "POST", `/v1/sessions/${a}/turns`, { text: "a" })).body.id as string;
+    await fileLine(join(sb.cwd, "started.txt"));
+    const rb = (await api(url, "POST", `/v1/sessions/${b}/turns`, { text: "b" })).body.id as string;
+    expect((await api(url, "GET", `/v1/runs/${rb}`)).body.state).toBe("queued");
+    writeFileSync(join(sb.cwd, "go"), "");
+    const doneB = await readSse(`${url}/v1/runs/${rb}/events`);
+    expect(doneB.events.at(-1)!.data.data).toMatchObject({ state: "completed", text: "second done" });
+    const runA = (await api(url, "GET", `/v1/runs/${ra}`)).body;
+    expect(runA.state).toBe("completed");
+    expect(runA.finishedAt as number).toBeLessThanOrEqual(
+      (await api(url, "GET", `/v1/runs/${rb}`)).body.startedAt as number,
+    );
+    const bad = (await api(url, "POST", "/v1/sessions", { model: "nosuchvendor/model" })).body.id as string;
+    const failed = await api(url, "POST", `/v1/sessions/${bad}/turns?wait=true`, { text: "x" });
+    expect(failed.body.state).toBe("failed");
+    expect((failed.body.error as { code: string }).code).toBe("unknownModel");
+  });
 });
