@@ -49,6 +49,11 @@ describe("lash serve", () => {
     expect(run.body.lastSeq).toBe(events.at(-1)!.id);
     const messages = await api(daemon.url, "GET", `/v1/sessions/${id}/messages`);
     expect((messages.body.messages as unknown[]).length).toBe(2);
+    // SIGTERM with nothing running: a clean stop
+    daemon.proc.child.kill("SIGTERM");
+    const stopped = await daemon.proc.done;
+    expect(stopped.code).toBe(0);
+    expect(stopped.stdout).toContain("lash serve: stopped");
   });
 
   it("a reader that reconnects mid-stream with Last-Event-ID gets exactly the rest", async () => {

@@ -165,7 +165,12 @@ export async function runServe(argv: readonly string[], io: MainIO): Promise<num
       );
       running
         .drain(settings.drainTimeoutMs)
-        .then(() => running.close())
+        .then(async (idle) => {
+          await running.close();
+          // with no run in flight the host closes cleanly (trace flushed, MCP servers stopped);
+          // with runs in flight it stays open: closing it would interrupt them
+          if (idle) await ctx.close();
+        })
         .catch(() => undefined)
         .finally(() => resolve());
     };

@@ -472,25 +472,28 @@ export class RunManagerImpl implements RunManagerShape {
     return rows.filter((r) => r.state !== "queued").length;
   };
 
-  /** Refuse new runs; resolves when nothing executes or after `timeoutMs` (what still runs stays resumable). */
-  drain = (timeoutMs: number): Promise<void> => {
+  /**
+   * Refuse new runs; resolves true once nothing executes, false after `timeoutMs` with runs
+   * still executing (they stay resumable: nothing interrupts them).
+   */
+  drain = (timeoutMs: number): Promise<boolean> => {
     this.draining = true;
     const done = () => {
       this.stopped = true;
     };
     if (this.executing === 0) {
       done();
-      return Promise.resolve();
+      return Promise.resolve(true);
     }
     return new Promise((resolve) => {
       const t = setTimeout(() => {
         done();
-        resolve();
+        resolve(false);
       }, timeoutMs);
       this.idle.push(() => {
         clearTimeout(t);
         done();
-        resolve();
+        resolve(true);
       });
     });
   };

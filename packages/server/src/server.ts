@@ -39,8 +39,10 @@ export interface RunningServer {
   /**
    * SIGTERM: refuse new turns (503 `draining`), let in-flight runs finish for up to
    * `timeoutMs`, flush the event log. What still runs stays resumable by the next daemon.
+   * True when no run is left executing (the host may be closed then; closing it with runs
+   * in flight would interrupt them, which commits them as cancelled).
    */
-  readonly drain: (timeoutMs: number) => Promise<void>;
+  readonly drain: (timeoutMs: number) => Promise<boolean>;
   /** Stop listening and release the daemon's services (not the host). */
   readonly close: () => Promise<void>;
 }
@@ -215,8 +217,9 @@ export async function startServer(
     url: `http://${hostName}:${port}`,
     port,
     drain: async (timeoutMs) => {
-      await runs.drain(timeoutMs);
+      const idle = await runs.drain(timeoutMs);
       log.flush();
+      return idle;
     },
     close: async () => {
       if (closed) return;
