@@ -81,6 +81,16 @@ describe("lash serve durability", () => {
     expect(all.filter((e) => e.event === "toolCompleted")).toHaveLength(1);
     expect(all.filter((e) => e.event === "runStarted")).toHaveLength(1);
     expect(all.filter((e) => e.event === "llmResponse").map((e) => e.data.data.iteration)).toEqual([0, 1]);
+    expect(all.filter((e) => e.event === "llmRequest").map((e) => e.data.data.iteration)).toEqual([0, 1]);
+    expect(all.filter((e) => e.event === "toolStarted")).toHaveLength(1);
+    expect(all.filter((e) => e.event === "usage")).toHaveLength(2);
+    // each message is published once: the user's, the tool call, the tool result, the answer
+    expect(
+      all
+        .filter((e) => e.event === "messages")
+        .flatMap((e) => e.data.data.messages as { role: string }[])
+        .map((m) => m.role),
+    ).toEqual(["user", "assistant", "tool", "assistant"]);
     expect(lines(join(sb.cwd, "counter.txt"))).toEqual(["ran"]);
     const nextEvents = await readSse(`${second.url}/v1/runs/${queued.body.id}/events`);
     expect(nextEvents.events.at(-1)!.data.data).toMatchObject({ state: "completed", text: "queued one" });

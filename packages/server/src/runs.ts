@@ -337,6 +337,7 @@ export class RunManagerImpl implements RunManagerShape {
     const keys = resume ? this.log.keys(r.id) : new Set<string>();
     let turnId = r.turn_id ?? undefined;
     let attempt = 0;
+    let skipUsage = false;
     if (resume) {
       const next = this.patch(r.id, { resumes: r.resumes + 1, state: "running" });
       attempt = next?.resumes ?? r.resumes + 1;
@@ -354,9 +355,19 @@ export class RunManagerImpl implements RunManagerShape {
           this.emit(r.session_id, r.id, "runStarted", { turnId });
         }
       }
+      // the `usage` of a replayed model response comes right after it: logged once, with it
+      if (ev.type === "usage" && skipUsage) {
+        skipUsage = false;
+        return;
+      }
+      if (ev.type === "llmResponse" || ev.type === "llmRequest") skipUsage = false;
       const key = eventKey(ev.type, data);
-      if (key !== undefined) {
-        if (keys.has(key)) return;
+      // (the same messages twice in a live turn are two events; only a resume replays them)
+      if (key !== undefined && (resume || ev.type !== "messages")) {
+        if (keys.has(key)) {
+          if (ev.type === "llmResponse") skipUsage = true;
+          return;
+        }
         keys.add(key);
       }
       this.emit(r.session_id, r.id, ev.type, data);
