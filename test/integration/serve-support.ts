@@ -49,7 +49,12 @@ export interface SseEvent {
  */
 export function readSse(
   url: string,
-  options: { readonly lastEventId?: number; readonly onEvent?: (e: SseEvent) => boolean | undefined } = {},
+  options: {
+    readonly lastEventId?: number;
+    readonly onEvent?: (e: SseEvent) => boolean | undefined;
+    /** Stop reading after the first event until this resolves (a reader that cannot keep up). */
+    readonly stallUntil?: Promise<unknown>;
+  } = {},
 ): Promise<{ events: SseEvent[]; ended: boolean; status: number }> {
   return new Promise((resolve, reject) => {
     const events: SseEvent[] = [];
@@ -86,6 +91,10 @@ export function readSse(
               data: JSON.parse(fields.data!),
             };
             events.push(e);
+            if (events.length === 1 && options.stallUntil) {
+              res.pause();
+              options.stallUntil.then(() => res.resume());
+            }
             if (options.onEvent?.(e) === false) {
               stopped = true;
               req.destroy();

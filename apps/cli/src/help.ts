@@ -287,6 +287,8 @@ Effects: read_file/glob/grep/update_plan/spawn_agent read; write_file/edit/apply
       --max-queued <n>          runs waiting in all (default 1000); beyond it a turn gets 429
       --drain-timeout <ms>      on SIGTERM/SIGINT: how long running turns may finish before the
                                 daemon exits leaving them resumable (default 10000)
+      --sse-buffer <n>          events buffered per event-stream reader (default 10000); a reader that
+                                falls further behind is disconnected and reconnects with Last-Event-ID
       --no-auth                 every caller is the admin principal "local" (loopback hosts only)
       --model, --base-url, --mode, --tools, --trace …  as for lash -p (the defaults of new sessions)
   API: GET /health, /ready, /v1/openapi.json; POST /v1/sessions, POST /v1/sessions/<id>/turns

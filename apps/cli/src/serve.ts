@@ -14,10 +14,11 @@ export interface ServeFlags {
   readonly maxRuns?: number;
   readonly maxQueued?: number;
   readonly drainTimeoutMs?: number;
+  readonly sseBuffer?: number;
   readonly noAuth: boolean;
 }
 
-const VALUED = new Set(["host", "port", "state", "max-runs", "max-queued", "drain-timeout"]);
+const VALUED = new Set(["host", "port", "state", "max-runs", "max-queued", "drain-timeout", "sse-buffer"]);
 
 const intFlag = (name: string, value: string, min: number): number => {
   const n = Number(value);
@@ -55,6 +56,7 @@ export function parseServeFlags(argv: readonly string[]): { flags: ServeFlags; r
     ...(v["drain-timeout"] !== undefined
       ? { drainTimeoutMs: intFlag("drain-timeout", v["drain-timeout"], 0) }
       : {}),
+    ...(v["sse-buffer"] !== undefined ? { sseBuffer: intFlag("sse-buffer", v["sse-buffer"], 1) } : {}),
     noAuth,
   };
   if (flags.port > 65535)
@@ -118,6 +120,7 @@ export async function runServe(argv: readonly string[], io: MainIO): Promise<num
     ...(flags.maxRuns !== undefined ? { maxConcurrentRuns: flags.maxRuns } : {}),
     ...(flags.maxQueued !== undefined ? { maxQueuedRuns: flags.maxQueued } : {}),
     ...(flags.drainTimeoutMs !== undefined ? { drainTimeoutMs: flags.drainTimeoutMs } : {}),
+    ...(flags.sseBuffer !== undefined ? { sseBufferEvents: flags.sseBuffer } : {}),
     auth: flags.noAuth ? "none" : "tokens",
   });
   let running: Awaited<ReturnType<typeof server.startServer>>;
@@ -157,12 +160,17 @@ export async function runServe(argv: readonly string[], io: MainIO): Promise<num
     const stop = (signal: string) => {
       if (stopping) return;
       stopping = true;
-      io.stderr.write(
+      io.stdout.write(
         `lash serve: ${signal}: draining (new turns are refused; up to ${settings.drainTimeoutMs} ms for running ones)\n`,
       );
       running
         .drain(settings.drainTimeoutMs)
-        .then(() => running.close())
+        .then(async (idle) => {
+          await running.close();
+          // with no run in flight the host closes cleanly (trace flushed, MCP servers stopped);
+          // with runs in flight it stays open: closing it would interrupt them
+          if (idle) await ctx.close();
+        })
         .catch(() => undefined)
         .finally(() => resolve());
     };

@@ -1,6 +1,7 @@
 // The durable event log: every event of a session's runs, numbered by a per-session `seq`
 // that is monotonic and never reused. Appends are group-committed (one transaction per
 // tick, flushed on `setImmediate`) and reach readers only once durable.
+import { createHash } from "node:crypto";
 import type Database from "better-sqlite3";
 import { Effect, Layer, Queue, Stream } from "effect";
 import type { ServerEvent } from "./api.ts";
@@ -37,10 +38,18 @@ export function eventKey(type: string, data: unknown): string | undefined {
     case "runQueued":
     case "runFinished":
       return type;
+    case "llmRequest":
     case "llmResponse":
-      return `llmResponse:${String(d.iteration)}`;
+      return `${type}:${String(d.iteration)}`;
+    case "toolStarted":
     case "toolCompleted":
-      return `toolCompleted:${String(d.callId)}`;
+      return `${type}:${String(d.callId)}`;
+    case "messages":
+      // a resumed turn re-publishes the messages of the steps it replays, unchanged
+      return `messages:${createHash("sha1")
+        .update(JSON.stringify(d.messages ?? null))
+        .digest("base64")}`;
+
     case "approvalRequested":
     case "approvalResolved":
       return `${type}:${String(d.requestId)}`;
@@ -146,9 +155,9 @@ export class EventLogImpl implements EventLogShape {
     ).map(toEvent);
 
   /** Dedupe keys of a run's stored (and queued) events. */
-  keys = (runId: string): Set<string> => {
+  keys = (runId: string, storedOnly = false): Set<string> => {
     const keys = new Set((this.keysOfRun.all(runId) as { dkey: string }[]).map((r) => r.dkey));
-    for (const p of this.pending) if (p.event.runId === runId && p.key) keys.add(p.key);
+    if (!storedOnly) for (const p of this.pending) if (p.event.runId === runId && p.key) keys.add(p.key);
     return keys;
   };
 
@@ -168,7 +177,7 @@ export class EventLogImpl implements EventLogShape {
         // a finished run read from past its end: nothing more will come
         if (
           runId !== undefined &&
-          this.keys(runId).has("runFinished") &&
+          this.keys(runId, true).has("runFinished") &&
           !backlog.some((e) => e.type === "runFinished")
         )
           return Stream.empty;

@@ -59,6 +59,8 @@ export class RunManagerImpl implements RunManagerShape {
   private readonly waiters = new Map<string, ((run: Run) => void)[]>();
   private readonly idle: (() => void)[] = [];
   private draining = false;
+  /** Sessions whose agent plugins this daemon attached (created here, or re-attached at their first run). */
+  readonly attached = new Set<string>();
   /** After a drain: the daemon is closing; what still runs is left to the journal. */
   private stopped = false;
   private ord: number;
@@ -173,7 +175,7 @@ export class RunManagerImpl implements RunManagerShape {
           code: "too_many_queued_runs",
           message: `${queued} runs are already queued (the limit is ${this.settings.maxQueuedRuns}); wait for some to finish, or raise it with lash serve --max-queued`,
         });
-      yield* Effect.tryPromise({
+      const session = yield* Effect.tryPromise({
         try: () =>
           this.host.runtime.runPromise(Effect.flatMap(LashRuntime, (rt) => rt.getSession(input.sessionId))),
         catch: () =>
@@ -193,10 +195,13 @@ export class RunManagerImpl implements RunManagerShape {
         input.text,
         Date.now(),
       );
-      this.log.append(input.sessionId, id, "runQueued", {
+      this.noteSession(session.id, session.model, session.state["serve.agent"]);
+      this.emit(input.sessionId, id, "runQueued", {
         text: input.text,
         principal: input.principal.name,
       });
+      // the caller learns of the run from the response: its row and first event are durable first
+      this.log.flush();
       this.queue.push(id);
       this.pump();
       return this.toRun(this.row(id)!);
@@ -252,6 +257,17 @@ export class RunManagerImpl implements RunManagerShape {
       const i = this.queue.indexOf(runId);
       if (i >= 0) {
         this.queue.splice(i, 1);
+        if (r.state !== "queued")
+          // cut off by a crash and not resumed yet: its pending turn in core is closed as abandoned
+          yield* Effect.promise(() =>
+            this.host.runtime
+              .runPromise(
+                Effect.flatMap(LashRuntime, (rt) =>
+                  rt.abandonPending(r.session_id, { reason: "cancelled over HTTP", wait: true }),
+                ),
+              )
+              .catch(() => undefined),
+          );
         this.finish(runId, { state: "cancelled" });
         return this.toRun(this.row(runId)!);
       }
@@ -277,6 +293,19 @@ export class RunManagerImpl implements RunManagerShape {
     this.patch(runId, { state: waiting ? "waitingApproval" : "running" });
   };
 
+  /** Model and agent of the sessions this daemon ran (the metrics' labels). */
+  private readonly sessions = new Map<string, { readonly model: string; readonly agent?: string }>();
+
+  private noteSession = (sessionId: string, model: string, agent: unknown): void => {
+    this.sessions.set(sessionId, { model, ...(typeof agent === "string" ? { agent } : {}) });
+  };
+
+  /** Append one event of a run to the log and count it in the metrics. */
+  private emit(sessionId: string, runId: string, type: string, data: unknown): void {
+    const event = this.log.append(sessionId, runId, type, data);
+    this.metrics.record(event, this.sessions.get(sessionId) ?? { model: "" });
+  }
+
   // ---------------------------------------------------------------------------------------
   // scheduling
 
@@ -285,7 +314,7 @@ export class RunManagerImpl implements RunManagerShape {
     for (let i = 0; i < this.queue.length && this.executing < this.settings.maxConcurrentRuns; ) {
       const id = this.queue[i]!;
       const r = this.row(id);
-      if (r?.state !== "queued") {
+      if (!r || isTerminal(r.state)) {
         this.queue.splice(i, 1);
         continue;
       }
@@ -294,7 +323,8 @@ export class RunManagerImpl implements RunManagerShape {
         continue;
       }
       this.queue.splice(i, 1);
-      this.execute(r, false);
+      // a run an earlier daemon left running resumes from core's journal
+      this.execute(r, r.state !== "queued");
     }
   }
 
@@ -306,9 +336,11 @@ export class RunManagerImpl implements RunManagerShape {
     this.live.set(r.id, live);
     const keys = resume ? this.log.keys(r.id) : new Set<string>();
     let turnId = r.turn_id ?? undefined;
+    let attempt = 0;
+    let skipUsage = false;
     if (resume) {
       const next = this.patch(r.id, { resumes: r.resumes + 1, state: "running" });
-      this.log.append(r.session_id, r.id, "runResumed", { attempt: next?.resumes ?? r.resumes + 1 });
+      attempt = next?.resumes ?? r.resumes + 1;
     } else {
       this.patch(r.id, { state: "running", started_at: Date.now() });
     }
@@ -320,25 +352,49 @@ export class RunManagerImpl implements RunManagerShape {
         this.patch(r.id, { turn_id: turnId });
         if (!keys.has("runStarted")) {
           keys.add("runStarted");
-          this.log.append(r.session_id, r.id, "runStarted", { turnId });
+          this.emit(r.session_id, r.id, "runStarted", { turnId });
         }
       }
+      // the `usage` of a replayed model response comes right after it: logged once, with it
+      if (ev.type === "usage" && skipUsage) {
+        skipUsage = false;
+        return;
+      }
+      if (ev.type === "llmResponse" || ev.type === "llmRequest") skipUsage = false;
       const key = eventKey(ev.type, data);
-      if (key !== undefined) {
-        if (keys.has(key)) return;
+      // (the same messages twice in a live turn are two events; only a resume replays them)
+      if (key !== undefined && (resume || ev.type !== "messages")) {
+        if (keys.has(key)) {
+          if (ev.type === "llmResponse") skipUsage = true;
+          return;
+        }
         keys.add(key);
       }
-      const event = this.log.append(r.session_id, r.id, ev.type, data);
-      this.metrics.record(event, { model: live.model, ...(live.agent ? { agent: live.agent } : {}) });
+      this.emit(r.session_id, r.id, ev.type, data);
       this.host.traceEvent?.(ev);
     };
     const sessionId = r.session_id;
+    const host = this.host;
+    const attached = this.attached;
+    const noteSession = this.noteSession;
+    const emitResumed = (n: number) => this.emit(sessionId, r.id, "runResumed", { attempt: n });
     const program = Effect.gen(function* () {
       const rt = yield* LashRuntime;
       const session = yield* rt.getSession(sessionId);
       live.model = session.model;
       const agent = session.state["serve.agent"];
-      if (typeof agent === "string") live.agent = agent;
+      noteSession(sessionId, session.model, agent);
+      if (resume) emitResumed(attempt);
+      if (typeof agent === "string") {
+        live.agent = agent;
+        // an agent session of an earlier daemon: its in-memory plugins and policy layers again
+        if (!attached.has(sessionId) && host.agentSession) {
+          const spec = host.agentSession(agent);
+          yield* rt.attachPlugins(sessionId, spec.plugins);
+          if (spec.policyLayers.length > 0) host.setSessionLayers?.(sessionId, spec.policyLayers);
+        }
+      }
+      attached.add(sessionId);
       if (resume) {
         const resumed = yield* rt.resumePending(sessionId, { onEvent, wait: true });
         if (resumed) return resumed;
@@ -409,8 +465,7 @@ export class RunManagerImpl implements RunManagerShape {
       error: f.error ? JSON.stringify(f.error) : null,
     });
     if (!r) return;
-    const event = this.log.append(r.session_id, runId, "runFinished", f);
-    this.metrics.record(event, { model: this.live.get(runId)?.model ?? "" });
+    this.emit(r.session_id, runId, "runFinished", f);
     const run = this.toRun(r);
     for (const w of this.waiters.get(runId) ?? []) w(run);
     this.waiters.delete(runId);
@@ -421,38 +476,35 @@ export class RunManagerImpl implements RunManagerShape {
 
   /** Resume runs a previous daemon left running, re-queue its queued ones; returns how many resumed. */
   recover = (): number => {
+    // in their original order: a session's earlier (cut-off) run resumes before its queued ones
     const rows = this.st.unfinished.all() as RunRow[];
-    let resumed = 0;
-    for (const r of rows) {
-      if (r.state === "queued") this.queue.push(r.id);
-      else if (!this.busy.has(r.session_id)) {
-        this.execute(r, true);
-        resumed++;
-      } else this.queue.push(r.id);
-    }
+    for (const r of rows) this.queue.push(r.id);
     this.pump();
-    return resumed;
+    return rows.filter((r) => r.state !== "queued").length;
   };
 
-  /** Refuse new runs; resolves when nothing executes or after `timeoutMs` (what still runs stays resumable). */
-  drain = (timeoutMs: number): Promise<void> => {
+  /**
+   * Refuse new runs; resolves true once nothing executes, false after `timeoutMs` with runs
+   * still executing (they stay resumable: nothing interrupts them).
+   */
+  drain = (timeoutMs: number): Promise<boolean> => {
     this.draining = true;
     const done = () => {
       this.stopped = true;
     };
     if (this.executing === 0) {
       done();
-      return Promise.resolve();
+      return Promise.resolve(true);
     }
     return new Promise((resolve) => {
       const t = setTimeout(() => {
         done();
-        resolve();
+        resolve(false);
       }, timeoutMs);
       this.idle.push(() => {
         clearTimeout(t);
         done();
-        resolve();
+        resolve(true);
       });
     });
   };

@@ -3,9 +3,10 @@
 // handler and serves `/v1/openapi.json`.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Readable } from "node:stream";
 import { HttpApiBuilder, HttpServerResponse, OpenApi } from "@effect/platform";
 import { NodeHttpServer } from "@effect/platform-node";
-import { Effect, Layer, ManagedRuntime } from "effect";
+import { Cause, Effect, Layer, ManagedRuntime, Option } from "effect";
 import { AccessLive } from "./access.ts";
 import { LashApi } from "./api.ts";
 import { ApprovalsLive } from "./approvals.ts";
@@ -38,8 +39,10 @@ export interface RunningServer {
   /**
    * SIGTERM: refuse new turns (503 `draining`), let in-flight runs finish for up to
    * `timeoutMs`, flush the event log. What still runs stays resumable by the next daemon.
+   * True when no run is left executing (the host may be closed then; closing it with runs
+   * in flight would interrupt them, which commits them as cancelled).
    */
-  readonly drain: (timeoutMs: number) => Promise<void>;
+  readonly drain: (timeoutMs: number) => Promise<boolean>;
   /** Stop listening and release the daemon's services (not the host). */
   readonly close: () => Promise<void>;
 }
@@ -98,20 +101,23 @@ export async function startServer(
   const runtime = ManagedRuntime.make(layer);
   const { handler, runs, log, approvals } = await runtime.runPromise(
     Effect.gen(function* () {
+      const notFound = HttpServerResponse.unsafeJson(
+        {
+          _tag: "NotFound",
+          code: "route_not_found",
+          message: "no such route; see GET /v1/openapi.json for the API",
+        },
+        { status: 404 },
+      );
       const app = (yield* HttpApiBuilder.httpApp).pipe(
         // the router's own 404 has no body: say what is wrong
-        Effect.map((res) =>
-          res.status === 404 && res.body._tag === "Empty"
-            ? HttpServerResponse.unsafeJson(
-                {
-                  _tag: "NotFound",
-                  code: "route_not_found",
-                  message: "no such route; see GET /v1/openapi.json for the API",
-                },
-                { status: 404 },
-              )
-            : res,
+        Effect.catchAllCause((cause) =>
+          Option.getOrUndefined(Cause.failureOption(cause as Cause.Cause<{ _tag?: string }>))?._tag ===
+          "RouteNotFound"
+            ? Effect.succeed(notFound)
+            : Effect.failCause(cause),
         ),
+        Effect.map((res) => (res.status === 404 && res.body._tag === "Empty" ? notFound : res)),
       );
       const handler = yield* NodeHttpServer.makeHandler(app);
       return {
@@ -158,6 +164,37 @@ export async function startServer(
       tooLarge();
       return;
     }
+    // a body without a Content-Length (chunked): read it here, bounded, then hand it on
+    if (req.headers["content-length"] === undefined && req.headers["transfer-encoding"] !== undefined) {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let over = false;
+      req.on("data", (chunk: Buffer) => {
+        if (over) return;
+        size += chunk.length;
+        if (size > settings.maxBodyBytes) {
+          over = true;
+          chunks.length = 0;
+          res.setHeader("connection", "close");
+          tooLarge();
+          return;
+        }
+        chunks.push(chunk);
+      });
+      req.on("end", () => {
+        if (over) return;
+        const body = Buffer.concat(chunks);
+        const replay = Object.assign(Readable.from([body]), {
+          url: req.url,
+          method: req.method,
+          headers: { ...req.headers, "content-length": String(body.length) },
+          socket: req.socket,
+        });
+        delete replay.headers["transfer-encoding"];
+        handler(replay as unknown as IncomingMessage, res);
+      });
+      return;
+    }
     handler(req, res);
   });
   server.keepAliveTimeout = 5_000;
@@ -180,8 +217,9 @@ export async function startServer(
     url: `http://${hostName}:${port}`,
     port,
     drain: async (timeoutMs) => {
-      await runs.drain(timeoutMs);
+      const idle = await runs.drain(timeoutMs);
       log.flush();
+      return idle;
     },
     close: async () => {
       if (closed) return;

@@ -12,6 +12,7 @@ export const core = <A, E>(effect: Effect.Effect<A, E, LashRuntime | SessionStor
     const runtime = yield* host.runtime.runtimeEffect.pipe(Effect.orDie);
     return yield* Effect.provide(effect, runtime).pipe(
       Effect.catchAll((e: unknown) => {
+        if (e instanceof NotFound) return Effect.fail(e);
         const t = e as { _tag?: string; sessionId?: string };
         if (t._tag === "SessionNotFound" || t._tag === "StoreNotFound")
           return Effect.fail(

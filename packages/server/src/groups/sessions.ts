@@ -1,7 +1,9 @@
 // Handlers of `SessionsApi`: sessions (owned by the principal that created them), their
 // turns (runs) and their durable event stream.
+
+import { randomBytes } from "node:crypto";
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform";
-import { LashRuntime } from "@lash/core";
+import { LashRuntime, SessionStore } from "@lash/core";
 import { Effect } from "effect";
 import { Conflict, CurrentPrincipal, LashApi, NotFound } from "../api.ts";
 import type { EventLogImpl } from "../events.ts";
@@ -90,6 +92,7 @@ export const SessionsGroupLive = HttpApiBuilder.group(LashApi, "sessions", (hand
           );
         }
         if (layers.length > 0) host.setSessionLayers?.(record.id, layers);
+        ((yield* RunManager) as { attached?: Set<string> }).attached?.add(record.id);
         return yield* toSession(record);
       }),
     )
@@ -118,13 +121,38 @@ export const SessionsGroupLive = HttpApiBuilder.group(LashApi, "sessions", (hand
       Effect.gen(function* () {
         const principal = yield* CurrentPrincipal;
         yield* (yield* Access).checkSession(principal, path.id);
+        // core's fork, with the caller as the new session's owner (its durable state is the source's)
         const forked = yield* core(
-          Effect.flatMap(LashRuntime, (rt) =>
-            rt.fork(path.id, {
-              ...(payload.atNode !== undefined ? { atNode: payload.atNode } : {}),
-              ...(payload.title !== undefined ? { title: payload.title } : {}),
-            }),
-          ),
+          Effect.gen(function* () {
+            const store = yield* SessionStore;
+            const source = yield* store.getSession(path.id);
+            const at = payload.atNode ?? source.leafId;
+            let frameId = source.frameId;
+            if (at) {
+              const node = yield* store.getNode(at);
+              if (!node)
+                return yield* new NotFound({
+                  code: "node_not_found",
+                  message: `session ${path.id} has no node ${at}; pass a node id of its graph as atNode, or leave it out to fork at the leaf`,
+                });
+              frameId = node.frameId;
+            }
+            const now = Date.now();
+            const { parentLink: _omit, ...rest } = source;
+            return yield* store.fork({
+              ...rest,
+              id: `ses_${now.toString(36).padStart(9, "0")}${randomBytes(6).toString("hex")}`,
+              title: payload.title ?? (source.title ? `${source.title} (fork)` : "fork"),
+              createdAt: now,
+              updatedAt: now,
+              leafId: at,
+              headRevision: 0,
+              turnCount: 0,
+              frameId,
+              origin: { sessionId: path.id, nodeId: at },
+              state: { ...source.state, "serve.owner": principal.name },
+            });
+          }),
         );
         return yield* toSession(forked);
       }),
