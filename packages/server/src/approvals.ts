@@ -44,7 +44,8 @@ interface Row {
   readonly session_id: string;
   readonly run_id: string;
   readonly turn_id: string;
-  readonly owner: string;
+  /** The session's owner (null until looked up, right after the row is written). */
+  readonly owner: string | null;
   readonly state: ApprovalState;
   readonly items: string;
   readonly requested_by: string;
@@ -70,7 +71,7 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS approvals (
   session_id TEXT NOT NULL,
   run_id TEXT NOT NULL,
   turn_id TEXT NOT NULL,
-  owner TEXT NOT NULL,
+  owner TEXT,
   state TEXT NOT NULL,
   items TEXT NOT NULL,
   requested_by TEXT NOT NULL,
@@ -126,14 +127,18 @@ export function makeApprovals(deps: ApprovalsDeps): ApprovalsShape {
     "SELECT * FROM approvals WHERE state = 'pending' ORDER BY created_at, id",
   );
   const upsert = db.prepare(`INSERT INTO approvals
-      (id, session_id, run_id, turn_id, owner, state, items, requested_by, second_calls, second_level, created_at)
-      VALUES (@id, @session_id, @run_id, @turn_id, @owner, 'pending', @items, @requested_by, @second_calls, @second_level, @created_at)
+      (id, session_id, run_id, turn_id, state, items, requested_by, second_calls, second_level, created_at)
+      VALUES (@id, @session_id, @run_id, @turn_id, 'pending', @items, @requested_by, @second_calls, @second_level, @created_at)
     ON CONFLICT (id) DO UPDATE SET
       run_id = excluded.run_id, state = 'pending', items = excluded.items,
+      requested_by = CASE WHEN excluded.requested_by = '' THEN approvals.requested_by ELSE excluded.requested_by END,
       second_calls = excluded.second_calls, second_level = excluded.second_level,
       decided_by = NULL, decided_at = NULL, decisions = NULL`);
   const update = db.prepare<[ApprovalState, string | null, number | null, string | null, string]>(
     "UPDATE approvals SET state = ?, decided_by = ?, decided_at = ?, decisions = ? WHERE id = ?",
+  );
+  const setOwner = db.prepare<[string, string, string]>(
+    "UPDATE approvals SET owner = ?, requested_by = CASE WHEN requested_by = '' THEN ? ELSE requested_by END WHERE id = ?",
   );
   const expire = db.prepare<[string]>(
     "UPDATE approvals SET state = 'expired' WHERE id = ? AND state = 'pending'",
@@ -162,58 +167,81 @@ export function makeApprovals(deps: ApprovalsDeps): ApprovalsShape {
       return undefined;
     });
 
+  /** The owner of a row: stored, or (not filled in yet) looked up. */
+  const ownerOf = (row: Row): Effect.Effect<string> =>
+    row.owner !== null
+      ? Effect.succeed(row.owner)
+      : access.sessionInfo(row.session_id).pipe(
+          Effect.map((i) => i.owner),
+          Effect.orElseSucceed(() => DEFAULT_OWNER),
+        );
+
   const ask = (request: ApprovalRequest, _signal: AbortSignal) =>
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis;
       const run = yield* runOf(request.sessionId, request.turnId);
-      const owner = yield* access.sessionInfo(request.sessionId).pipe(
-        Effect.map((i) => i.owner),
-        Effect.orElseSucceed(() => DEFAULT_OWNER),
-      );
       const level = secondApproverThreshold(deps.policyLayers?.(request.sessionId) ?? []);
       const secondCalls = request.items
         .filter((item) => needsSecondApprover(level, item.risk?.level))
         .map((item) => item.callId);
+      // the waiter and the row first, with nothing asynchronous before them: a client that
+      // saw the `approvalRequested` event finds the approval and may answer it at once
+      let resolve: (answer: ApprovalAnswer) => void = () => undefined;
+      const answered = new Promise<ApprovalAnswer>((r) => {
+        resolve = r;
+      });
+      waiters.set(request.id, resolve);
       upsert.run({
         id: request.id,
         session_id: request.sessionId,
         run_id: run?.id ?? "",
         turn_id: request.turnId,
-        owner,
         items: JSON.stringify(request.items),
-        requested_by: run?.principal ?? owner,
+        requested_by: run?.principal ?? "",
         second_calls: JSON.stringify(secondCalls),
         second_level: level ?? null,
         created_at: now,
       });
       if (run) runs.setWaiting(run.id, true);
-      const answer = yield* Effect.async<ApprovalAnswer>((resume) => {
-        waiters.set(request.id, (a) => resume(Effect.succeed(a)));
+      return yield* Effect.gen(function* () {
+        // then who may see it (the session's owner), and who started it when no run did
+        const row = byId.get(request.id);
+        if (row && row.owner === null) {
+          const owner = yield* ownerOf(row);
+          setOwner.run(owner, owner, request.id);
+        }
         // a cancelled turn interrupts the wait: the row stays pending (it expires with its run)
-        return Effect.sync(() => waiters.delete(request.id));
-      });
-      if (run) runs.setWaiting(run.id, false);
-      return answer;
+        const answer = yield* Effect.promise(() => answered);
+        if (run) runs.setWaiting(run.id, false);
+        return answer;
+      }).pipe(
+        Effect.ensuring(
+          Effect.sync(() => {
+            if (waiters.get(request.id) === resolve) waiters.delete(request.id);
+          }),
+        ),
+      );
     });
 
-  const load = (principal: Principal, id: string): Effect.Effect<Row, NotFound | Forbidden> => {
-    const row = byId.get(id);
-    if (!row)
-      return Effect.fail(
-        new NotFound({
-          code: "approval_not_found",
-          message: `no approval ${JSON.stringify(id)}: list the pending ones with GET /v1/approvals?state=pending`,
-        }),
-      );
-    if (!canSee(principal, row.owner))
-      return Effect.fail(
-        new Forbidden({
-          code: "forbidden",
-          message: `approval ${JSON.stringify(id)} belongs to a session of another principal: only the session's owner and admins may see or answer it`,
-        }),
-      );
-    return Effect.succeed(row);
-  };
+  const load = (principal: Principal, id: string): Effect.Effect<Row, NotFound | Forbidden> =>
+    Effect.gen(function* () {
+      const row = byId.get(id);
+      if (!row)
+        return yield* Effect.fail(
+          new NotFound({
+            code: "approval_not_found",
+            message: `no approval ${JSON.stringify(id)}: list the pending ones with GET /v1/approvals?state=pending`,
+          }),
+        );
+      if (!canSee(principal, yield* ownerOf(row)))
+        return yield* Effect.fail(
+          new Forbidden({
+            code: "forbidden",
+            message: `approval ${JSON.stringify(id)} belongs to a session of another principal: only the session's owner and admins may see or answer it`,
+          }),
+        );
+      return row;
+    });
 
   /** A pending row nobody waits for whose run has ended will never be asked again: expire it. */
   const expireIfOrphaned = (row: Row): Effect.Effect<Row> =>
@@ -291,10 +319,11 @@ export function makeApprovals(deps: ApprovalsDeps): ApprovalsShape {
         const covered = callIds.filter((c) => second.includes(c));
         if (covered.length > 0) {
           const tools = unique(covered.map((c) => items.find((i) => i.callId === c)?.tool ?? c));
+          const owner = yield* ownerOf(row);
           const who =
-            row.owner === row.requested_by
+            owner === row.requested_by
               ? `an admin other than ${row.requested_by}`
-              : `the session's owner (${row.owner}) or an admin other than ${row.requested_by}`;
+              : `the session's owner (${owner}) or an admin other than ${row.requested_by}`;
           return yield* Effect.fail(
             new Forbidden({
               code: "second_principal_required",
@@ -338,7 +367,7 @@ export function makeApprovals(deps: ApprovalsDeps): ApprovalsShape {
       Effect.gen(function* () {
         const out: Approval[] = [];
         for (const row of (state === "pending" ? pending : all).all()) {
-          if (!canSee(principal, row.owner)) continue;
+          if (!canSee(principal, yield* ownerOf(row))) continue;
           const current = yield* expireIfOrphaned(row);
           if (state === "pending" && current.state !== "pending") continue;
           out.push(approvalOf(current));
