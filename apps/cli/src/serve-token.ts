@@ -3,11 +3,10 @@
 // once, alone on stdout (so `TOKEN=$(lash serve token create --principal alice)` works); only
 // its sha256 is stored. The daemon reads the table on every request: a revoked token stops
 // working at once, without a restart.
-import { mkdirSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { type TokenInfo, TokenStore } from "@lash/server";
-import Database from "better-sqlite3";
+import { openStateDb, type TokenInfo, TokenStore } from "@lash/server";
+import type Database from "better-sqlite3";
 import { CliError, ExitCode, usageError } from "./errors.ts";
 import type { MainIO } from "./io.ts";
 import { resolvePaths, serveStateFile } from "./paths.ts";
@@ -121,21 +120,16 @@ function parse(argv: readonly string[]) {
   });
 }
 
-/** The state db, as the daemon opens it (WAL, so a running daemon and this command share it). */
+/** The state db, opened as the daemon opens it (WAL, busy timeout, schema check): the two share it. */
 function open(file: string): Database.Database {
-  mkdirSync(dirname(file), { recursive: true });
-  let db: Database.Database;
   try {
-    db = new Database(file);
-    db.pragma("busy_timeout = 5000");
-    db.pragma("journal_mode = WAL");
+    return openStateDb(file);
   } catch (e) {
     throw new CliError(
-      `lash serve token: cannot open the state file ${file}: ${(e as Error).message} (pass another with --state <file>)`,
+      `${(e as Error).message.replace(/^lash serve:/, "lash serve token:")}`,
       ExitCode.failed,
     );
   }
-  return db;
 }
 
 const when = (ms: number | undefined): string => (ms === undefined ? "-" : new Date(ms).toISOString());
