@@ -5,8 +5,10 @@
 //   1. find the run executing the turn (a subagent's child turn: the run of its root session);
 //   2. upsert the row under core's request id — stable across a daemon restart, so a re-ask
 //      after one flips the row back to `pending` (its `createdAt` kept);
-//   3. mark the run `waitingApproval` and wait for `decide` (a cancelled turn interrupts the
-//      wait and leaves the row pending; it expires once its run has ended);
+//   3. mark the run `waitingApproval`, append `approvalWaiting {requestId, reasked}` to the run's
+//      event stream (after a restart the only sign that the approval can be answered again),
+//      and wait for `decide` (a cancelled turn interrupts the wait and leaves the row pending;
+//      it expires once its run has ended);
 //   4. return core's `ApprovalAnswer`, `by` = the deciding principal(s).
 // `decide(principal, id, body)`: 404 unknown, 403 not visible, 409 not pending or nobody is
 // waiting for it (the daemon restarted and the run has not asked again yet), 400 for call ids
@@ -31,6 +33,8 @@ import {
   type AccessShape,
   Approvals,
   type ApprovalsShape,
+  EventLog,
+  type EventLogShape,
   Host,
   RunManager,
   type RunManagerShape,
@@ -91,6 +95,8 @@ export interface ApprovalsDeps {
   readonly access: AccessShape;
   /** The session's effective policy layers (the two-step rule); absent: no rule. */
   readonly policyLayers?: (sessionId: string) => readonly NamedLayer[];
+  /** The session event log: each ask appends `approvalWaiting {requestId, reasked}` to its run's stream. */
+  readonly events?: Pick<EventLogShape, "append">;
   /** The parent session of a subagent's child session (to find the run of a child's turn). */
   readonly parentOf?: (sessionId: string) => Promise<string | undefined>;
 }
@@ -191,6 +197,7 @@ export function makeApprovals(deps: ApprovalsDeps): ApprovalsShape {
         resolve = r;
       });
       waiters.set(request.id, resolve);
+      const reasked = byId.get(request.id) !== undefined;
       upsert.run({
         id: request.id,
         session_id: request.sessionId,
@@ -202,7 +209,11 @@ export function makeApprovals(deps: ApprovalsDeps): ApprovalsShape {
         second_level: level ?? null,
         created_at: now,
       });
-      if (run) runs.setWaiting(run.id, true);
+      if (run) {
+        runs.setWaiting(run.id, true);
+        // "answer now": after a restart core's own `approvalRequested` is not published again
+        deps.events?.append(request.sessionId, run.id, "approvalWaiting", { requestId: request.id, reasked });
+      }
       return yield* Effect.gen(function* () {
         // then who may see it (the session's owner), and who started it when no run did
         const row = byId.get(request.id);
@@ -396,6 +407,7 @@ export const ApprovalsLive = Layer.effect(
       db: yield* StateDb,
       runs: yield* RunManager,
       access: yield* Access,
+      events: yield* EventLog,
       parentOf,
       ...(host.policyLayers ? { policyLayers: host.policyLayers } : {}),
     });

@@ -33,6 +33,8 @@ interface World {
   readonly host: TestHost;
   readonly runs: ReturnType<typeof testRuns>;
   readonly stateFile: string;
+  /** What the registry appended to the event log: [sessionId, runId, type, data]. */
+  readonly appended: [string, string, string, unknown][];
   /** A registry over the state file (call again to model a daemon restart). */
   readonly registry: (layers?: readonly NamedLayer[]) => ApprovalsShape;
 }
@@ -42,11 +44,13 @@ function world(options: Omit<Parameters<typeof testHost>[0], "dbFile"> = {}): Wo
   const host = testHost({ dbFile: join(dir, "lash.db"), ...options });
   const stateFile = join(dir, "serve.db");
   const runs = testRuns();
+  const appended: [string, string, string, unknown][] = [];
   cleanups.push(cleanup, () => host.close());
   return {
     host,
     runs,
     stateFile,
+    appended,
     registry: (layers) => {
       const db = stateDb(stateFile);
       cleanups.push(() => {
@@ -56,6 +60,12 @@ function world(options: Omit<Parameters<typeof testHost>[0], "dbFile"> = {}): Wo
         db,
         runs,
         access: makeAccess(host),
+        events: {
+          append: (sessionId, runId, type, data) => {
+            appended.push([sessionId, runId, type, data]);
+            return undefined as never;
+          },
+        },
         ...(layers ? { policyLayers: () => layers } : {}),
       });
     },
@@ -235,6 +245,11 @@ describe("a daemon restart", () => {
     await Effect.runPromise(second.decide(alice, "req-1", { decision: "approve" }));
     expect((await Effect.runPromise(Fiber.join(fiber))).decisions).toEqual([
       { callId: "c1", decision: "approve" },
+    ]);
+    // each ask told the run's stream that the approval can be answered (the second one: again)
+    expect(w.appended).toEqual([
+      [session, "run-1", "approvalWaiting", { requestId: "req-1", reasked: false }],
+      [session, "run-1", "approvalWaiting", { requestId: "req-1", reasked: true }],
     ]);
   });
 
