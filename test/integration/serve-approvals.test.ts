@@ -3,10 +3,19 @@
 // a denial's text reaches the model; an approval survives `kill -9` of the daemon.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { chatMessages, type Sandbox, sandbox, textOf } from "./cli-support.ts";
-import { as, createToken, readUntil, startAuthDaemon, writeConfig } from "./serve-auth-support.ts";
+import {
+  as,
+  createToken,
+  readUntil,
+  startAuthDaemon,
+  untilFinished,
+  writeConfig,
+} from "./serve-auth-support.ts";
 import type { Daemon } from "./serve-support.ts";
+
+vi.setConfig({ testTimeout: 120_000 });
 
 let sb: Sandbox | undefined;
 const daemons: Daemon[] = [];
@@ -53,7 +62,7 @@ describe("lash serve: approvals over HTTP", () => {
     const alice = await createToken(sb, "alice");
     const root = await createToken(sb, "root", true);
     const d = await daemon(sb);
-    const { runId, requestId, lastSeq } = await pendingApproval(d, alice);
+    const { sessionId, runId, requestId, lastSeq } = await pendingApproval(d, alice);
 
     expect((await as(d, alice, "GET", `/v1/runs/${runId}`)).body.state).toBe("waitingApproval");
     expect(existsSync(join(sb.cwd, "note.txt"))).toBe(false);
@@ -75,7 +84,7 @@ describe("lash serve: approvals over HTTP", () => {
     expect(decided.status).toBe(200);
     expect(decided.body).toMatchObject({ id: requestId, state: "approved", decidedBy: "root" });
 
-    const rest = await readUntil(d, alice, `/v1/runs/${runId}/events`, undefined, lastSeq);
+    const rest = await untilFinished(d, alice, sessionId, lastSeq);
     const resolved = rest.find((e) => e.type === "approvalResolved");
     expect(resolved?.data).toMatchObject({ requestId, by: "root" });
     expect(rest.at(-1)?.type).toBe("runFinished");
@@ -93,7 +102,7 @@ describe("lash serve: approvals over HTTP", () => {
     writeConfig(sb, { tools: { write_file: { approval: "always" } } });
     const alice = await createToken(sb, "alice");
     const d = await daemon(sb);
-    const { runId, requestId, lastSeq } = await pendingApproval(d, alice);
+    const { sessionId, requestId, lastSeq } = await pendingApproval(d, alice);
 
     const unknown = await as(d, alice, "POST", `/v1/approvals/${requestId}`, {
       decision: "approve",
@@ -114,7 +123,7 @@ describe("lash serve: approvals over HTTP", () => {
       reason: "write it to a branch instead",
     });
     expect(denied.body).toMatchObject({ state: "denied", decidedBy: "alice" });
-    const rest = await readUntil(d, alice, `/v1/runs/${runId}/events`, undefined, lastSeq);
+    const rest = await untilFinished(d, alice, sessionId, lastSeq);
     expect(rest.at(-1)?.data).toMatchObject({ state: "completed", text: "understood" });
     expect(existsSync(join(sb.cwd, "note.txt"))).toBe(false);
     // the model's next request carries the denial as the tool result
@@ -158,7 +167,7 @@ describe("lash serve: approvals over HTTP", () => {
 
     const decided = await as(second, alice, "POST", `/v1/approvals/${requestId}`, { decision: "approve" });
     expect(decided.body).toMatchObject({ state: "approved", decidedBy: "alice" });
-    const rest = await readUntil(second, alice, `/v1/runs/${runId}/events`, undefined, resumed.at(-1)?.seq);
+    const rest = await untilFinished(second, alice, sessionId, resumed.at(-1)?.seq);
     expect(rest.at(-1)?.data).toMatchObject({ state: "completed", text: "counted" });
     expect(readFileSync(join(sb.cwd, "count.txt"), "utf8")).toBe("ran\n");
     // the model was not asked again for the call it had already made

@@ -117,3 +117,15 @@ export async function readUntil(
     controller.abort();
   }
 }
+
+/**
+ * A session's events after `after` up to its next `runFinished` (the session stream: it
+ * serves a run that is finishing right now like any other).
+ */
+export const untilFinished = (
+  daemon: Daemon,
+  token: string | undefined,
+  sessionId: string,
+  after?: number,
+): Promise<StreamEvent[]> =>
+  readUntil(daemon, token, `/v1/sessions/${sessionId}/events`, (e) => e.type === "runFinished", after);

@@ -94,6 +94,7 @@ export async function runServe(argv: readonly string[], io: MainIO): Promise<num
   const { resolveSetup } = await import("./setup.ts");
   const setup = await resolveSetup(parsed, io.env);
   for (const w of setup.warnings) io.stderr.write(`[lash] ${w}\n`);
+  const manifest = (await import("@lash/agents")).readManifest(setup.settings.cwd);
   const { createCliContext } = await import("./create-context.ts");
   const ctx = await createCliContext({
     settings: setup.settings,
@@ -140,6 +141,8 @@ export async function runServe(argv: readonly string[], io: MainIO): Promise<num
           ? { principals: setup.loaded.config.serve.principals }
           : {}),
         traceEvent: ctx.traceEvent,
+        // the build the workspace serves: its agents' `acl` (s3's agent wiring supersedes this at merge)
+        ...(manifest ? { manifest } : {}),
         close: () => ctx.close(),
       },
       settings,
