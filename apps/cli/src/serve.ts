@@ -79,7 +79,7 @@ export async function runServe(argv: readonly string[], io: MainIO): Promise<num
   const { flags, rest } = parseServeFlags(argv);
   if (flags.noAuth && !isLoopback(flags.host))
     throw usageError(
-      `lash serve: --no-auth is only allowed on a loopback address (got --host ${flags.host}); bind 127.0.0.1, or drop --no-auth and use tokens (lash serve token create <name>)`,
+      `lash serve: --no-auth is only allowed on a loopback address (got --host ${flags.host}); bind 127.0.0.1, or drop --no-auth and use tokens (lash serve token create --principal <name>)`,
     );
   const parsed = parseRunFlags(["-p", ...rest]);
   if ("help" in parsed || "version" in parsed) throw usageError("lash serve: see lash serve --help");
