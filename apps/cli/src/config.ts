@@ -157,6 +157,23 @@ const TraceConfig = Schema.Struct({
   otlp: opt(OtlpConfig),
 });
 
+/** A principal of `lash serve` (a name its tokens map to): what its sessions may do. */
+const ServePrincipal = Schema.Struct({
+  /** A policy layer added to every session this principal creates (it can only narrow). */
+  policy: opt(PolicyLayer),
+});
+
+const ServeConfig = Schema.Struct({
+  /** Per principal (`lash serve token create --principal <name>`): `{ "alice": { "policy": { … } } }`. */
+  principals: opt(
+    described(
+      Schema.Record({ key: Schema.String, value: ServePrincipal }),
+      'an object of principals ({ "alice": { "policy": { "deny": ["shell"] } } })',
+      false,
+    ),
+  ),
+});
+
 export const LashConfig = Schema.Struct({
   $schema: opt(Str),
   /** `provider/model` */
@@ -191,6 +208,8 @@ export const LashConfig = Schema.Struct({
   rateLimits: opt(RateLimitsConfig),
   /** The tool policy layer (@lash/policy format): profile, allow/deny, approval, denyPatterns, limits, redaction keys … */
   policy: opt(PolicyLayer),
+  /** `lash serve`: per-principal settings (`principals.<name>.policy`). */
+  serve: opt(ServeConfig),
 });
 export type LashConfig = typeof LashConfig.Type;
 
@@ -219,10 +238,15 @@ export function validateConfig(value: unknown, file: string): LashConfig {
     if (issue._tag === "Unexpected") {
       const last = String(issue.path.at(-1) ?? "");
       const allowed = message.replace(/^is unexpected, expected: /, "").replaceAll(" | ", ", ");
+      // a key inside a policy layer (config's own, or a principal's) is the policy's business
+      const inPolicy =
+        issue.path[0] === "policy" || (issue.path[0] === "serve" && issue.path[3] === "policy");
       message =
-        SECRET_KEY.test(last) && issue.path[0] !== "policy"
-          ? `unknown key "${last}": API keys and secrets are read from the environment, never from config (known keys: ${allowed})`
-          : unknownKeyMessage(last, message);
+        SECRET_KEY.test(last) && issue.path[0] === "serve" && !inPolicy
+          ? `unknown key "${last}": bearer tokens are never in config — create them with \`lash serve token create --principal <name>\` (only their hash is stored, in the daemon's state file) (known keys: ${allowed})`
+          : SECRET_KEY.test(last) && !inPolicy
+            ? `unknown key "${last}": API keys and secrets are read from the environment, never from config (known keys: ${allowed})`
+            : unknownKeyMessage(last, message);
     } else if (issue._tag === "Missing") {
       message = "is required";
     }

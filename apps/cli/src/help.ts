@@ -181,8 +181,10 @@ The policy (config key "policy", in $LASH_HOME/config.json and <cwd>/.lash/confi
     "limits": { "maxOutputBytes": 65536, "maxOutputLines": 2000 },  what the model sees of a result
     "redaction": { "keys": ["DEPLOY_TOKEN"] },  names whose values are redacted: the variable's
                                       value, and KEY=value / "key": "value" in tool output
-    "risk": { "threshold": "medium" }  approval "risk" asks at this risk level or above
+    "risk": { "threshold": "medium" },  approval "risk" asks at this risk level or above
                                       (low | medium | high; default medium)
+    "secondApprover": "high"          lash serve: approving a call at or above this risk (unassessed
+                                      = high) takes a principal other than the run's starter
   }
   Layers: the user's config, the project's, each one's profile (lash run adds lash.yaml's policy
   and the agent's own), then a subagent's capability.

@@ -18,6 +18,11 @@ export function resolvePaths(env: NodeJS.ProcessEnv, cwd: string): CliPaths {
   };
 }
 
+/** The state file of `lash serve` (runs, events, approvals, tokens) when `--state` is not given. */
+export function serveStateFile(home: string): string {
+  return join(home, "serve.db");
+}
+
 /** The home (or its nearest existing ancestor) must be a directory: a file there is a clear usage error. */
 function checkHome(home: string, name: string): void {
   for (let dir = home; ; dir = dirname(dir)) {

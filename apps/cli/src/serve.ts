@@ -2,10 +2,11 @@
 // providers, tools, MCP servers, policy, trace) and runs @lash/server's HTTP server until
 // SIGINT/SIGTERM, which drain it. `lash serve token …` manages bearer tokens.
 import { isIP } from "node:net";
-import { join } from "node:path";
 import { parseRunFlags } from "./args.ts";
+import { policyLayersOf } from "./config.ts";
 import { CliError, ExitCode, usageError } from "./errors.ts";
 import type { MainIO } from "./io.ts";
+import { serveStateFile } from "./paths.ts";
 
 export interface ServeFlags {
   readonly host: string;
@@ -80,7 +81,7 @@ export async function runServe(argv: readonly string[], io: MainIO): Promise<num
   const { flags, rest } = parseServeFlags(argv);
   if (flags.noAuth && !isLoopback(flags.host))
     throw usageError(
-      `lash serve: --no-auth is only allowed on a loopback address (got --host ${flags.host}); bind 127.0.0.1, or drop --no-auth and use tokens (lash serve token create <name>)`,
+      `lash serve: --no-auth is only allowed on a loopback address (got --host ${flags.host}); bind 127.0.0.1, or drop --no-auth and use tokens (lash serve token create --principal <name>)`,
     );
   const parsed = parseRunFlags(["-p", ...rest]);
   if ("help" in parsed || "version" in parsed) throw usageError("lash serve: see lash serve --help");
@@ -95,6 +96,7 @@ export async function runServe(argv: readonly string[], io: MainIO): Promise<num
   const { resolveSetup } = await import("./setup.ts");
   const setup = await resolveSetup(parsed, io.env);
   for (const w of setup.warnings) io.stderr.write(`[lash] ${w}\n`);
+  const manifest = (await import("@lash/agents")).readManifest(setup.settings.cwd);
   const { createCliContext } = await import("./create-context.ts");
   const ctx = await createCliContext({
     settings: setup.settings,
@@ -116,7 +118,7 @@ export async function runServe(argv: readonly string[], io: MainIO): Promise<num
   const settings = server.serveSettings({
     host: flags.host,
     port: flags.port,
-    stateDb: flags.state ?? join(setup.paths.home, "serve.db"),
+    stateDb: flags.state ?? serveStateFile(setup.paths.home),
     ...(flags.maxRuns !== undefined ? { maxConcurrentRuns: flags.maxRuns } : {}),
     ...(flags.maxQueued !== undefined ? { maxQueuedRuns: flags.maxQueued } : {}),
     ...(flags.drainTimeoutMs !== undefined ? { drainTimeoutMs: flags.drainTimeoutMs } : {}),
@@ -136,7 +138,14 @@ export async function runServe(argv: readonly string[], io: MainIO): Promise<num
           ...(s.tools ? { tools: s.tools } : {}),
         },
         setApprover: ctx.setApprover,
+        // the two-step rule reads the session's layers (config's; agent/principal layers join once the context keeps them per session)
+        policyLayers: () => policyLayersOf(setup.loaded.config),
+        ...(setup.loaded.config.serve?.principals
+          ? { principals: setup.loaded.config.serve.principals }
+          : {}),
         traceEvent: ctx.traceEvent,
+        // the build the workspace serves: its agents' `acl` (s3's agent wiring supersedes this at merge)
+        ...(manifest ? { manifest } : {}),
         close: () => ctx.close(),
       },
       settings,

@@ -33,6 +33,7 @@ export {
   type GovernanceOptions,
   makeGovernance,
   type NamedLayer,
+  needsSecondApprover,
   type Policy,
   type PolicyCall,
   type PolicyVerdict,
@@ -40,6 +41,7 @@ export {
   pathArguments,
   resolvePolicy,
   SessionPolicies,
+  secondApproverThreshold,
 } from "./policy.ts";
 export { assessRisk, LARGE_CHANGE_LINES, MANY_FILES, type RiskInput, riskAssessor } from "./risk.ts";
 export {

@@ -35,6 +35,8 @@ export interface Policy {
   readonly sandbox: { readonly mode?: "bwrap" | "off"; readonly network?: boolean };
   /** `approval: "risk"` asks at or above this level: the strictest (lowest) any layer sets, default `medium`. */
   readonly riskThreshold: RiskLevel;
+  /** The two-step rule: the strictest (lowest) `secondApprover` any layer sets; absent = no rule. */
+  readonly secondApprover?: RiskLevel;
 }
 
 export const DEFAULT_RISK_THRESHOLD: RiskLevel = "medium";
@@ -68,6 +70,7 @@ export function resolvePolicy(layers: readonly NamedLayer[]): Policy {
   let mode: "bwrap" | "off" | undefined;
   let network: boolean | undefined;
   let riskThreshold: RiskLevel | undefined;
+  let secondApprover: RiskLevel | undefined;
   const min = (a: number | undefined, b: number | undefined) =>
     a === undefined ? b : b === undefined ? a : Math.min(a, b);
   for (const { name, layer } of expanded) {
@@ -81,6 +84,7 @@ export function resolvePolicy(layers: readonly NamedLayer[]): Policy {
     else if (layer.sandbox?.mode === "off" && mode === undefined) mode = "off";
     if (layer.sandbox?.network === false) network = false;
     else if (layer.sandbox?.network === true && network === undefined) network = true;
+    secondApprover = stricter(secondApprover, layer.secondApprover);
     const t = layer.risk?.threshold;
     if (t && (riskThreshold === undefined || LEVELS.indexOf(t) < LEVELS.indexOf(riskThreshold)))
       riskThreshold = t;
@@ -96,7 +100,34 @@ export function resolvePolicy(layers: readonly NamedLayer[]): Policy {
     writes,
     sandbox: { ...(mode ? { mode } : {}), ...(network !== undefined ? { network } : {}) },
     riskThreshold: riskThreshold ?? DEFAULT_RISK_THRESHOLD,
+    ...(secondApprover ? { secondApprover } : {}),
   };
+}
+
+/** The lower (stricter) of two risk levels; `undefined` stands for "no level set". */
+function stricter(a: RiskLevel | undefined, b: RiskLevel | undefined): RiskLevel | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return LEVELS.indexOf(b) < LEVELS.indexOf(a) ? b : a;
+}
+
+/**
+ * The two-step rule of a set of layers: the strictest (lowest) `secondApprover` any of
+ * them sets (profiles never set one), or `undefined` when none does.
+ */
+export function secondApproverThreshold(layers: readonly NamedLayer[]): RiskLevel | undefined {
+  let level: RiskLevel | undefined;
+  for (const { layer } of layers) level = stricter(level, layer.secondApprover);
+  return level;
+}
+
+/**
+ * Whether an approval of a call at `risk` needs a principal other than the run's starter
+ * under `threshold`: a call without a risk counts as high; no threshold, no rule.
+ */
+export function needsSecondApprover(threshold: RiskLevel | undefined, risk: RiskLevel | undefined): boolean {
+  if (threshold === undefined) return false;
+  return LEVELS.indexOf(risk ?? "high") >= LEVELS.indexOf(threshold);
 }
 
 /**
@@ -447,6 +478,10 @@ export function explain(policy: Policy, call: PolicyCall, options: DecideOptions
       `risk: ${v.risk.level} (${v.risk.category})${v.risk.reasons.length ? ` — ${v.risk.reasons.join("; ")}` : ""}`,
     );
   else if (v.approval === "risk") lines.push("risk: not assessed (no risk evaluator)");
+  if (policy.secondApprover && v.action === "ask")
+    lines.push(
+      `two-step rule: ${needsSecondApprover(policy.secondApprover, v.risk?.level) ? "applies" : "does not apply"} (secondApprover ${policy.secondApprover}: under lash serve, a principal other than the run's starter must approve calls at that risk or above; unassessed = high)`,
+    );
   return `${lines.join("\n")}\n`;
 }
 

@@ -117,6 +117,17 @@ export const PolicyLayer = Schema.Struct({
       threshold: opt(RiskLevel),
     }),
   ),
+  /**
+   * The two-step rule (`lash serve`): an approval of a call at or above this risk (a call
+   * without a risk counts as high) must come from a principal other than the one who
+   * started the run. The strictest (lowest) level any layer sets wins.
+   */
+  secondApprover: opt(
+    RiskLevel.annotations({
+      description:
+        "lash serve: calls at or above this risk (low | medium | high; unassessed = high) must be approved by a principal other than the one who started the run.",
+    }),
+  ),
 }).annotations({
   identifier: "PolicyLayer",
   title: "lash policy layer",

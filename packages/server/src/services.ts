@@ -4,7 +4,7 @@
 
 import type { Manifest } from "@lash/agents";
 import type { ApproverShape, CreateSessionOptions, LashRuntime, Plugin, SessionStore } from "@lash/core";
-import type { NamedLayer } from "@lash/policy";
+import type { NamedLayer, PolicyLayer } from "@lash/policy";
 import type { TurnActivity } from "@lash/sansio";
 import type Database from "better-sqlite3";
 import { Context, type Effect, type ManagedRuntime, type Stream } from "effect";
@@ -53,6 +53,14 @@ export interface ServeHost {
   readonly agentSession?: (name: string) => AgentSessionSpec;
   /** Extra policy layers for a session (agent and principal layers); the host's governance reads them. */
   readonly setSessionLayers?: (sessionId: string, layers: readonly NamedLayer[]) => void;
+  /**
+   * The effective policy layers of a session (config, project, agent, principal …), as the
+   * host's governance decides its calls with them; the daemon reads `secondApprover` (the
+   * two-step rule) from them. Absent: no two-step rule.
+   */
+  readonly policyLayers?: (sessionId: string) => readonly NamedLayer[];
+  /** Principals' settings from config (`serve.principals`): the policy layer each one's sessions get. */
+  readonly principals?: { readonly [name: string]: { readonly policy?: PolicyLayer } };
   /** Record a turn event in the host's trace (a no-op without one). */
   readonly traceEvent?: (event: TurnActivity) => void;
   readonly close: () => Promise<void>;
