@@ -34,7 +34,7 @@ import {
 import { Cause, Effect, Exit, Option, Runtime } from "effect";
 import type { AgentReply, Principal } from "./api.ts";
 import { authenticate } from "./auth.ts";
-import { replyOf, startAgentRun } from "./groups/agents.ts";
+import { agentOf, replyOf, startAgentRun } from "./groups/agents.ts";
 import { Access, Host, RunManager, Settings, type StateDb } from "./services.ts";
 
 /** Handles a request whose path is `/v1/agents/<name>/mcp`; resolves when the response is written. */
@@ -334,7 +334,7 @@ export const mcpHandler = Effect.gen(function* () {
           return yield* runs
             .wait(started.id)
             .pipe(Effect.onInterrupt(() => Effect.ignore(runs.cancel(started.id))));
-        }).pipe(Effect.map(replyOf)),
+        }).pipe(Effect.flatMap((r) => Effect.map(agentOf(agent), (a) => replyOf(a, r)))),
         signal,
       ),
     maxBodyBytes: settings.maxBodyBytes,

@@ -9,6 +9,8 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform";
 import { checkInput, inputText, type ResolvedAgent, RunRequestError } from "@lash/agents";
 import { LashRuntime } from "@lash/core";
+import { validateJson } from "@lash/core/internal";
+import { extractJson } from "@lash/subagents";
 import { Effect, Stream } from "effect";
 import {
   AgentInfo,
@@ -33,7 +35,7 @@ const OWNER_KEY = "serve.owner";
 export type ChatError = BadRequest | NotFound | Forbidden | TooManyRequests | Unavailable;
 
 /** The agent `name` of the build the daemon serves (after `checkAgent`, it exists). */
-const agentOf = (name: string) =>
+export const agentOf = (name: string) =>
   Effect.flatMap(Host, (host) => {
     const agent = host.manifest?.agents.find((a) => a.name === name);
     return agent
@@ -156,16 +158,30 @@ export const startAgentRun = (
     return yield* runs.start({ sessionId, text: inputText(input), principal });
   });
 
+/**
+ * The typed value of a finished run of `agent`: the turn's final value, else (a standard
+ * agent answers with the JSON its output schema asks for) the JSON of its text when it
+ * matches the schema — as `lash run`'s entry functions read it.
+ */
+export const typedValue = (agent: ResolvedAgent, run: Run): unknown => {
+  if (run.value !== undefined) return run.value;
+  if (agent.output === undefined || run.state !== "completed" || run.text === undefined) return undefined;
+  const found = extractJson(run.text);
+  return found.found && validateJson(agent.output, found.value).length === 0 ? found.value : undefined;
+};
+
 /** A finished run as the chat reply: its text, and the typed value when the agent has an output. */
-export const replyOf = (run: Run): AgentReply =>
-  new AgentReply({
+export const replyOf = (agent: ResolvedAgent, run: Run): AgentReply => {
+  const value = typedValue(agent, run);
+  return new AgentReply({
     sessionId: run.sessionId,
     runId: run.id,
     state: run.state,
     ...(run.text !== undefined ? { text: run.text } : {}),
-    ...(run.value !== undefined ? { value: run.value } : {}),
+    ...(value !== undefined ? { value } : {}),
     ...(run.error !== undefined ? { error: run.error } : {}),
   });
+};
 
 /** A chat to the end: start the agent's run and wait for it. */
 export const chatAgent = (
@@ -177,7 +193,7 @@ export const chatAgent = (
     const run = yield* startAgentRun(principal, name, body);
     const runs = yield* RunManager;
     const done = yield* runs.wait(run.id);
-    return replyOf(done);
+    return replyOf(yield* agentOf(name), done);
   });
 
 /** The agents `principal` may execute or read (an agent its `acl` hides from it is left out). */
