@@ -312,33 +312,34 @@ const runner =
     });
 
 /**
- * The daemon's MCP endpoint over its services (auth, access, the build, runs). Its MCP
- * sessions are closed when the scope closes (the daemon stops).
+ * The daemon's MCP endpoint over its services (auth, access, the build, runs). Build it in
+ * the daemon's runtime (`yield* mcpHandler`), route `/v1/agents/<name>/mcp` to it, and
+ * `await handler.close()` when the daemon stops (its MCP sessions end).
  */
-export const mcpHandler = Effect.gen(function* () {
-  const rt = yield* Effect.runtime<Host | Access | RunManager | Settings | StateDb>();
-  const host = yield* Host;
-  const settings = yield* Settings;
-  const run = runner(rt);
-  const handler = makeMcpHandler({
-    agent: (name) => host.manifest?.agents.find((a) => a.name === name),
-    authenticate: (authorization) => run(authenticate(authorization)),
-    checkAgent: (principal, agent) =>
-      run(Effect.flatMap(Access, (access) => access.checkAgent(principal, agent, "execute"))),
-    chat: (principal, agent, input, signal) =>
-      run(
-        Effect.gen(function* () {
-          const runs = yield* RunManager;
-          const started = yield* startAgentRun(principal, agent, { input });
-          // the MCP client cancelled the call: cancel the run too
-          return yield* runs
-            .wait(started.id)
-            .pipe(Effect.onInterrupt(() => Effect.ignore(runs.cancel(started.id))));
-        }).pipe(Effect.flatMap((r) => Effect.map(agentOf(agent), (a) => replyOf(a, r)))),
-        signal,
-      ),
-    maxBodyBytes: settings.maxBodyBytes,
+export const mcpHandler: Effect.Effect<McpHandler, never, Host | Access | RunManager | Settings | StateDb> =
+  Effect.gen(function* () {
+    const rt = yield* Effect.runtime<Host | Access | RunManager | Settings | StateDb>();
+    const host = yield* Host;
+    const settings = yield* Settings;
+    const run = runner(rt);
+    return makeMcpHandler({
+      agent: (name) => host.manifest?.agents.find((a) => a.name === name),
+      authenticate: (authorization) => run(authenticate(authorization)),
+      checkAgent: (principal, agent) =>
+        run(Effect.flatMap(Access, (access) => access.checkAgent(principal, agent, "execute"))),
+      chat: (principal, agent, input, signal) =>
+        run(
+          Effect.gen(function* () {
+            const runs = yield* RunManager;
+            const started = yield* startAgentRun(principal, agent, { input });
+            // the MCP client cancelled the call: cancel the run too
+            const done = yield* runs
+              .wait(started.id)
+              .pipe(Effect.onInterrupt(() => Effect.ignore(runs.cancel(started.id))));
+            return replyOf(yield* agentOf(agent), done);
+          }),
+          signal,
+        ),
+      maxBodyBytes: settings.maxBodyBytes,
+    });
   });
-  yield* Effect.addFinalizer(() => Effect.promise(() => handler.close()));
-  return handler;
-});
