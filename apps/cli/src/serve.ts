@@ -93,8 +93,17 @@ export async function runServe(argv: readonly string[], io: MainIO): Promise<num
   const { resolveSetup } = await import("./setup.ts");
   const setup = await resolveSetup(parsed, io.env);
   for (const w of setup.warnings) io.stderr.write(`[lash] ${w}\n`);
+  // the build this workspace serves (none: GET /v1/agents is empty), its agents' sessions
+  const { serveAgents } = await import("./serve-agents.ts");
+  const agents = serveAgents({
+    cwd: setup.settings.cwd,
+    home: setup.paths.home,
+    defaultModel: setup.settings.model,
+    ...(setup.settings.skillRoots ? { skillRoots: setup.settings.skillRoots } : {}),
+  });
   const { createCliContext } = await import("./create-context.ts");
   const ctx = await createCliContext({
+    ...agents.contextOptions,
     settings: setup.settings,
     paths: setup.paths,
     config: setup.loaded.config,
@@ -134,6 +143,8 @@ export async function runServe(argv: readonly string[], io: MainIO): Promise<num
         },
         setApprover: ctx.setApprover,
         traceEvent: ctx.traceEvent,
+        ...(agents.manifest ? { manifest: agents.manifest } : {}),
+        ...(agents.agentSession ? { agentSession: agents.agentSession } : {}),
         close: () => ctx.close(),
       },
       settings,

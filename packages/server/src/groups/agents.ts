@@ -6,12 +6,12 @@
 // 3. a new session of the agent (`Host.agentSession`), or `sessionId`: one of the caller's
 //    sessions of that agent;
 // 4. a run (`RunManager.start`), then its result (`wait`) or its event stream.
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform";
+import { HttpApiBuilder } from "@effect/platform";
 import { checkInput, inputText, type ResolvedAgent, RunRequestError } from "@lash/agents";
-import { LashRuntime } from "@lash/core";
+import { LashRuntime, SessionStore } from "@lash/core";
 import { validateJson } from "@lash/core/internal";
 import { extractJson } from "@lash/subagents";
-import { Effect, Stream } from "effect";
+import { Effect } from "effect";
 import {
   AgentInfo,
   AgentReply,
@@ -19,14 +19,15 @@ import {
   CurrentPrincipal,
   type Forbidden,
   LashApi,
-  type NotFound,
+  NotFound,
   type Principal,
   type Run,
-  type ServerEvent,
   type TooManyRequests,
   Unavailable,
 } from "../api.ts";
-import { Access, EventLog, Host, RunManager } from "../services.ts";
+import { Access, Host, RunManager } from "../services.ts";
+import { core, agentOf as sessionAgent } from "./common.ts";
+import { eventsResponse } from "./sessions.ts";
 
 /** Durable-state keys of a daemon session (the same as access.ts reads). */
 const OWNER_KEY = "serve.owner";
@@ -34,18 +35,20 @@ const OWNER_KEY = "serve.owner";
 /** What a chat may fail with (the errors of `AgentsApi.chat`). */
 export type ChatError = BadRequest | NotFound | Forbidden | TooManyRequests | Unavailable;
 
-/** The agent `name` of the build the daemon serves (after `checkAgent`, it exists). */
+/** The agent `name` of the build the daemon serves: 404 naming `lash build` when it has none such. */
 export const agentOf = (name: string) =>
   Effect.flatMap(Host, (host) => {
     const agent = host.manifest?.agents.find((a) => a.name === name);
-    return agent
-      ? Effect.succeed(agent)
-      : Effect.fail(
-          new Unavailable({
-            code: "agent_not_loaded",
-            message: `agent ${JSON.stringify(name)} is not in the build this daemon loaded; restart \`lash serve\` after \`lash build\``,
-          }),
-        );
+    if (agent) return Effect.succeed(agent);
+    const names = host.manifest?.agents.map((a) => a.name) ?? [];
+    return Effect.fail(
+      new NotFound({
+        code: "agent_not_found",
+        message: host.manifest
+          ? `no agent named ${JSON.stringify(name)} in the build this daemon serves (agents: ${names.join(", ") || "none"}); define it (an *.agent.md or agents/*.yaml), run \`lash build\` and restart \`lash serve\``
+          : `no agent named ${JSON.stringify(name)}: the daemon's workspace has no build; define agents (*.agent.md or agents/*.yaml), run \`lash build\` there and restart \`lash serve\``,
+      }),
+    );
   });
 
 /** The agent's input, checked as `lash run` checks it: 400 naming the schema problem and the fix. */
@@ -131,12 +134,13 @@ const chatSession = (principal: Principal, name: string, sessionId: string | und
     if (sessionId === undefined) return yield* createAgentSession(principal, name);
     const access = yield* Access;
     yield* access.checkSession(principal, sessionId);
-    const info = yield* access.sessionInfo(sessionId);
-    if (info.agent !== name)
+    const record = yield* core(Effect.flatMap(SessionStore, (store) => store.getSession(sessionId)));
+    const agent = sessionAgent(record);
+    if (agent !== name)
       return yield* Effect.fail(
         new BadRequest({
           code: "session_agent_mismatch",
-          message: `session ${JSON.stringify(sessionId)} ${info.agent !== undefined ? `runs agent ${JSON.stringify(info.agent)}` : "runs no agent"}, not ${JSON.stringify(name)}: give a session of ${JSON.stringify(name)} (its chat replies name it) or leave sessionId out for a new one`,
+          message: `session ${JSON.stringify(sessionId)} ${agent !== undefined ? `runs agent ${JSON.stringify(agent)}` : "runs no agent"}, not ${JSON.stringify(name)}: give a session of ${JSON.stringify(name)} (its chat replies name it) or leave sessionId out for a new one`,
         }),
       );
     return sessionId;
@@ -228,19 +232,6 @@ export const listAgents = (principal: Principal) =>
     return out;
   });
 
-const encoder = new TextEncoder();
-
-/** One SSE frame of a server event (`id:` = its seq, so `Last-Event-ID` resumes after it). */
-const sseFrame = (e: ServerEvent): Uint8Array =>
-  encoder.encode(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
-
-/** A `text/event-stream` response of these events. */
-const eventStreamResponse = (events: Stream.Stream<ServerEvent>) =>
-  HttpServerResponse.stream(Stream.map(events, sseFrame), {
-    contentType: "text/event-stream",
-    headers: { "cache-control": "no-cache", "x-accel-buffering": "no" },
-  });
-
 export const AgentsGroupLive = HttpApiBuilder.group(LashApi, "agents", (handlers) =>
   handlers
     .handle("list", () =>
@@ -254,10 +245,9 @@ export const AgentsGroupLive = HttpApiBuilder.group(LashApi, "agents", (handlers
     .handle("chatStream", ({ path, payload }) =>
       Effect.gen(function* () {
         const principal = yield* CurrentPrincipal;
-        const log = yield* EventLog;
         const run = yield* startAgentRun(principal, path.name, payload);
         // every event of this run (its stream ends after `runFinished`)
-        return eventStreamResponse(log.follow(run.sessionId, 0, run.id));
+        return yield* eventsResponse(run.sessionId, run.id, {}, 0);
       }),
     ),
 );
