@@ -31,6 +31,21 @@ tools: [read_file]
 SUMMARIZER-PROMPT: summarize the repository you are given.
 `;
 
+const LEAD = `---
+name: lead
+description: Leads a review.
+tools: [reviewer]
+---
+LEAD-PROMPT: ask the reviewer.
+`;
+const REVIEWER = `---
+name: reviewer
+description: reviews one file
+input: { path: str }
+---
+REVIEWER-PROMPT: review the file.
+`;
+
 const systemOf = (body: unknown): string =>
   chatMessages(body)
     .filter((m) => m.role === "system")
@@ -177,5 +192,35 @@ describe("lash serve: agents over HTTP", () => {
     const runId = (events[0] as unknown as { runId: string }).runId;
     const replay = await readSse(`${daemon.url}/v1/runs/${runId}/events`);
     expect(replay.events.map((e) => e.id)).toEqual(events.map((e) => e.seq));
+  });
+
+  it("an agent calls another as a tool in the daemon: a child session runs the called agent", async () => {
+    sb = await sandbox([
+      { toolCalls: [{ id: "c1", name: "reviewer", arguments: { path: "a.ts" } }] },
+      { text: "LGTM from the reviewer" },
+      { text: "The reviewer says LGTM." },
+    ]);
+    const opts = { env: sb.env, cwd: sb.cwd };
+    writeFileSync(join(sb.cwd, "lead.agent.md"), LEAD);
+    writeFileSync(join(sb.cwd, "reviewer.agent.md"), REVIEWER);
+    const build = await lash(["build"], opts);
+    expect(build.stderr).toBe("");
+    daemon = await startDaemon(sb);
+    const chat = await api(daemon.url, "POST", "/v1/agents/lead/chat", { input: "review a.ts" });
+    expect(chat.body).toMatchObject({ state: "completed", text: "The reviewer says LGTM." });
+    expect(sb.server.requests).toHaveLength(3);
+    // the lead sees the reviewer as a tool (its description and input schema), not spawn_agent
+    const first = sb.server.requests[0]!.body as {
+      tools?: { function: { name: string; description?: string; parameters?: unknown } }[];
+    };
+    const tool = (first.tools ?? []).find((t) => t.function.name === "reviewer");
+    expect(tool?.function.description).toBe("reviews one file");
+    expect(JSON.stringify(tool?.function.parameters)).toContain('"path"');
+    expect(toolNames(first)).not.toContain("spawn_agent");
+    // the child ran with the reviewer's instructions, and its answer reached the lead
+    expect(systemOf(sb.server.requests[1]!.body)).toContain("REVIEWER-PROMPT");
+    expect(lastUser(sb.server.requests[1]!.body)).toContain("a.ts");
+    const toolResult = chatMessages(sb.server.requests[2]!.body).find((m) => m.role === "tool");
+    expect(textOf(toolResult?.content)).toContain("LGTM from the reviewer");
   });
 });
