@@ -7,7 +7,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { chatMessages, lash, type Sandbox, sandbox, textOf } from "./cli-support.ts";
-import { api, type Daemon, startDaemon } from "./serve-support.ts";
+import { api, type Daemon, readSse, startDaemon } from "./serve-support.ts";
 
 let sb: Sandbox | undefined;
 let daemon: Daemon | undefined;
@@ -115,5 +115,29 @@ describe("lash serve: agents as MCP servers", () => {
       body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/list", params: {} }),
     });
     expect(after.status).toBe(404);
+  });
+
+  it("a call the client cancels cancels the agent's run", async () => {
+    sb = await sandbox([{ hang: true }]);
+    await project(sb);
+    daemon = await startDaemon(sb);
+    const { client: c } = await connect(`${daemon.url}/v1/agents/hello/mcp`);
+    const abort = new AbortController();
+    const call = c.callTool({ name: "hello", arguments: { input: "wait forever" } }, undefined, {
+      signal: abort.signal,
+    });
+    // the model got the request (the run is in its model call): cancel
+    await sb.server.waitForRequests(1);
+    abort.abort();
+    await expect(call).rejects.toThrow();
+    const sessions = await api(daemon.url, "GET", "/v1/sessions");
+    const [session] = sessions.body.sessions as { id: string }[];
+    const runs = await api(daemon.url, "GET", `/v1/sessions/${session!.id}/runs`);
+    const [run] = runs.body.runs as { id: string }[];
+    // the run's stream ends with its runFinished: cancelled
+    const { events, ended } = await readSse(`${daemon.url}/v1/runs/${run!.id}/events`);
+    expect(ended).toBe(true);
+    expect(events.at(-1)!.event).toBe("runFinished");
+    expect(events.at(-1)!.data.data.state).toBe("cancelled");
   });
 });
