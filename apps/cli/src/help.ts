@@ -296,6 +296,10 @@ Effects: read_file/glob/grep/update_plan/spawn_agent read; write_file/edit/apply
   API: GET /health, /ready, /v1/openapi.json; POST /v1/sessions, POST /v1/sessions/<id>/turns
       [?wait=true], GET /v1/sessions/<id>/events (SSE; reconnect with Last-Event-ID), GET /v1/runs/<id>,
       POST /v1/runs/<id>/cancel. SIGTERM drains: new turns get 503 (code draining).
+  Agents: the workspace's newest build (lash build; restart lash serve after a new one).
+      GET /v1/agents; POST /v1/agents/<name>/chat {"input": …, "sessionId"?} runs one as lash run
+      does (…/chat/stream: its events); /v1/agents/<name>/mcp serves it as an MCP server
+      (Streamable HTTP, one tool named after the agent with its input/output schemas).
 `,
 };
 

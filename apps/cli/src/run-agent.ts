@@ -168,7 +168,7 @@ async function openContext(
  * agent's own (`agent:<name>`). The build decoded both; a layer that no longer decodes
  * (a manifest written by another lash) fails closed: nothing may run.
  */
-function runLayers(manifest: Manifest, agent: ResolvedAgent | undefined): NamedLayer[] {
+export function runLayers(manifest: Manifest, agent: ResolvedAgent | undefined): NamedLayer[] {
   const layer = (value: unknown, name: string): NamedLayer => {
     const decoded = decodePolicyLayer(value, `policy of ${name}`);
     const l: PolicyLayer = Either.isRight(decoded) ? decoded.right : { deny: ["*"] };

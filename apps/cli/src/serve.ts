@@ -96,9 +96,17 @@ export async function runServe(argv: readonly string[], io: MainIO): Promise<num
   const { resolveSetup } = await import("./setup.ts");
   const setup = await resolveSetup(parsed, io.env);
   for (const w of setup.warnings) io.stderr.write(`[lash] ${w}\n`);
-  const manifest = (await import("@lash/agents")).readManifest(setup.settings.cwd);
+  // the build this workspace serves (none: GET /v1/agents is empty), its agents' sessions
+  const { serveAgents } = await import("./serve-agents.ts");
+  const agents = serveAgents({
+    cwd: setup.settings.cwd,
+    home: setup.paths.home,
+    defaultModel: setup.settings.model,
+    ...(setup.settings.skillRoots ? { skillRoots: setup.settings.skillRoots } : {}),
+  });
   const { createCliContext } = await import("./create-context.ts");
   const ctx = await createCliContext({
+    ...agents.contextOptions,
     settings: setup.settings,
     paths: setup.paths,
     config: setup.loaded.config,
@@ -144,8 +152,8 @@ export async function runServe(argv: readonly string[], io: MainIO): Promise<num
           ? { principals: setup.loaded.config.serve.principals }
           : {}),
         traceEvent: ctx.traceEvent,
-        // the build the workspace serves: its agents' `acl` (s3's agent wiring supersedes this at merge)
-        ...(manifest ? { manifest } : {}),
+        ...(agents.manifest ? { manifest: agents.manifest } : {}),
+        ...(agents.agentSession ? { agentSession: agents.agentSession } : {}),
         close: () => ctx.close(),
       },
       settings,

@@ -18,7 +18,7 @@ import { ApprovalsGroupLive } from "./groups/approvals.ts";
 import { HealthGroupLive, type Readiness } from "./groups/health.ts";
 import { RunsGroupLive } from "./groups/runs.ts";
 import { SessionsGroupLive } from "./groups/sessions.ts";
-import type { McpHandler } from "./mcp.ts";
+import { type McpHandler, mcpHandler } from "./mcp.ts";
 import { MetricsLive } from "./metrics.ts";
 import type { RunManagerImpl } from "./runs.ts";
 import { RunManagerLive } from "./runs.ts";
@@ -99,7 +99,7 @@ export async function startServer(
     NodeHttpServer.layerContext,
   ).pipe(Layer.provideMerge(services));
   const runtime = ManagedRuntime.make(layer);
-  const { handler, runs, log, approvals } = await runtime.runPromise(
+  const { handler, runs, log, approvals, mcpEndpoint } = await runtime.runPromise(
     Effect.gen(function* () {
       const notFound = HttpServerResponse.unsafeJson(
         {
@@ -125,6 +125,8 @@ export async function startServer(
         runs: (yield* RunManager) as RunManagerImpl,
         log: (yield* EventLog) as EventLogImpl,
         approvals: yield* Approvals,
+        // `/v1/agents/<name>/mcp` (mcp.ts), unless the caller brings its own
+        mcpEndpoint: extras.mcp ?? (yield* mcpHandler),
       };
     }),
   );
@@ -134,8 +136,8 @@ export async function startServer(
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? "/").split("?", 1)[0]!;
     const mcp = MCP_PATH.exec(path);
-    if (mcp && extras.mcp) {
-      extras.mcp(req, res, decodeURIComponent(mcp[1]!)).catch((e: unknown) => {
+    if (mcp) {
+      mcpEndpoint(req, res, decodeURIComponent(mcp[1]!)).catch((e: unknown) => {
         if (!res.headersSent)
           json(res, 500, {
             _tag: "InternalError",
@@ -224,6 +226,7 @@ export async function startServer(
     close: async () => {
       if (closed) return;
       closed = true;
+      await mcpEndpoint.close().catch(() => undefined);
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

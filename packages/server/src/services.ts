@@ -33,6 +33,8 @@ export interface AgentSessionSpec {
   readonly plugins: readonly Plugin[];
   /** Policy layers of the agent (project file, `agent:<name>`), after the host's own. */
   readonly policyLayers: readonly NamedLayer[];
+  /** The spec's `maxTurns`: pass it to `LashRuntime.turn` for the session's runs. */
+  readonly maxTurns?: number;
 }
 
 /**
