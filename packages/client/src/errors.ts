@@ -95,9 +95,13 @@ export const unreachable = (baseUrl: string, cause: unknown): ClientError =>
   });
 
 export function describe(cause: unknown): string {
-  if (cause instanceof Error) {
-    const inner = (cause as { cause?: unknown }).cause;
-    return inner instanceof Error ? `${cause.message} (${inner.message})` : cause.message;
+  // an Error and its causes, innermost last (`fetch failed` says little, `ECONNREFUSED` says it)
+  const parts: string[] = [];
+  let current: unknown = cause;
+  for (let depth = 0; depth < 4 && current !== undefined; depth++) {
+    const message = current instanceof Error ? current.message : String(current);
+    if (message !== "" && !parts.includes(message)) parts.push(message);
+    current = current instanceof Error ? (current as { cause?: unknown }).cause : undefined;
   }
-  return String(cause);
+  return parts.join(": ");
 }
