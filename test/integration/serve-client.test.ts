@@ -1,0 +1,158 @@
+// @lash/client against a real `lash serve` (issue 19, acceptance 5): the client creates a
+// session, starts a turn and iterates the run's events to `runFinished`; the daemon is
+// `kill -9`ed mid-stream and restarted on the same port and state, and the SAME iterator
+// goes on by itself — no seq twice, none missing (compared with a fresh read from seq 0).
+import { join } from "node:path";
+import { ClientError, createClient, NotFound, type ServerEvent, Unauthorized } from "@lash/client";
+import { afterEach, describe, expect, it } from "vitest";
+import { lash, type Sandbox, type Spawned, sandbox, start } from "./cli-support.ts";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** `lash serve` on `port` (0: any) in the sandbox; resolves with its URL from the first stdout line. */
+async function serve(box: Sandbox, port = 0): Promise<{ daemon: Spawned; url: string; port: number }> {
+  const daemon = start(["serve", "--port", String(port), "--state", join(box.home, "serve.db")], {
+    env: box.env,
+    cwd: box.cwd,
+  });
+  cleanups.push(async () => {
+    if (daemon.child.exitCode === null && daemon.child.signalCode === null) daemon.child.kill("SIGKILL");
+    await daemon.done;
+  });
+  const line = await daemon.waitForLine(
+    (l) => l.startsWith("lash serve: listening on ") || l.startsWith("__exited__"),
+  );
+  const url = /https?:\/\/\S+/.exec(line)?.[0];
+  if (url === undefined) throw new Error(`lash serve did not start: ${line}`);
+  return { daemon, url, port: Number(new URL(url).port) };
+}
+
+async function tokenFor(box: Sandbox, principal: string): Promise<string> {
+  const created = await lash(
+    ["serve", "token", "create", "--principal", principal, "--state", join(box.home, "serve.db")],
+    { env: box.env, cwd: box.cwd },
+  );
+  expect(created.code, created.stderr).toBe(0);
+  return created.stdout.trim();
+}
+
+async function newBox(replies: Parameters<typeof sandbox>[0]): Promise<Sandbox> {
+  const box = await sandbox(replies);
+  cleanups.push(() => box.cleanup());
+  return box;
+}
+
+const seqs = (events: readonly ServerEvent[]) => events.map((e) => e.seq);
+
+describe("@lash/client against lash serve", () => {
+  it("creates a session, starts a turn and follows the run's events to runFinished", async () => {
+    const box = await newBox([{ text: "Hello from the mock model", textChunks: 4 }]);
+    const { url } = await serve(box);
+    const client = createClient({ baseUrl: url, token: await tokenFor(box, "alice") });
+
+    const session = await client.sessions.create({ title: "client test" });
+    expect(session.owner).toBe("alice");
+    expect((await client.sessions.list()).map((s) => s.id)).toContain(session.id);
+    const run = await client.turns.start(session.id, "say hello");
+    expect(run.sessionId).toBe(session.id);
+
+    const events: ServerEvent[] = [];
+    for await (const e of client.events({ runId: run.id })) events.push(e);
+    expect(events.at(-1)?.type).toBe("runFinished");
+    const text = events
+      .filter((e) => e.type === "textDelta")
+      .map((e) => (e.data as { text: string }).text)
+      .join("");
+    expect(text).toBe("Hello from the mock model");
+    // strictly increasing, every event of this run
+    expect(seqs(events)).toEqual([...seqs(events)].sort((a, b) => a - b));
+    expect(new Set(seqs(events)).size).toBe(events.length);
+    expect(events.every((e) => e.runId === run.id && e.sessionId === session.id)).toBe(true);
+
+    const done = await client.runs.get(run.id);
+    expect(done.state).toBe("completed");
+    expect(done.text).toBe("Hello from the mock model");
+    expect(done.lastSeq).toBe(events.at(-1)?.seq);
+    // the same run read again from the start: the same events
+    expect(seqs(await collect(client.events({ runId: run.id }, { after: 0 })))).toEqual(seqs(events));
+  });
+
+  it("the daemon's errors arrive as the API's tagged errors", async () => {
+    const box = await newBox([]);
+    const { url } = await serve(box);
+    const noToken = createClient({ baseUrl: url });
+    await expect(noToken.sessions.list()).rejects.toBeInstanceOf(Unauthorized);
+    const client = createClient({ baseUrl: url, token: await tokenFor(box, "alice") });
+    const missing = await client.sessions.get("no-such-session").catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(NotFound);
+    expect(missing).toMatchObject({ _tag: "NotFound" });
+    expect((missing as NotFound).message).not.toBe("");
+    await expect(collect(client.events({ runId: "no-such-run" }))).rejects.toBeInstanceOf(NotFound);
+  });
+
+  it("kill -9 of the daemon mid-stream: the iterator reconnects by itself to the restarted daemon, no seq twice, none missing", async () => {
+    // the first model call streams three deltas and hangs (the daemon dies inside it); the
+    // resumed run calls the model again and gets the whole answer
+    const box = await newBox([
+      { text: "one two three four", textChunks: 4, hangAfterChunks: 3 },
+      { text: "one two three four", textChunks: 4 },
+    ]);
+    const first = await serve(box);
+    const client = createClient({ baseUrl: first.url, token: await tokenFor(box, "alice") });
+    const session = await client.sessions.create({});
+    const run = await client.turns.start(session.id, "count");
+
+    const reconnects: string[] = [];
+    let restarted: Promise<unknown> | undefined;
+    const events: ServerEvent[] = [];
+    for await (const e of client.events(
+      { runId: run.id },
+      { maxRetries: 40, maxDelayMs: 500, onReconnect: ({ cause }) => reconnects.push(cause) },
+    )) {
+      events.push(e);
+      if (e.type === "textDelta" && restarted === undefined) {
+        // mid-stream: the run is inside its model call
+        first.daemon.child.kill("SIGKILL");
+        await first.daemon.done;
+        restarted = serve(box, first.port);
+      }
+    }
+    await restarted;
+    expect(reconnects.length).toBeGreaterThan(0);
+    expect(events.at(-1)?.type).toBe("runFinished");
+    expect(new Set(seqs(events)).size).toBe(events.length);
+    const fresh = await collect(client.events({ runId: run.id }, { after: 0 }));
+    expect(seqs(events)).toEqual(seqs(fresh));
+    expect(events.map((e) => e.type)).toEqual(fresh.map((e) => e.type));
+    const done = await client.runs.get(run.id);
+    expect(done.state).toBe("completed");
+    expect(done.resumes).toBeGreaterThanOrEqual(1);
+    expect(box.server.requests.length).toBe(2);
+  });
+
+  it("an iterator whose daemon never comes back gives up with a clear error", async () => {
+    const box = await newBox([{ text: "x", hangAfterChunks: 0 }]);
+    const { daemon, url } = await serve(box);
+    const client = createClient({ baseUrl: url, token: await tokenFor(box, "alice") });
+    const session = await client.sessions.create({});
+    const run = await client.turns.start(session.id, "hang");
+    const stream = client.events({ sessionId: session.id }, { maxRetries: 2, initialDelayMs: 10 });
+    expect((await stream.next()).done).toBe(false);
+    daemon.child.kill("SIGKILL");
+    await daemon.done;
+    const error = await collect(stream).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ClientError);
+    expect(error).toMatchObject({ code: "stream_gave_up" });
+    expect((error as ClientError).message).toContain("Last-Event-ID");
+    expect(run.id).not.toBe("");
+  });
+});
+
+async function collect(it: AsyncIterable<ServerEvent>): Promise<ServerEvent[]> {
+  const out: ServerEvent[] = [];
+  for await (const e of it) out.push(e);
+  return out;
+}
