@@ -5,6 +5,7 @@
 import { join } from "node:path";
 import { ClientError, createClient, NotFound, type ServerEvent, Unauthorized } from "@lash/client";
 import { afterEach, describe, expect, it } from "vitest";
+import { checkOpenApi } from "../../packages/server/test/openapi-check.ts";
 import { lash, type Sandbox, type Spawned, sandbox, start } from "./cli-support.ts";
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -80,9 +81,12 @@ describe("@lash/client against lash serve", () => {
     expect(seqs(await collect(client.events({ runId: run.id }, { after: 0 })))).toEqual(seqs(events));
   });
 
-  it("the daemon's errors arrive as the API's tagged errors", async () => {
+  it("the daemon's errors arrive as the API's tagged errors; its /v1/openapi.json validates", async () => {
     const box = await newBox([]);
     const { url } = await serve(box);
+    const openapi = await fetch(`${url}/v1/openapi.json`);
+    expect(openapi.status).toBe(200);
+    await checkOpenApi(await openapi.json());
     const noToken = createClient({ baseUrl: url });
     await expect(noToken.sessions.list()).rejects.toBeInstanceOf(Unauthorized);
     const client = createClient({ baseUrl: url, token: await tokenFor(box, "alice") });
