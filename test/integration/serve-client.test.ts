@@ -3,7 +3,15 @@
 // `kill -9`ed mid-stream and restarted on the same port and state, and the SAME iterator
 // goes on by itself — no seq twice, none missing (compared with a fresh read from seq 0).
 import { join } from "node:path";
-import { ClientError, createClient, NotFound, type ServerEvent, Unauthorized } from "@lash/client";
+import {
+  ClientError,
+  createClient,
+  LashClient,
+  NotFound,
+  type ServerEvent,
+  Unauthorized,
+} from "@lash/client";
+import { Chunk, Effect, Stream } from "effect";
 import { afterEach, describe, expect, it } from "vitest";
 import { checkOpenApi } from "../../packages/server/test/openapi-check.ts";
 import { lash, type Sandbox, type Spawned, sandbox, start } from "./cli-support.ts";
@@ -52,7 +60,8 @@ describe("@lash/client against lash serve", () => {
   it("creates a session, starts a turn and follows the run's events to runFinished", async () => {
     const box = await newBox([{ text: "Hello from the mock model", textChunks: 4 }]);
     const { url } = await serve(box);
-    const client = createClient({ baseUrl: url, token: await tokenFor(box, "alice") });
+    const token = await tokenFor(box, "alice");
+    const client = createClient({ baseUrl: url, token });
 
     const session = await client.sessions.create({ title: "client test" });
     expect(session.owner).toBe("alice");
@@ -79,6 +88,13 @@ describe("@lash/client against lash serve", () => {
     expect(done.lastSeq).toBe(events.at(-1)?.seq);
     // the same run read again from the start: the same events
     expect(seqs(await collect(client.events({ runId: run.id }, { after: 0 })))).toEqual(seqs(events));
+    // … and through the Effect client, as a Stream
+    const viaEffect = await Effect.runPromise(
+      Effect.flatMap(LashClient, (lash) => Stream.runCollect(lash.events({ runId: run.id }))).pipe(
+        Effect.provide(LashClient.layer({ baseUrl: url, token })),
+      ),
+    );
+    expect(seqs(Chunk.toArray(viaEffect))).toEqual(seqs(events));
   });
 
   it("the daemon's errors arrive as the API's tagged errors; its /v1/openapi.json validates", async () => {
@@ -89,12 +105,22 @@ describe("@lash/client against lash serve", () => {
     await checkOpenApi(await openapi.json());
     const noToken = createClient({ baseUrl: url });
     await expect(noToken.sessions.list()).rejects.toBeInstanceOf(Unauthorized);
-    const client = createClient({ baseUrl: url, token: await tokenFor(box, "alice") });
+    const token = await tokenFor(box, "alice");
+    const client = createClient({ baseUrl: url, token });
     const missing = await client.sessions.get("no-such-session").catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(NotFound);
     expect(missing).toMatchObject({ _tag: "NotFound" });
     expect((missing as NotFound).message).not.toBe("");
     await expect(collect(client.events({ runId: "no-such-run" }))).rejects.toBeInstanceOf(NotFound);
+    // the Effect client fails with the same tagged error, for catchTag
+    const code = await Effect.runPromise(
+      Effect.flatMap(LashClient, ({ api }) =>
+        api.sessions
+          .get({ path: { id: "no-such-session" } })
+          .pipe(Effect.catchTag("NotFound", (e) => Effect.succeed(`caught ${e.code}`))),
+      ).pipe(Effect.provide(LashClient.layer({ baseUrl: url, token }))),
+    );
+    expect(code).toMatch(/^caught \w+/);
   });
 
   it("kill -9 of the daemon mid-stream: the iterator reconnects by itself to the restarted daemon, no seq twice, none missing", async () => {
