@@ -67,6 +67,7 @@ export type Command =
   | { readonly kind: "run-agent"; readonly argv: readonly string[] }
   | { readonly kind: "skills"; readonly argv: readonly string[] }
   | { readonly kind: "remote"; readonly argv: readonly string[] }
+  | { readonly kind: "serve"; readonly argv: readonly string[] }
   | { readonly kind: "login" | "logout"; readonly argv: readonly string[] };
 
 export interface SessionsArgs {
@@ -100,6 +101,7 @@ export const SUBCOMMANDS = [
   "run",
   "skills",
   "remote",
+  "serve",
   "login",
   "logout",
   "help",
@@ -290,6 +292,8 @@ export function parseCommand(argv: readonly string[]): Command {
       return { kind: "skills", argv: rest };
     case "remote":
       return { kind: "remote", argv: rest };
+    case "serve":
+      return { kind: "serve", argv: rest };
     case "login":
     case "logout":
       return { kind: first, argv: rest };

@@ -85,6 +85,10 @@ async function dispatch(command: Command, io: MainIO): Promise<number> {
       const { runRemote } = await import("./remote.ts");
       return runRemote(command.argv, io);
     }
+    case "serve": {
+      const { runServe } = await import("./serve.ts");
+      return runServe(command.argv, io);
+    }
     case "login":
     case "logout": {
       const { runLogin, runLogout } = await import("./login.ts");
