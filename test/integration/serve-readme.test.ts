@@ -4,7 +4,7 @@
 // command on a free port (the blocks' 7777 replaced by it), the model is the mock wire server,
 // and the TypeScript client example runs with Node.
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { MAIN, type Sandbox, type Spawned, sandbox, start } from "./cli-support.ts";
@@ -64,9 +64,25 @@ describe("README: lash serve quick start", () => {
   it("the token, serve and curl blocks work as written, and so does the client example", async () => {
     const box = await sandbox([
       { text: "Hello from lash serve!", textChunks: 5 },
+      { toolCalls: [{ name: "write_file", arguments: { path: "hello.txt", content: "hello, approved\n" } }] },
+      { text: "Wrote hello.txt." },
       { text: "Hello from the client!", textChunks: 3 },
     ]);
     cleanups.push(() => box.cleanup());
+    // the approvals block's config: ask before every write_file (beside what the sandbox wrote)
+    const configFile = join(box.home, "config.json");
+    const config = existsSync(configFile)
+      ? (JSON.parse(readFileSync(configFile, "utf8")) as Record<string, object>)
+      : {};
+    mkdirSync(box.home, { recursive: true });
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        ...config,
+        policy: { ...config.policy, tools: { write_file: { approval: "always" } } },
+      }),
+    );
+    expect(README).toContain('{"policy":{"tools":{"write_file":{"approval":"always"}}}}');
     expect(block("token").lang).toBe("bash");
     expect(block("curl").lang).toBe("bash");
     expect(block("client").lang).toBe("ts");
@@ -90,9 +106,15 @@ describe("README: lash serve quick start", () => {
     expect(port, listening).toBeDefined();
     const onPort = (code: string) => code.replaceAll("127.0.0.1:7777", `127.0.0.1:${port}`);
 
-    // 3. the curl block
-    const curl = await bash(onPort(block("curl").code), box, env);
-    expect(curl.code, curl.stderr).toBe(0);
+    // 3. the curl block, then the approvals block (it uses the curl block's S, AUTH and json)
+    const both = await bash(
+      `${onPort(block("curl").code)}\necho __approvals__\n${onPort(block("approvals").code)}`,
+      box,
+      env,
+    );
+    expect(both.code, both.stderr).toBe(0);
+    const [curlOut = "", approvalsOut = ""] = both.stdout.split("__approvals__\n");
+    const curl = { stdout: curlOut };
     expect(curl.stdout).toContain('{"ok":true}');
     // the full stream: frames id/event/data, text deltas, ending with runFinished
     const frames = [...curl.stdout.matchAll(/^id: (\d+)\nevent: (\w+)\ndata: (.*)$/gm)].map((m) => ({
@@ -115,6 +137,19 @@ describe("README: lash serve quick start", () => {
     expect(idLines.slice(stream.length)).toEqual(after3);
     expect(curl.stdout.trimEnd().endsWith("completed")).toBe(true);
 
+    // approvals: the pending one listed (its tool and arguments), approved, the run finished, the file written
+    const [pending = "", state, finished, written, agents] = approvalsOut.trimEnd().split("\n");
+    const listed = JSON.parse(pending) as {
+      approvals: { id: string; state: string; items: { tool: string }[] }[];
+    };
+    expect(listed.approvals).toHaveLength(1);
+    expect(listed.approvals[0]).toMatchObject({ state: "pending", items: [{ tool: "write_file" }] });
+    expect(state).toBe("approved");
+    expect(finished).toBe("event: runFinished");
+    expect(written).toBe("hello, approved");
+    expect(readFileSync(join(box.cwd, "hello.txt"), "utf8")).toBe("hello, approved\n");
+    expect(JSON.parse(agents ?? "")).toEqual({ agents: [] });
+
     // 4. the client example, with Node (TypeScript as written; @lash/client of this checkout)
     const dir = mkdtempSync(join(ROOT, "test", "integration", ".readme-client-"));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
@@ -123,6 +158,6 @@ describe("README: lash serve quick start", () => {
     const client = await run(process.execPath, [file], { ...box.env, ...env }, box.cwd);
     expect(client.code, client.stderr).toBe(0);
     expect(client.stdout).toMatch(/^Hello from the client!\ncompleted after \d+ events\nNotFound \w+\n$/);
-    expect(box.server.requests).toHaveLength(2);
+    expect(box.server.requests).toHaveLength(4);
   });
 });
