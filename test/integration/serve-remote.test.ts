@@ -24,20 +24,27 @@ interface Daemon {
   remote(args: readonly string[], extraEnv?: NodeJS.ProcessEnv): ReturnType<typeof lash>;
 }
 
-async function daemon(replies: Parameters<typeof sandbox>[0], config?: object): Promise<Daemon> {
+/** `lash serve` with a token for alice, or `--no-auth` (`auth: false`: every caller is the local admin). */
+async function daemon(replies: Parameters<typeof sandbox>[0], config?: object, auth = true): Promise<Daemon> {
   const box = await sandbox(replies);
   cleanups.push(() => box.cleanup());
   if (config) {
     mkdirSync(box.home, { recursive: true });
     writeFileSync(join(box.home, "config.json"), JSON.stringify(config));
   }
-  const created = await lash(["serve", "token", "create", "--principal", "alice"], {
+  let token = "";
+  if (auth) {
+    const created = await lash(["serve", "token", "create", "--principal", "alice"], {
+      env: box.env,
+      cwd: box.cwd,
+    });
+    expect(created.code, created.stderr).toBe(0);
+    token = created.stdout.trim();
+  }
+  const child: Spawned = start(["serve", "--port", "0", ...(auth ? [] : ["--no-auth"])], {
     env: box.env,
     cwd: box.cwd,
   });
-  expect(created.code, created.stderr).toBe(0);
-  const token = created.stdout.trim();
-  const child: Spawned = start(["serve", "--port", "0"], { env: box.env, cwd: box.cwd });
   cleanups.push(async () => {
     if (child.child.exitCode === null && child.child.signalCode === null) child.child.kill("SIGKILL");
     await child.done;
@@ -53,7 +60,7 @@ async function daemon(replies: Parameters<typeof sandbox>[0], config?: object): 
     box,
     remote: (args, extraEnv = {}) =>
       lash(["remote", "--server", url, ...args], {
-        env: { ...box.env, LASH_SERVER_TOKEN: token, ...extraEnv },
+        env: { ...box.env, ...(token ? { LASH_SERVER_TOKEN: token } : {}), ...extraEnv },
         cwd: box.cwd,
       }),
   };
@@ -61,10 +68,14 @@ async function daemon(replies: Parameters<typeof sandbox>[0], config?: object): 
 
 describe("lash remote", () => {
   it("-p prints the model's text and exits 0; --continue runs the next turn in the same session", async () => {
-    const d = await daemon([
-      { text: "Hello from the daemon", textChunks: 3 },
-      { text: "Second answer", textChunks: 2 },
-    ]);
+    const d = await daemon(
+      [
+        { text: "Hello from the daemon", textChunks: 3 },
+        { text: "Second answer", textChunks: 2 },
+      ],
+      undefined,
+      false,
+    );
     const first = await d.remote(["-p", "say hello"]);
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toBe("Hello from the daemon\n");
@@ -159,7 +170,9 @@ describe("lash remote", () => {
 });
 
 async function fetchJson(d: Daemon, path: string): Promise<unknown> {
-  const res = await fetch(`${d.url}${path}`, { headers: { authorization: `Bearer ${d.token}` } });
+  const res = await fetch(`${d.url}${path}`, {
+    headers: d.token ? { authorization: `Bearer ${d.token}` } : {},
+  });
   expect(res.status).toBe(200);
   return res.json();
 }
