@@ -47,7 +47,7 @@ async function newBox(replies: Parameters<typeof sandbox>[0]): Promise<Sandbox> 
 
 const seqs = (events: readonly ServerEvent[]) => events.map((e) => e.seq);
 
-describe("@lash/client against lash serve", () => {
+describe("@lash/client against lash serve", { timeout: 90_000 }, () => {
   it("creates a session, starts a turn and follows the run's events to runFinished", async () => {
     const box = await newBox([{ text: "Hello from the mock model", textChunks: 4 }]);
     const { url } = await serve(box);
@@ -126,7 +126,7 @@ describe("@lash/client against lash serve", () => {
     const events: ServerEvent[] = [];
     for await (const e of client.events(
       { runId: run.id },
-      { maxRetries: 40, maxDelayMs: 500, onReconnect: ({ cause }) => reconnects.push(cause) },
+      { maxRetries: 120, maxDelayMs: 500, onReconnect: ({ cause }) => reconnects.push(cause) },
     )) {
       events.push(e);
       if (e.type === "textDelta" && restarted === undefined) {

@@ -60,7 +60,7 @@ function serveArgs(): string[] {
   return [...args, "--port", "0"];
 }
 
-describe("README: lash serve quick start", () => {
+describe("README: lash serve quick start", { timeout: 120_000 }, () => {
   it("the token, serve and curl blocks work as written, and so does the client example", async () => {
     const box = await sandbox([
       { text: "Hello from lash serve!", textChunks: 5 },

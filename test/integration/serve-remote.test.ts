@@ -66,7 +66,7 @@ async function daemon(replies: Parameters<typeof sandbox>[0], config?: object, a
   };
 }
 
-describe("lash remote", () => {
+describe("lash remote", { timeout: 90_000 }, () => {
   it("-p prints the model's text and exits 0; --continue runs the next turn in the same session", async () => {
     const d = await daemon(
       [
