@@ -86,6 +86,31 @@ describe("@lash/client against lash serve", { timeout: 90_000 }, () => {
     expect(seqs(Chunk.toArray(viaEffect))).toEqual(seqs(events));
   });
 
+  it("the rest of the promise client: wait, messages, runs, fork, delete", async () => {
+    const box = await newBox([{ text: "first answer" }, { text: "answer in the fork" }]);
+    const { url } = await serve(box);
+    const client = createClient({ baseUrl: url });
+    expect(await client.health()).toEqual({ ok: true });
+    const session = await client.sessions.create({ title: "surface" });
+    const run = await client.turns.start(session.id, "first question", { wait: true });
+    expect(run).toMatchObject({ state: "completed", text: "first answer", sessionId: session.id });
+    expect((await client.sessions.runs(session.id)).map((r) => r.id)).toEqual([run.id]);
+    const messages = JSON.stringify(await client.sessions.messages(session.id));
+    expect(messages).toContain("first question");
+    expect(messages).toContain("first answer");
+
+    const fork = await client.sessions.fork(session.id, { title: "the fork" });
+    expect(fork.id).not.toBe(session.id);
+    const inFork = await client.turns.start(fork.id, "in the fork", { wait: true });
+    expect(inFork.text).toBe("answer in the fork");
+    // the fork's model request carried the original's history
+    expect(JSON.stringify(box.server.requests[1]?.body)).toContain("first answer");
+    expect((await client.sessions.get(session.id)).turnCount).toBe(1);
+
+    expect(await client.sessions.delete(fork.id)).toEqual({ deleted: fork.id });
+    await expect(client.sessions.get(fork.id)).rejects.toBeInstanceOf(NotFound);
+  });
+
   it("the daemon's errors arrive as the API's tagged errors; its /v1/openapi.json validates", async () => {
     const box = await newBox([]);
     const { url } = await serve(box);
