@@ -231,10 +231,18 @@ async function answerApproval(
     return ExitCode.failed;
   }
   const decision = o.mode === "approve-all" ? "approve" : "deny";
-  const approval: Approval = await client.approvals.decide(id, {
-    decision,
-    ...(decision === "deny" ? { reason: "denied by lash remote --approval-mode reject-all" } : {}),
-  });
+  let approval: Approval;
+  try {
+    approval = await client.approvals.decide(id, {
+      decision,
+      ...(decision === "deny" ? { reason: "denied by lash remote --approval-mode reject-all" } : {}),
+    });
+  } catch (e) {
+    // another client answered it first: the run goes on with that answer
+    if ((e as { _tag?: unknown })._tag !== "Conflict") throw e;
+    if (o.format === "text") io.stderr.write(`[approval] ${tools} · already decided (${errorMessage(e)})\n`);
+    return undefined;
+  }
   if (o.format === "text")
     io.stderr.write(`[approval] ${tools} · ${approval.state} (--approval-mode ${o.mode})\n`);
   return undefined;
