@@ -108,6 +108,51 @@ describe("lash remote", { timeout: 90_000 }, () => {
     expect(body).toContain("Hello from the daemon");
   });
 
+  it("kill -9 of the daemon mid-run: lash remote follows the restarted daemon and ends with the run", async () => {
+    const box = await sandbox([
+      { text: "one two three four", textChunks: 4, hangAfterChunks: 3 },
+      { text: "one two three four", textChunks: 4 },
+    ]);
+    cleanups.push(() => box.cleanup());
+    const state = join(box.home, "serve.db");
+    const startDaemon = (port: number) => {
+      const child = start(["serve", "--no-auth", "--port", String(port), "--state", state], {
+        env: box.env,
+        cwd: box.cwd,
+      });
+      cleanups.push(async () => {
+        if (child.child.exitCode === null && child.child.signalCode === null) child.child.kill("SIGKILL");
+        await child.done;
+      });
+      return child;
+    };
+    const first = startDaemon(0);
+    const line = await first.waitForLine(
+      (l) => l.startsWith("lash serve: listening on ") || l.startsWith("__exited__"),
+    );
+    const url = /https?:\/\/\S+/.exec(line)?.[0] ?? line;
+    const remote = start(["remote", "--server", url, "-p", "count", "--output-format", "stream-json"], {
+      env: box.env,
+      cwd: box.cwd,
+    });
+    await remote.waitForLine((l) => l.includes('"type":"textDelta"') || l.startsWith("__exited__"));
+    first.child.kill("SIGKILL");
+    await first.done;
+    startDaemon(Number(new URL(url).port));
+    const done = await remote.done;
+    expect(done.code, done.stderr).toBe(0);
+    const lines = jsonLines(done.stdout);
+    expect(lines.at(-1)).toMatchObject({ type: "result", outcome: "finished", text: "one two three four" });
+    const seqs = lines.filter((l) => typeof l.seq === "number").map((l) => l.seq as number);
+    expect(new Set(seqs).size).toBe(seqs.length);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    expect(lines.some((l) => l.type === "runFinished")).toBe(true);
+    // none missing: the same seqs as the run's whole stream read afresh from the daemon
+    const runId = String(lines.at(-1)?.runId);
+    const all = await (await fetch(`${url}/v1/runs/${runId}/events`)).text();
+    expect(seqs).toEqual([...all.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1])));
+  });
+
   it("a bad token exits 2 with the daemon's message; no server exits 2 naming --server", async () => {
     const d = await daemon([]);
     const bad = await d.remote(["-p", "hi"], { LASH_SERVER_TOKEN: "not-a-token" });

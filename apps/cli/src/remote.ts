@@ -132,7 +132,17 @@ async function runTurn(client: LashClientPromise, io: MainIO, o: TurnOptions): P
   process.on("SIGTERM", onSignal);
 
   let printed = "";
-  const stream = client.events({ runId });
+  // a daemon restart takes a few seconds: retry for about a minute before giving up
+  const stream = client.events(
+    { runId },
+    {
+      maxRetries: 30,
+      onReconnect: ({ attempt, after, cause }) => {
+        if (attempt === 1 && o.format === "text")
+          io.stderr.write(`[lash] lost the daemon (${cause}); reconnecting after event ${after ?? 0}\n`);
+      },
+    },
+  );
   try {
     for await (const event of stream) {
       if (o.format === "stream-json") jsonl(eventLine(event));
