@@ -66,6 +66,7 @@ export type Command =
   | { readonly kind: "build" | "init" | "agents"; readonly argv: readonly string[] }
   | { readonly kind: "run-agent"; readonly argv: readonly string[] }
   | { readonly kind: "skills"; readonly argv: readonly string[] }
+  | { readonly kind: "remote"; readonly argv: readonly string[] }
   | { readonly kind: "serve"; readonly argv: readonly string[] }
   | { readonly kind: "login" | "logout"; readonly argv: readonly string[] };
 
@@ -99,6 +100,7 @@ export const SUBCOMMANDS = [
   "agents",
   "run",
   "skills",
+  "remote",
   "serve",
   "login",
   "logout",
@@ -288,6 +290,8 @@ export function parseCommand(argv: readonly string[]): Command {
       return { kind: first, argv: rest };
     case "skills":
       return { kind: "skills", argv: rest };
+    case "remote":
+      return { kind: "remote", argv: rest };
     case "serve":
       return { kind: "serve", argv: rest };
     case "login":

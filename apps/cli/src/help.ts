@@ -22,6 +22,8 @@ Usage
   lash agents list|show <name>       the agents of the newest build (lash help build)
   lash skills list|validate [dir]|add <dir>
                                      SKILL.md skills the sessions can load (lash help skills)
+  lash remote --server <url> -p [prompt]
+                                     one-shot against a \`lash serve\` daemon (lash help remote)
   lash serve [--port n] [--host h]    run the HTTP daemon: sessions, turns, event streams (lash help serve)
   lash login codex [--device-code]   sign in with a ChatGPT plan (for codex/… models)
   lash logout [codex]                forget that sign-in
@@ -268,6 +270,28 @@ Effects: read_file/glob/grep/update_plan/spawn_agent read; write_file/edit/apply
   lash agents show <name> [--json] [--cwd <dir>]
       the agents of the newest build in .lash/build (without one, a fresh build): name,
       description, model, mode, tools, skills, schemas and the resolved instructions.
+`,
+  remote: `Usage
+  lash remote --server <url> [--token <t>] -p [prompt] [--continue <session>] [-m <model>]
+              [--output-format text|json|stream-json] [--approval-mode fail|approve-all|reject-all]
+      runs one turn on a \`lash serve\` daemon (through @lash/client): creates a session (or
+      continues --continue <session id>), starts the turn and follows the run's events — after a
+      dropped connection or a daemon restart it reconnects with Last-Event-ID by itself and
+      misses nothing. The prompt may come on stdin.
+      text: the model's text as it streams on stdout, tool lines on stderr; json: one result
+      object; stream-json: a session line, one line per event (with seq and runId), a result.
+      Exit code 0 when the run completed, 1 when it stopped, failed or waits on an approval,
+      2 for bad arguments or a rejected token, 130 when cancelled with Ctrl-C (the first
+      Ctrl-C cancels the run on the daemon).
+      --approval-mode   what to do when the run waits on an approval: fail (default) exits 1
+                        naming the approval id and how to decide it (it stays pending on the
+                        daemon); approve-all / reject-all decide it through the API
+      --server          the daemon's URL (default $LASH_SERVER_URL)
+      --token           a bearer token from \`lash serve token create\` (default $LASH_SERVER_TOKEN)
+  lash remote approvals --server <url>
+      the pending approvals the token may see
+  lash remote approve <id> | deny <id> [--reason <text>] --server <url>
+      decide one (the denial reason reaches the model)
 `,
   demo: `Usage
   lash demo [--keep] [--json]

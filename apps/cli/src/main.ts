@@ -81,6 +81,10 @@ async function dispatch(command: Command, io: MainIO): Promise<number> {
       const { runSkills } = await import("./skills.ts");
       return runSkills(command.argv, io);
     }
+    case "remote": {
+      const { runRemote } = await import("./remote.ts");
+      return runRemote(command.argv, io);
+    }
     case "serve": {
       const { runServe } = await import("./serve.ts");
       return runServe(command.argv, io);

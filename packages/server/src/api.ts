@@ -100,6 +100,16 @@ export class Authorization extends HttpApiMiddleware.Tag<Authorization>()("@lash
 // ---------------------------------------------------------------------------------------
 // shapes
 
+/**
+ * Any JSON value. Named (one `$ref` in the OpenAPI document) because Effect writes an
+ * unnamed `Schema.Unknown` as `{"$id": "/schemas/unknown"}` at every use, and a document
+ * with one `$id` defined more than once is not valid OpenAPI.
+ */
+export const JsonValue = Schema.Unknown.annotations({
+  identifier: "JsonValue",
+  description: "Any JSON value.",
+});
+
 export const SessionMode = Schema.Literal("standard", "rlm");
 
 export class Session extends Schema.Class<Session>("Session")({
@@ -155,11 +165,11 @@ export class Run extends Schema.Class<Run>("Run")({
   startedAt: Schema.optional(Schema.Number),
   finishedAt: Schema.optional(Schema.Number),
   /** The turn's outcome (`TurnOutcome` of @lash/sansio) once finished. */
-  outcome: Schema.optional(Schema.Unknown),
+  outcome: Schema.optional(JsonValue),
   /** The assistant's final text once completed. */
   text: Schema.optional(Schema.String),
   /** A typed agent's final value once completed. */
-  value: Schema.optional(Schema.Unknown),
+  value: Schema.optional(JsonValue),
   /** Why it failed, naming the fix. */
   error: Schema.optional(Schema.Struct({ code: Schema.String, message: Schema.String })),
   /** The last event sequence number of this run so far (for `Last-Event-ID`). */
@@ -185,7 +195,7 @@ export class ServerEvent extends Schema.Class<ServerEvent>("ServerEvent")({
   /** epoch ms */
   at: Schema.Number,
   /** The event's fields (a `TurnActivity` without `seq`/`sessionId`/`at`, or the lifecycle's). */
-  data: Schema.Unknown,
+  data: JsonValue,
 }) {}
 
 export const ApprovalState = Schema.Literal("pending", "approved", "denied", "mixed", "expired");
@@ -198,7 +208,7 @@ export class Approval extends Schema.Class<Approval>("Approval")({
   turnId: Schema.String,
   state: ApprovalState,
   /** Core's `ApprovalItem`s: tool, args, effects, reason, layer, risk, preview, previewHash. */
-  items: Schema.Array(Schema.Unknown),
+  items: Schema.Array(JsonValue),
   /** The principal that started the run. */
   requestedBy: Schema.String,
   /** When true, only a principal other than `requestedBy` may approve (two-step rule). */
@@ -207,7 +217,7 @@ export class Approval extends Schema.Class<Approval>("Approval")({
   decidedBy: Schema.optional(Schema.String),
   decidedAt: Schema.optional(Schema.Number),
   /** Core's `ApprovalDecision`s once answered. */
-  decisions: Schema.optional(Schema.Array(Schema.Unknown)),
+  decisions: Schema.optional(Schema.Array(JsonValue)),
 }) {}
 
 export const DecideApproval = Schema.Struct({
@@ -217,7 +227,7 @@ export const DecideApproval = Schema.Struct({
   /** `session`: calls to these tools are not asked about again in this session. */
   scope: Schema.optional(Schema.Literal("once", "session")),
   /** Edited arguments per call id (approve only); validated against the tool's schema again. */
-  args: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  args: Schema.optional(Schema.Record({ key: Schema.String, value: JsonValue })),
   /** Decide only these calls (default: every call of the request). */
   callIds: Schema.optional(Schema.Array(Schema.String)),
 });
@@ -228,15 +238,15 @@ export class AgentInfo extends Schema.Class<AgentInfo>("AgentInfo")({
   model: Schema.optional(Schema.String),
   mode: SessionMode,
   /** JSON Schema of the input / output, when the agent declares one. */
-  input: Schema.optional(Schema.Unknown),
-  output: Schema.optional(Schema.Unknown),
+  input: Schema.optional(JsonValue),
+  output: Schema.optional(JsonValue),
   /** What the caller may do with it. */
   access: Schema.Literal("execute", "read"),
 }) {}
 
 export const AgentChat = Schema.Struct({
   /** The input: a string, or a JSON value matching the agent's input schema. */
-  input: Schema.Unknown,
+  input: JsonValue,
   /** Continue this session of the agent (default: a new session). */
   sessionId: Schema.optional(Schema.String),
 });
@@ -246,7 +256,7 @@ export class AgentReply extends Schema.Class<AgentReply>("AgentReply")({
   runId: Schema.String,
   state: RunState,
   text: Schema.optional(Schema.String),
-  value: Schema.optional(Schema.Unknown),
+  value: Schema.optional(JsonValue),
   error: Schema.optional(Schema.Struct({ code: Schema.String, message: Schema.String })),
 }) {}
 
@@ -301,7 +311,7 @@ export class SessionsApi extends HttpApiGroup.make("sessions")
   .add(
     HttpApiEndpoint.get("messages", "/sessions/:id/messages")
       .setPath(SessionId)
-      .addSuccess(Schema.Struct({ messages: Schema.Array(Schema.Unknown) }))
+      .addSuccess(Schema.Struct({ messages: Schema.Array(JsonValue) }))
       .addError(NotFound)
       .addError(Forbidden),
   )
