@@ -32,11 +32,11 @@
 // (`--sabotage`: one subscriber skips one event, to see the check fail.)
 import { type ChildProcess, fork, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { argValue, markdownTable, report } from "../util.ts";
-import { cpuMsOf, follow, isReplyText, nowMs, rssOf, type SseEvent } from "./shape.ts";
-import { BUCKET_MS, type WorkerResult } from "./subscribers.ts";
+import { cpuMsOf, follow, isReplyText, merged, nowMs, rssOf, type SseEvent } from "./shape.ts";
+import type { WorkerResult } from "./subscribers.ts";
 
 const SESSIONS = Number(argValue("--sessions") ?? 50);
 const SUBSCRIBERS = Number(argValue("--subscribers") ?? 500);
@@ -46,6 +46,7 @@ const WORKERS = Number(argValue("--workers") ?? 2);
 const SOAK_MIN = argValue("--soak") === undefined ? undefined : Number(argValue("--soak"));
 const SABOTAGE = process.argv.includes("--sabotage");
 const GOAL_P95_MS = 50;
+const loadBefore = loadavg()[0] ?? 0;
 const PER_SESSION = Math.floor(SUBSCRIBERS / SESSIONS);
 if (PER_SESSION * SESSIONS !== SUBSCRIBERS || PER_SESSION < 1)
   throw new Error(`--subscribers (${SUBSCRIBERS}) must be a multiple of --sessions (${SESSIONS})`);
@@ -309,31 +310,21 @@ if (runsSeen !== runs * PER_SESSION)
   problems.push(`subscribers saw ${runsSeen} runs finish; ${runs * PER_SESSION} expected`);
 if (chunks !== runs * PER_SESSION * CHUNKS)
   problems.push(`subscribers got ${chunks} chunks; ${runs * PER_SESSION * CHUNKS} expected`);
-const negative = done.reduce((a, d) => a + d.negative, 0);
+const latency = merged(done.map((d) => d.latency));
+const toAppend = merged(done.map((d) => d.toAppend));
+const fromAppend = merged(done.map((d) => d.fromAppend));
+const negative = latency.negative;
+if (latency.count !== chunks) problems.push(`${latency.count} latencies for ${chunks} chunks`);
 if (negative > 0) problems.push(`${negative} chunks arrived before they were sent (clock?)`);
 if (problems.length) fail(problems);
 
 // ---------------------------------------------------------------------------------------
 // figures
 
-const merged = new Map<number, number>();
-for (const d of done) for (const [b, n] of d.hist) merged.set(b, (merged.get(b) ?? 0) + n);
-const over = done.reduce((a, d) => a + d.over, 0);
-const maxMs = Math.max(...done.map((d) => d.maxMs));
-const sorted = [...merged].sort((a, b) => a[0] - b[0]);
-/** The upper edge of the bucket holding the p-th percentile (ms). */
-const pct = (p: number): number => {
-  const rank = Math.ceil((p / 100) * chunks);
-  let acc = 0;
-  for (const [b, n] of sorted) {
-    acc += n;
-    if (acc >= rank) return (b + 1) * BUCKET_MS;
-  }
-  return maxMs; // in the overflow (> 10 s)
-};
-const p50 = pct(50);
-const p95 = pct(95);
-const p99 = pct(99);
+const p50 = latency.pct(50);
+const p95 = latency.pct(95);
+const p99 = latency.pct(99);
+const maxMs = latency.max;
 const loadS = (tRuns - t0) / 1000;
 const deliverS = (tDone - t0) / 1000;
 const appended = Object.values(finalSeq).reduce((a, b) => a + b, 0);
@@ -347,6 +338,18 @@ const rows: (string | number)[][] = [
   ["event latency p50 (model chunk → subscriber)", `${f1(p50)} ms`, "—", "none set"],
   ["event latency p95", `${f1(p95)} ms`, `≤ ${GOAL_P95_MS} ms`, met(p95 <= GOAL_P95_MS)],
   ["event latency p99 / max", `${f1(p99)} / ${f1(maxMs)} ms`, "—", "none set"],
+  [
+    "of which: chunk sent → appended to the log (p50 / p95)",
+    `${f1(toAppend.pct(50))} / ${f1(toAppend.pct(95))} ms`,
+    "—",
+    "none set",
+  ],
+  [
+    "of which: appended → subscriber (p50 / p95)",
+    `${f1(fromAppend.pct(50))} / ${f1(fromAppend.pct(95))} ms`,
+    "—",
+    "none set",
+  ],
   ["events lost (every subscriber, every event, in order, once)", lost, "0", met(lost === 0)],
   [
     "events delivered to subscribers",
@@ -399,7 +402,9 @@ report({
     chunksPerReply: CHUNKS,
     workers: WORKERS,
     runs,
-    latencyMs: { p50, p95, p99, max: maxMs, samples: chunks, over10s: over },
+    latencyMs: { p50, p95, p99, max: maxMs, samples: chunks },
+    sentToAppendedMs: { p50: toAppend.pct(50), p95: toAppend.pct(95) },
+    appendedToReceivedMs: { p50: fromAppend.pct(50), p95: fromAppend.pct(95) },
     delivered,
     deliveredPerSecond: delivered / deliverS,
     appended,
@@ -411,9 +416,10 @@ report({
     daemonRssMiB: { idle: idle?.rss, end: end?.rss, peak: Math.max(peakRss, end?.peak ?? 0) },
     reconnects,
     lost,
-    loadAverageBefore: loadavg()[0],
+    loadAverage: { before: loadBefore, after: loadavg()[0] },
   },
   notes: [
+    `Load average (1 min) ${loadBefore.toFixed(1)} before the benchmark, ${(loadavg()[0] ?? 0).toFixed(1)} after, on ${cpus().length} cores${loadBefore > cpus().length / 2 ? ": the machine was busy, the figures are slower than on a quiet machine" : ""}. The split of the latency uses the event's \`at\` (the daemon's clock when it appended the event, whole ms).`,
     `One machine: the daemon, the mock (its own process) and ${WORKERS} subscriber processes share its cores, so the latency includes waiting for a core. Each model reply is ${CHUNKS} chunks written at once; a chunk's latency runs from that write to the subscriber's read of the \`textDelta\` carrying it (the daemon parses the model stream, appends each event to its SQLite log — durable before any reader sees it — and fans it out to ${PER_SESSION} readers per session). Sessions run turns one after the other, ${SESSIONS} at once (\`--max-runs ${SESSIONS}\`).`,
   ],
 });

@@ -121,3 +121,65 @@ export function rssOf(pid: number): { rss: number; peak: number } | undefined {
     return undefined;
   }
 }
+
+/** Latency histogram: 0.05 ms buckets up to 10 s; above, counted apart with the maximum. */
+export const BUCKET_MS = 0.05;
+const BUCKETS = 200_000;
+
+/** A histogram as sent between processes: sparse [bucket, count] pairs. */
+export interface HistData {
+  readonly buckets: readonly (readonly [number, number])[];
+  readonly count: number;
+  readonly over: number;
+  readonly max: number;
+  readonly negative: number;
+}
+
+export class Hist {
+  private readonly counts = new Uint32Array(BUCKETS);
+  count = 0;
+  over = 0;
+  max = 0;
+  negative = 0;
+
+  add(ms: number): void {
+    this.count++;
+    if (ms < 0) this.negative++;
+    const b = Math.floor(Math.max(0, ms) / BUCKET_MS);
+    if (b < BUCKETS) this.counts[b]!++;
+    else this.over++;
+    if (ms > this.max) this.max = ms;
+  }
+
+  data(): HistData {
+    const buckets: [number, number][] = [];
+    for (let i = 0; i < BUCKETS; i++) if (this.counts[i]) buckets.push([i, this.counts[i]!]);
+    const { count, over, max, negative } = this;
+    return { buckets, count, over, max, negative };
+  }
+}
+
+/** Merge histograms; `pct(p)` is the upper edge of the bucket holding the p-th percentile (ms). */
+export function merged(hs: readonly HistData[]): {
+  count: number;
+  max: number;
+  negative: number;
+  pct: (p: number) => number;
+} {
+  const m = new Map<number, number>();
+  for (const h of hs) for (const [b, n] of h.buckets) m.set(b, (m.get(b) ?? 0) + n);
+  const sorted = [...m].sort((a, b) => a[0] - b[0]);
+  const count = hs.reduce((a, h) => a + h.count, 0);
+  const max = Math.max(0, ...hs.map((h) => h.max));
+  const negative = hs.reduce((a, h) => a + h.negative, 0);
+  const pct = (p: number): number => {
+    const rank = Math.max(1, Math.ceil((p / 100) * count));
+    let acc = 0;
+    for (const [b, n] of sorted) {
+      acc += n;
+      if (acc >= rank) return (b + 1) * BUCKET_MS;
+    }
+    return max; // in the overflow (> 10 s)
+  };
+  return { count, max, negative, pct };
+}

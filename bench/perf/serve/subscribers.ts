@@ -8,12 +8,8 @@
 //
 // IPC: `{ type: "start", url, assign: [{ sessionId, count }], chunks }` → `{ type: "ready" }` once
 // every stream is open; `{ type: "finish", finalSeq: { [sessionId]: seq } }` → each subscriber
-// stops at that seq → `{ type: "result", subs, hist, … }`.
-import { chunksOf, follow, type SseEvent } from "./shape.ts";
-
-/** Latency histogram: 0.05 ms buckets up to 10 s; above, counted apart with the maximum. */
-export const BUCKET_MS = 0.05;
-export const BUCKETS = 200_000;
+// stops at that seq → `{ type: "result", subs, latency, … }`.
+import { chunksOf, follow, Hist, type HistData, type SseEvent } from "./shape.ts";
 
 interface Start {
   readonly type: "start";
@@ -39,17 +35,17 @@ export interface SubResult {
 export interface WorkerResult {
   readonly type: "result";
   readonly subs: readonly SubResult[];
-  /** Sparse histogram: [bucket, count] pairs. */
-  readonly hist: readonly (readonly [number, number])[];
-  readonly over: number;
-  readonly maxMs: number;
-  readonly negative: number;
+  /** Per chunk: sent by the mock → received here. */
+  readonly latency: HistData;
+  /** Per chunk: sent by the mock → appended to the daemon's log (the event's `at`, whole ms). */
+  readonly toAppend: HistData;
+  /** Per text event: appended to the log → received here. */
+  readonly fromAppend: HistData;
 }
 
-const hist = new Uint32Array(BUCKETS);
-let over = 0;
-let maxMs = 0;
-let negative = 0;
+const latency = new Hist();
+const toAppend = new Hist();
+const fromAppend = new Hist();
 
 class Sub {
   events = 0;
@@ -115,17 +111,14 @@ class Sub {
     this.events++;
     this.hash = (Math.imul(this.hash ^ e.id, 0x01000193) + e.event.length) | 0;
     if (e.event === "textDelta") {
-      const { data } = JSON.parse(e.data) as { data: { text: string } };
+      const { data, at: appendedAt } = JSON.parse(e.data) as { data: { text: string }; at: number };
+      fromAppend.add(at - appendedAt);
       for (const c of chunksOf(data.text)) {
         if (c.k !== this.nextK) this.problem(`chunk ${c.k} where ${this.nextK} was next (seq ${e.id})`);
         this.nextK = c.k + 1;
         this.chunks++;
-        const ms = at - c.sentAt;
-        if (ms < 0) negative++;
-        const b = Math.floor(Math.max(0, ms) / BUCKET_MS);
-        if (b < BUCKETS) hist[b]!++;
-        else over++;
-        if (ms > maxMs) maxMs = ms;
+        latency.add(at - c.sentAt);
+        toAppend.add(appendedAt - c.sentAt);
       }
     } else if (e.event === "runStarted" || e.event === "runResumed") {
       this.nextK = 0;
@@ -159,15 +152,12 @@ let finished = 0;
 
 const maybeReport = () => {
   if (finished < subs.length) return;
-  const sparse: [number, number][] = [];
-  for (let i = 0; i < BUCKETS; i++) if (hist[i]) sparse.push([i, hist[i]!]);
   const result: WorkerResult = {
     type: "result",
     subs: subs.map((s) => s.result()),
-    hist: sparse,
-    over,
-    maxMs,
-    negative,
+    latency: latency.data(),
+    toAppend: toAppend.data(),
+    fromAppend: fromAppend.data(),
   };
   process.send?.(result, () => process.exit(0));
 };
