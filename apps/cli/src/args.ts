@@ -66,6 +66,7 @@ export type Command =
   | { readonly kind: "build" | "init" | "agents"; readonly argv: readonly string[] }
   | { readonly kind: "run-agent"; readonly argv: readonly string[] }
   | { readonly kind: "skills"; readonly argv: readonly string[] }
+  | { readonly kind: "serve"; readonly argv: readonly string[] }
   | { readonly kind: "login" | "logout"; readonly argv: readonly string[] };
 
 export interface SessionsArgs {
@@ -98,6 +99,7 @@ export const SUBCOMMANDS = [
   "agents",
   "run",
   "skills",
+  "serve",
   "login",
   "logout",
   "help",
@@ -286,6 +288,8 @@ export function parseCommand(argv: readonly string[]): Command {
       return { kind: first, argv: rest };
     case "skills":
       return { kind: "skills", argv: rest };
+    case "serve":
+      return { kind: "serve", argv: rest };
     case "login":
     case "logout":
       return { kind: first, argv: rest };

@@ -22,6 +22,7 @@ Usage
   lash agents list|show <name>       the agents of the newest build (lash help build)
   lash skills list|validate [dir]|add <dir>
                                      SKILL.md skills the sessions can load (lash help skills)
+  lash serve [--port n] [--host h]    run the HTTP daemon: sessions, turns, event streams (lash help serve)
   lash login codex [--device-code]   sign in with a ChatGPT plan (for codex/… models)
   lash logout [codex]                forget that sign-in
   lash help [command]
@@ -272,6 +273,25 @@ Effects: read_file/glob/grep/update_plan/spawn_agent read; write_file/edit/apply
       calls (write a file, read it back, run a shell command) in a temporary workspace, persistence,
       resume and an HTML export. The model is scripted; nothing leaves this machine.
       --keep  store the demo sessions in $LASH_HOME/lash.db instead of a temporary directory
+`,
+  serve: `lash serve [options]
+      runs lash as an HTTP daemon on this machine: sessions, turns (queued runs, one at a time
+      per session), and each session's durable event stream over server-sent events. Runs
+      survive a restart: a run cut off by a crash resumes from its journal (no completed model
+      call or tool is repeated) and its stream continues with the next sequence number.
+      The first stdout line is \`lash serve: listening on http://<host>:<port>\`.
+      --host <addr>             address to bind (default 127.0.0.1)
+      --port <n>                port (default 7777; 0 = any free port)
+      --state <file>            the daemon's state db: runs and events (default $LASH_HOME/serve.db)
+      --max-runs <n>            runs executing at once across sessions (default 8)
+      --max-queued <n>          runs waiting in all (default 1000); beyond it a turn gets 429
+      --drain-timeout <ms>      on SIGTERM/SIGINT: how long running turns may finish before the
+                                daemon exits leaving them resumable (default 10000)
+      --no-auth                 every caller is the admin principal "local" (loopback hosts only)
+      --model, --base-url, --mode, --tools, --trace …  as for lash -p (the defaults of new sessions)
+  API: GET /health, /ready, /v1/openapi.json; POST /v1/sessions, POST /v1/sessions/<id>/turns
+      [?wait=true], GET /v1/sessions/<id>/events (SSE; reconnect with Last-Event-ID), GET /v1/runs/<id>,
+      POST /v1/runs/<id>/cancel. SIGTERM drains: new turns get 503 (code draining).
 `,
 };
 

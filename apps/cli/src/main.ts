@@ -81,6 +81,10 @@ async function dispatch(command: Command, io: MainIO): Promise<number> {
       const { runSkills } = await import("./skills.ts");
       return runSkills(command.argv, io);
     }
+    case "serve": {
+      const { runServe } = await import("./serve.ts");
+      return runServe(command.argv, io);
+    }
     case "login":
     case "logout": {
       const { runLogin, runLogout } = await import("./login.ts");

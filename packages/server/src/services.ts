@@ -43,6 +43,8 @@ export interface ServeHost {
   readonly runtime: ManagedRuntime.ManagedRuntime<LashRuntime | SessionStore, unknown>;
   /** `provider/model` of sessions created without one. */
   readonly defaultModel: string;
+  /** Settings of every plain (non-agent) session the daemon creates; the request's own win. */
+  readonly sessionDefaults?: Pick<CreateSessionOptions, "mode" | "systemPrompt" | "cwd" | "tools">;
   /** Answers every approval the policy asks for, from now on (the daemon's HTTP approver). */
   readonly setApprover: (approver: ApproverShape) => void;
   /** The build the daemon serves (`GET /v1/agents`), when the workspace has one. */

@@ -1,0 +1,175 @@
+// `lash serve`: the daemon (issue 19). Builds the ServeHost from the CLI's context (config,
+// providers, tools, MCP servers, policy, trace) and runs @lash/server's HTTP server until
+// SIGINT/SIGTERM, which drain it. `lash serve token …` manages bearer tokens.
+import { isIP } from "node:net";
+import { join } from "node:path";
+import { parseRunFlags } from "./args.ts";
+import { CliError, ExitCode, usageError } from "./errors.ts";
+import type { MainIO } from "./io.ts";
+
+export interface ServeFlags {
+  readonly host: string;
+  readonly port: number;
+  readonly state?: string;
+  readonly maxRuns?: number;
+  readonly maxQueued?: number;
+  readonly drainTimeoutMs?: number;
+  readonly noAuth: boolean;
+}
+
+const VALUED = new Set(["host", "port", "state", "max-runs", "max-queued", "drain-timeout"]);
+
+const intFlag = (name: string, value: string, min: number): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min)
+    throw usageError(`lash serve: --${name} takes a whole number ≥ ${min} (got "${value}")`);
+  return n;
+};
+
+/** Take `lash serve`'s own flags out of argv; the rest are run flags (--model, --base-url, --mode …). */
+export function parseServeFlags(argv: readonly string[]): { flags: ServeFlags; rest: string[] } {
+  const rest: string[] = [];
+  const v: Record<string, string> = {};
+  let noAuth = false;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "--no-auth") {
+      noAuth = true;
+      continue;
+    }
+    const m = /^--([a-z-]+)(?:=(.*))?$/.exec(a);
+    if (!m || !VALUED.has(m[1]!)) {
+      rest.push(a);
+      continue;
+    }
+    const value = m[2] ?? argv[++i];
+    if (value === undefined || value === "") throw usageError(`lash serve: --${m[1]} needs a value`);
+    v[m[1]!] = value;
+  }
+  const flags: ServeFlags = {
+    host: v.host ?? "127.0.0.1",
+    port: v.port !== undefined ? intFlag("port", v.port, 0) : 7777,
+    ...(v.state !== undefined ? { state: v.state } : {}),
+    ...(v["max-runs"] !== undefined ? { maxRuns: intFlag("max-runs", v["max-runs"], 1) } : {}),
+    ...(v["max-queued"] !== undefined ? { maxQueued: intFlag("max-queued", v["max-queued"], 0) } : {}),
+    ...(v["drain-timeout"] !== undefined
+      ? { drainTimeoutMs: intFlag("drain-timeout", v["drain-timeout"], 0) }
+      : {}),
+    noAuth,
+  };
+  if (flags.port > 65535)
+    throw usageError(`lash serve: --port ${flags.port} is not a port (0 … 65535; 0 = any free port)`);
+  return { flags, rest };
+}
+
+export const isLoopback = (host: string): boolean =>
+  host === "localhost" || host === "::1" || (isIP(host) === 4 && host.startsWith("127."));
+
+export async function runServe(argv: readonly string[], io: MainIO): Promise<number> {
+  if (argv[0] === "token") {
+    const { serveTokenCommand } = await import("./serve-token.ts");
+    return serveTokenCommand(argv.slice(1), io);
+  }
+  if (argv.includes("--help") || argv.includes("-h")) {
+    const { helpText } = await import("./help.ts");
+    io.stdout.write(helpText("serve"));
+    return ExitCode.ok;
+  }
+  const { flags, rest } = parseServeFlags(argv);
+  if (flags.noAuth && !isLoopback(flags.host))
+    throw usageError(
+      `lash serve: --no-auth is only allowed on a loopback address (got --host ${flags.host}); bind 127.0.0.1, or drop --no-auth and use tokens (lash serve token create <name>)`,
+    );
+  const parsed = parseRunFlags(["-p", ...rest]);
+  if ("help" in parsed || "version" in parsed) throw usageError("lash serve: see lash serve --help");
+  if (parsed.prompt !== undefined)
+    throw usageError(
+      `lash serve takes no prompt (got "${parsed.prompt}"); send turns with POST /v1/sessions/<id>/turns`,
+    );
+  if (parsed.approvalMode !== undefined && parsed.approvalMode !== "interactive")
+    throw usageError(
+      "lash serve: approvals are answered over HTTP (POST /v1/approvals/<id>); --approval-mode does not apply",
+    );
+  const { resolveSetup } = await import("./setup.ts");
+  const setup = await resolveSetup(parsed, io.env);
+  for (const w of setup.warnings) io.stderr.write(`[lash] ${w}\n`);
+  const { createCliContext } = await import("./create-context.ts");
+  const ctx = await createCliContext({
+    settings: setup.settings,
+    paths: setup.paths,
+    config: setup.loaded.config,
+    env: setup.env,
+    ...(parsed.baseUrl !== undefined ? { baseUrl: parsed.baseUrl } : {}),
+    ...(parsed.trace !== undefined ? { traceFile: parsed.trace } : {}),
+    ...(parsed.requestTimeoutMs !== undefined ? { requestTimeoutMs: parsed.requestTimeoutMs } : {}),
+    ...(parsed.requestDeadlineMs !== undefined ? { requestDeadlineMs: parsed.requestDeadlineMs } : {}),
+    ...(parsed.traceLevel !== undefined ? { traceLevel: parsed.traceLevel } : {}),
+    persist: true,
+    print: true,
+    approvalMode: "interactive",
+    ...(parsed.dryRun ? { dryRun: true } : {}),
+  });
+  const server = await import("@lash/server");
+  const s = setup.settings;
+  const settings = server.serveSettings({
+    host: flags.host,
+    port: flags.port,
+    stateDb: flags.state ?? join(setup.paths.home, "serve.db"),
+    ...(flags.maxRuns !== undefined ? { maxConcurrentRuns: flags.maxRuns } : {}),
+    ...(flags.maxQueued !== undefined ? { maxQueuedRuns: flags.maxQueued } : {}),
+    ...(flags.drainTimeoutMs !== undefined ? { drainTimeoutMs: flags.drainTimeoutMs } : {}),
+    auth: flags.noAuth ? "none" : "tokens",
+  });
+  let running: Awaited<ReturnType<typeof server.startServer>>;
+  try {
+    running = await server.startServer(
+      {
+        runtime: ctx.rt,
+        defaultModel: s.model,
+        sessionDefaults: {
+          mode: s.mode,
+          cwd: s.cwd,
+          ...(s.systemPrompt !== undefined ? { systemPrompt: s.systemPrompt } : {}),
+          ...(s.tools ? { tools: s.tools } : {}),
+        },
+        setApprover: ctx.setApprover,
+        traceEvent: ctx.traceEvent,
+        close: () => ctx.close(),
+      },
+      settings,
+    );
+  } catch (e) {
+    await ctx.close().catch(() => undefined);
+    const err = e as NodeJS.ErrnoException;
+    if (err.code === "EADDRINUSE")
+      throw new CliError(
+        `lash serve: ${flags.host}:${flags.port} is already in use; stop the other server or pass --port <n> (0 = any free port)`,
+        ExitCode.failed,
+      );
+    if (err instanceof server.StateDbError) throw new CliError(err.message, ExitCode.failed);
+    throw e;
+  }
+  io.stdout.write(`lash serve: listening on ${running.url}\n`);
+  if (settings.auth === "none")
+    io.stderr.write("[lash] --no-auth: every caller is the admin principal `local`\n");
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      io.stderr.write(
+        `lash serve: ${signal}: draining (new turns are refused; up to ${settings.drainTimeoutMs} ms for running ones)\n`,
+      );
+      running
+        .drain(settings.drainTimeoutMs)
+        .then(() => running.close())
+        .catch(() => undefined)
+        .finally(() => resolve());
+    };
+    process.once("SIGTERM", () => stop("SIGTERM"));
+    process.once("SIGINT", () => stop("SIGINT"));
+  });
+  // runs still in flight stay resumable: exit without interrupting them (the journal keeps them)
+  io.stdout.write("lash serve: stopped\n");
+  return ExitCode.ok;
+}

@@ -1,0 +1,197 @@
+// `startServer`: the daemon's HTTP server. The HttpApi (LashApi) with every group and
+// service behind a Node `http.Server` that also routes `/v1/agents/<name>/mcp` to the MCP
+// handler and serves `/v1/openapi.json`.
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { HttpApiBuilder, HttpServerResponse, OpenApi } from "@effect/platform";
+import { NodeHttpServer } from "@effect/platform-node";
+import { Effect, Layer, ManagedRuntime } from "effect";
+import { AccessLive } from "./access.ts";
+import { LashApi } from "./api.ts";
+import { ApprovalsLive } from "./approvals.ts";
+import { AuthorizationLive } from "./auth.ts";
+import { StateDbLive } from "./db.ts";
+import { type EventLogImpl, EventLogLive } from "./events.ts";
+import { AgentsGroupLive } from "./groups/agents.ts";
+import { ApprovalsGroupLive } from "./groups/approvals.ts";
+import { HealthGroupLive, type Readiness } from "./groups/health.ts";
+import { RunsGroupLive } from "./groups/runs.ts";
+import { SessionsGroupLive } from "./groups/sessions.ts";
+import type { McpHandler } from "./mcp.ts";
+import { MetricsLive } from "./metrics.ts";
+import type { RunManagerImpl } from "./runs.ts";
+import { RunManagerLive } from "./runs.ts";
+import {
+  Approvals,
+  EventLog,
+  Host,
+  RunManager,
+  type ServeHost,
+  type ServeSettings,
+  Settings,
+} from "./services.ts";
+
+export interface RunningServer {
+  /** `http://<host>:<port>` */
+  readonly url: string;
+  readonly port: number;
+  /**
+   * SIGTERM: refuse new turns (503 `draining`), let in-flight runs finish for up to
+   * `timeoutMs`, flush the event log. What still runs stays resumable by the next daemon.
+   */
+  readonly drain: (timeoutMs: number) => Promise<void>;
+  /** Stop listening and release the daemon's services (not the host). */
+  readonly close: () => Promise<void>;
+}
+
+/** Settings with the defaults of `lash serve`. */
+export function serveSettings(partial: Partial<ServeSettings> & { readonly stateDb: string }): ServeSettings {
+  return {
+    host: "127.0.0.1",
+    port: 7777,
+    maxConcurrentRuns: 8,
+    maxQueuedRuns: 1000,
+    maxBodyBytes: 1024 * 1024,
+    sseBufferEvents: 10_000,
+    drainTimeoutMs: 10_000,
+    auth: "tokens",
+    ...partial,
+  };
+}
+
+const json = (res: ServerResponse, status: number, body: unknown): void => {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.end(text);
+};
+
+const MCP_PATH = /^\/v1\/agents\/([^/]+)\/mcp\/?$/;
+
+export async function startServer(
+  host: ServeHost,
+  settings: ServeSettings,
+  extras: { readonly mcp?: McpHandler } = {},
+): Promise<RunningServer> {
+  const readiness: Readiness = { ready: false, resumed: 0 };
+  const base = Layer.mergeAll(
+    Layer.succeed(Host, host),
+    Layer.succeed(Settings, settings),
+    StateDbLive(settings.stateDb),
+  );
+  const l1 = Layer.provideMerge(Layer.mergeAll(EventLogLive, MetricsLive, AccessLive), base);
+  const l2 = Layer.provideMerge(RunManagerLive, l1);
+  const services = Layer.provideMerge(Layer.mergeAll(ApprovalsLive, AuthorizationLive), l2);
+  const groups = Layer.mergeAll(
+    HealthGroupLive(readiness),
+    SessionsGroupLive,
+    RunsGroupLive,
+    ApprovalsGroupLive,
+    AgentsGroupLive,
+  );
+  const api = HttpApiBuilder.api(LashApi).pipe(Layer.provide(groups));
+  const layer = Layer.mergeAll(
+    api,
+    HttpApiBuilder.Router.Live,
+    HttpApiBuilder.Middleware.layer,
+    NodeHttpServer.layerContext,
+  ).pipe(Layer.provideMerge(services));
+  const runtime = ManagedRuntime.make(layer);
+  const { handler, runs, log, approvals } = await runtime.runPromise(
+    Effect.gen(function* () {
+      const app = (yield* HttpApiBuilder.httpApp).pipe(
+        // the router's own 404 has no body: say what is wrong
+        Effect.map((res) =>
+          res.status === 404 && res.body._tag === "Empty"
+            ? HttpServerResponse.unsafeJson(
+                {
+                  _tag: "NotFound",
+                  code: "route_not_found",
+                  message: "no such route; see GET /v1/openapi.json for the API",
+                },
+                { status: 404 },
+              )
+            : res,
+        ),
+      );
+      const handler = yield* NodeHttpServer.makeHandler(app);
+      return {
+        handler,
+        runs: (yield* RunManager) as RunManagerImpl,
+        log: (yield* EventLog) as EventLogImpl,
+        approvals: yield* Approvals,
+      };
+    }),
+  );
+  host.setApprover(approvals.approver);
+  const openapi = JSON.stringify(OpenApi.fromApi(LashApi));
+
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? "/").split("?", 1)[0]!;
+    const mcp = MCP_PATH.exec(path);
+    if (mcp && extras.mcp) {
+      extras.mcp(req, res, decodeURIComponent(mcp[1]!)).catch((e: unknown) => {
+        if (!res.headersSent)
+          json(res, 500, {
+            _tag: "InternalError",
+            code: "mcp_failed",
+            message: String((e as Error)?.message ?? e),
+          });
+        else res.end();
+      });
+      return;
+    }
+    if (path === "/v1/openapi.json" && req.method === "GET") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(openapi);
+      return;
+    }
+    const tooLarge = () =>
+      json(res, 413, {
+        _tag: "PayloadTooLarge",
+        code: "payload_too_large",
+        message: `the request body is larger than ${settings.maxBodyBytes} bytes; send a smaller one`,
+      });
+    const length = Number(req.headers["content-length"] ?? "0");
+    if (length > settings.maxBodyBytes) {
+      req.resume();
+      res.setHeader("connection", "close");
+      tooLarge();
+      return;
+    }
+    handler(req, res);
+  });
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(settings.port, settings.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const hostName = settings.host.includes(":") ? `[${settings.host}]` : settings.host;
+
+  // resume what the previous daemon left running, then say ready
+  readiness.resumed = runs.recover();
+  readiness.ready = true;
+
+  let closed = false;
+  return {
+    url: `http://${hostName}:${port}`,
+    port,
+    drain: async (timeoutMs) => {
+      await runs.drain(timeoutMs);
+      log.flush();
+    },
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      log.flush();
+      await runtime.dispose();
+    },
+  };
+}
