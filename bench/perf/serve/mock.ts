@@ -4,7 +4,7 @@
 // reply, right after the responder runs, so the stamp is the send time). Started by run.ts with
 // an IPC channel: it sends `{ type: "ready", url }`; `{ type: "count" }` is answered with
 // `{ type: "count", requests, streamed }`.
-import { startMockServer } from "../../../packages/providers/src/testing/index.ts";
+import { startMockServer } from "@lash/providers/testing";
 import { argValue } from "../util.ts";
 import { chunkText } from "./shape.ts";
 
