@@ -9,8 +9,9 @@
 // other per session (`POST /v1/sessions/:id/turns?wait=true`), all sessions at once: 50 runs in
 // flight (the daemon is started with `--max-runs <sessions>`). Reported: event latency p50 / p95 /
 // p99 / max — from the model's chunk leaving the mock to a subscriber receiving the `textDelta` that
-// carries it (one machine, one clock), over every chunk every subscriber got; throughput — events
-// delivered to subscribers per second, events appended to the log per second, runs per second;
+// carries it (one machine, one clock), over every chunk every subscriber got, split at the
+// event's append to the log (its `at`); throughput — events delivered to subscribers per
+// second, events appended to the log per second, runs per second;
 // the daemon's CPU (user + system, /proc) over the load and its RSS (idle with the subscribers
 // connected, at the end, peak). Goals: p95 latency ≤ 50 ms; no event lost; RSS reported.
 //
