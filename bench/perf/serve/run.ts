@@ -142,6 +142,8 @@ async function api<T>(method: string, path: string, body?: unknown): Promise<T> 
 
 interface Run {
   readonly id: string;
+  readonly outcome?: unknown;
+  readonly error?: unknown;
   readonly state: string;
   readonly text?: string;
   readonly lastSeq: number;
@@ -244,10 +246,19 @@ await Promise.all(
       const run = await api<Run>("POST", `/v1/sessions/${id}/turns?wait=true`, { text: `turn ${t}` });
       runs++;
       runsOf.set(id, (runsOf.get(id) ?? 0) + 1);
-      if (run.state !== "completed" && problems.length < 10)
-        problems.push(`run ${run.id} ended ${run.state}`);
-      else if (!isReplyText(run.text ?? "", CHUNKS) && problems.length < 10)
-        problems.push(`run ${run.id}'s text is not the reply`);
+      if (run.state !== "completed" || !isReplyText(run.text ?? "", CHUNKS)) {
+        // what the daemon says of the run and its events, while it still runs
+        const types = await new Promise<string>((resolve) => {
+          const got: string[] = [];
+          follow(`${base}/v1/runs/${run.id}/events`, 0, {
+            onEvent: (e) => got.push(e.id + ":" + e.event),
+            onEnd: (why) => resolve(`${got.join(" ")} (${why})`),
+          });
+        });
+        const detail = JSON.stringify({ ...run, text: run.text?.slice(0, 200) });
+        if (problems.length < 10)
+          problems.push(`run ${run.id} (turn ${t} of its session): ${detail}; events: ${types}`);
+      }
       if (deadline !== undefined && Date.now() - progressAt > 60_000) {
         progressAt = Date.now();
         process.stdout.write(`  soak: ${runs} runs, ${Math.round((deadline - Date.now()) / 1000)} s left\n`);
