@@ -19,6 +19,7 @@ const shown = [
   "kernel",
   "core",
   "scale",
+  "serve",
   "cli",
   "lashlang",
   "providers",

@@ -1,7 +1,9 @@
 // `pnpm bench`: runs every benchmark under bench/perf (each `<name>/run.ts`, in
 // its own process) and writes bench/results/<date>.json and <date>.md.
 // `pnpm bench kernel lashlang` runs only the named ones. bench/results/latest.md
-// (and latest.json) are copies of the newest run, for the README's Performance section.
+// (and latest.json) are copies of the newest run, for the README's Performance section;
+// with `--merge`, the named ones replace (or join) their reports in latest.{json,md} and the
+// rest stay, each merged title saying when it was measured.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -44,30 +46,60 @@ for (const name of names) {
 const totalSeconds = (performance.now() - started) / 1000;
 const results = join(root, "results");
 mkdirSync(results, { recursive: true });
-const md = [
-  `# Benchmarks — ${date}`,
-  "",
-  `Machine: ${machine}. Total time: ${totalSeconds.toFixed(0)} s (${Object.entries(seconds)
-    .map(([n, s]) => `${n} ${s.toFixed(0)} s`)
-    .join(", ")}).`,
-  ...reports.flatMap((r) => [
+interface Results {
+  date: string;
+  machine: string;
+  totalSeconds: number;
+  seconds: Record<string, number>;
+  reports: BenchReport[];
+  failures: string[];
+}
+
+function markdown(r: Results): string {
+  return [
+    `# Benchmarks — ${r.date}`,
     "",
-    `## ${r.title}`,
+    `Machine: ${r.machine}. Total time: ${r.totalSeconds.toFixed(0)} s (${Object.entries(r.seconds)
+      .map(([n, s]) => `${n} ${s.toFixed(0)} s`)
+      .join(", ")}).`,
+    ...r.reports.flatMap((b) => [
+      "",
+      `## ${b.title}`,
+      "",
+      b.table,
+      ...(b.goals ? ["", b.goals] : []),
+      ...(b.notes ?? []).flatMap((n) => ["", n]),
+    ]),
+    ...(r.failures.length ? ["", `Failed: ${r.failures.join(", ")}`] : []),
     "",
-    r.table,
-    ...(r.goals ? ["", r.goals] : []),
-    ...(r.notes ?? []).flatMap((n) => ["", n]),
-  ]),
-  ...(failures.length ? ["", `Failed: ${failures.join(", ")}`] : []),
-  "",
-].join("\n");
-const json = JSON.stringify({ date, machine, totalSeconds, seconds, reports, failures }, null, 2);
-writeFileSync(join(results, `${date}.json`), json);
-writeFileSync(join(results, `${date}.md`), md);
-writeFileSync(join(results, "latest.json"), json);
-writeFileSync(join(results, "latest.md"), md);
+  ].join("\n");
+}
+
+const merge = process.argv.includes("--merge");
+const run: Results = { date, machine, totalSeconds, seconds, reports, failures };
+// a merged run is recorded apart, beside the full run of the day
+const stem = merge ? `${date}.${names.join("+")}` : date;
+writeFileSync(join(results, `${stem}.json`), JSON.stringify(run, null, 2));
+writeFileSync(join(results, `${stem}.md`), markdown(run));
+let latest = run;
+const latestJson = join(results, "latest.json");
+if (merge && existsSync(latestJson)) {
+  const before = JSON.parse(readFileSync(latestJson, "utf8")) as Results;
+  const merged = new Map(before.reports.map((r) => [r.name, r]));
+  for (const r of reports)
+    merged.set(r.name, before.date === date ? r : { ...r, title: `${r.title} (measured ${date})` });
+  latest = {
+    ...before,
+    totalSeconds: Object.values({ ...before.seconds, ...seconds }).reduce((a, b) => a + b, 0),
+    seconds: { ...before.seconds, ...seconds },
+    reports: [...merged.values()],
+    failures: [...before.failures.filter((f) => !names.some((n) => f.startsWith(`${n} `))), ...failures],
+  };
+}
+writeFileSync(latestJson, JSON.stringify(latest, null, 2));
+writeFileSync(join(results, "latest.md"), markdown(latest));
 process.stdout.write(
-  `\nWrote bench/results/${date}.json, ${date}.md and latest.{json,md} (${totalSeconds.toFixed(0)} s)\n`,
+  `\nWrote bench/results/${stem}.json, ${stem}.md and latest.{json,md} (${totalSeconds.toFixed(0)} s)\n`,
 );
 if (failures.length) {
   process.stderr.write(`benchmarks failed: ${failures.join(", ")}\n`);
