@@ -245,12 +245,18 @@ export const govern = (
     }
     if (denied.length === 0 && asks.length === 0) return out;
 
+    // the request this batch journaled before (a resumed turn): its calls are the ones asked
+    // about, whatever grants were added since (a grant of this very request, rebuilt when the
+    // turn reopened, must not shrink it)
     const key = `${ctx.batchKey}:approval`;
     const entry =
       asks.length > 0 && ctx.journal.enabled ? yield* ctx.journal.lookup(key, ctx.turnId) : undefined;
     const recorded = entry?.outcome as ApprovalJournal | undefined;
+    const inRequest = new Set((recorded?.request?.items ?? []).map((i) => i.callId));
     // a tool approved for the session is not asked about again, up to the grant's risk level
-    const asked = asks.filter(({ r, verdict }) => !grantCovers(g.grants, r.call.name, verdict));
+    const asked = asks.filter(
+      ({ r, verdict }) => inRequest.has(r.call.callId) || !grantCovers(g.grants, r.call.name, verdict),
+    );
 
     // 1. the policy's denials: settled at once, kept for the audit trail
     if (denied.length > 0) {
