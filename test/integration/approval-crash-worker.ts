@@ -4,10 +4,12 @@
 //   wait     announce `ASKED {request}` and never answer (the test SIGKILLs the process)
 //   approve  announce `ASKED {request}` and approve every item
 //   session  announce `ASKED {request}` and approve every item for the rest of the session
+//   mixed    announce `ASKED {request}`; approve `append` for the session, other tools once
 //   fail     fail (an ask would stop the turn with TurnError `approval`)
 // With BLOCK_AFTER_APPROVAL=1 the process announces `APPROVED` once the answer is recorded
 // and blocks there, before the tool runs (the test SIGKILLs it). With HANG_LABEL=<label>, the
-// `append` of that label announces `TOOL_RUNNING` after appending and never returns.
+// `append` (or `note`) of that label announces `TOOL_RUNNING` after appending and never returns.
+// `note` is `append` under another name (it writes `note:<label>`), asked about too.
 //   node approval-crash-worker.ts <db> <baseUrl> <counterFile> <turn|resume> <approver> [sessionId]
 import { appendFileSync } from "node:fs";
 import {
@@ -36,36 +38,34 @@ const [db, baseUrl, counterFile, mode, approverMode, sessionArg] = process.argv.
 ];
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
-const side: Plugin = {
-  name: "side",
-  tools: [
-    defineTool<{ label: string }>({
-      name: "append",
-      description: "Append the label to the counter file.",
-      inputSchema: {
-        type: "object",
-        properties: { label: { type: "string" } },
-        required: ["label"],
-        additionalProperties: false,
-      },
-      effects: ["write"],
-      preview: (args) => Effect.succeed({ summary: `append ${args.label} to the counter file` }),
-      run: async (args) => {
-        appendFileSync(counterFile, `${args.label}\n`);
-        if (process.env.HANG_LABEL === args.label) {
-          say("TOOL_RUNNING");
-          await new Promise(() => undefined);
-        }
-        return textOutput(`appended ${args.label}`);
-      },
-    }),
-  ],
-};
+const appendTool = (name: string, prefix: string) =>
+  defineTool<{ label: string }>({
+    name,
+    description: "Append the label to the counter file.",
+    inputSchema: {
+      type: "object",
+      properties: { label: { type: "string" } },
+      required: ["label"],
+      additionalProperties: false,
+    },
+    effects: ["write"],
+    preview: (args) => Effect.succeed({ summary: `${name} ${args.label} to the counter file` }),
+    run: async (args) => {
+      appendFileSync(counterFile, `${prefix}${args.label}\n`);
+      if (process.env.HANG_LABEL === args.label) {
+        say("TOOL_RUNNING");
+        await new Promise(() => undefined);
+      }
+      return textOutput(`appended ${args.label}`);
+    },
+  });
+
+const side: Plugin = { name: "side", tools: [appendTool("append", ""), appendTool("note", "note:")] };
 
 const governance: GovernanceShape = {
   decide: (call) =>
-    call.name === "append"
-      ? { action: "ask", layer: "test policy", reason: "append writes a file" }
+    call.name === "append" || call.name === "note"
+      ? { action: "ask", layer: "test policy", reason: `${call.name} writes a file` }
       : { action: "allow" },
 };
 
@@ -80,7 +80,10 @@ const approver: ApproverShape = {
         decisions: request.items.map((i) => ({
           callId: i.callId,
           decision: "approve" as const,
-          scope: approverMode === "session" ? ("session" as const) : ("once" as const),
+          scope:
+            approverMode === "session" || (approverMode === "mixed" && i.tool === "append")
+              ? ("session" as const)
+              : ("once" as const),
         })),
       });
     }),

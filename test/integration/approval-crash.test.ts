@@ -130,6 +130,43 @@ describe("approval crash-resume (SIGKILL in a child process, same SQLite file)",
     expect(server.requests).toHaveLength(3);
   });
 
+  it("killed mid-batch after one call was approved for the session and one once: the resume replays the answer", async () => {
+    const { server, db, counter, baseUrl, counterLines } = await setup([
+      {
+        toolCalls: [
+          { name: "append", arguments: { label: "a" } },
+          { name: "note", arguments: { label: "b" } },
+        ],
+      },
+      { text: "both" },
+    ]);
+    const first = start([db, baseUrl, counter, "turn", "mixed"], { HANG_LABEL: "b" });
+    const sessionId = (await first.waitFor("SESSION ")).slice(8);
+    const request = asked(await first.waitFor("ASKED "));
+    expect(request.items.map((i) => i.tool)).toEqual(["append", "note"]);
+    await first.waitFor("TOOL_RUNNING");
+    first.child.kill("SIGKILL");
+    await first.exited;
+    const atKill = counterLines();
+    expect(atKill).toContain("note:b");
+
+    // the cut-off turn's session grant (append) is rebuilt before the batch runs again; the
+    // batch's recorded request still holds both calls, so its recorded answer is used as is
+    const second = start([db, baseUrl, counter, "resume", "fail", sessionId]);
+    const committed = await second.waitFor("COMMITTED ");
+    expect((await second.exited).code).toBe(0);
+    expect(second.lines.some((l) => l.startsWith("ASKED ") || l.startsWith("FAILED "))).toBe(false);
+    const resolved = JSON.parse((await second.waitFor("RESOLVED ")).slice("RESOLVED ".length));
+    expect(resolved).toMatchObject({ requestId: request.id, replayed: true });
+    // nothing ran twice (neither tool is idempotent)
+    expect(counterLines()).toEqual(atKill);
+    expect(server.requests).toHaveLength(2);
+    expect(JSON.parse(committed.slice("COMMITTED ".length)).approvals).toEqual([
+      expect.objectContaining({ tool: "append", decision: "approve", scope: "session", level: "high" }),
+      expect.objectContaining({ tool: "note", decision: "approve", scope: "once" }),
+    ]);
+  });
+
   it("no answer to be had: the turn fails with reason approval, and the request stays pending for a later resume", async () => {
     const { db, counter, baseUrl, counterLines } = await setup();
     const first = start([db, baseUrl, counter, "turn", "fail"]);

@@ -18,6 +18,7 @@ import {
   type ApproverShape,
   type GovernanceShape,
   type GovernedCall,
+  type RiskSummary,
   type Verdict,
 } from "./governance.ts";
 import { Journal, type JournalMismatch } from "./journal.ts";
@@ -39,6 +40,11 @@ export interface ApprovalRecord {
   readonly previewHash?: string;
   readonly decision: "approve" | "deny";
   readonly scope?: "once" | "session";
+  /**
+   * A session grant's reach: later calls of the tool are not asked about up to this risk
+   * level (the risk of the call it was given for; `high` when that call had none).
+   */
+  readonly level?: RiskLevel;
   /** The approver changed the arguments (the call ran with `args`). */
   readonly edited?: boolean;
   readonly args?: unknown;
@@ -51,12 +57,40 @@ export interface ApprovalRecord {
   readonly at: number;
 }
 
+export type RiskLevel = RiskSummary["level"];
+const LEVELS: readonly RiskLevel[] = ["low", "medium", "high"];
+
+/**
+ * Tools approved for the rest of a session (`scope: "session"`), each up to a risk level:
+ * a later call is not asked about when its risk (`high` when it has none) is at most the
+ * level, unless the policy always asks about it (`approval: "always"`).
+ */
+export type Grants = Map<string, RiskLevel>;
+
+/** Adds a grant (the wider of two grants for one tool holds). */
+export function addGrant(grants: Grants, tool: string, level: RiskLevel): void {
+  const had = grants.get(tool);
+  if (had === undefined || LEVELS.indexOf(level) > LEVELS.indexOf(had)) grants.set(tool, level);
+}
+
+/** Whether a session grant answers this ask. */
+export function grantCovers(
+  grants: Grants,
+  tool: string,
+  verdict: Extract<Verdict, { action: "ask" }>,
+): boolean {
+  if (verdict.always) return false;
+  const level = grants.get(tool);
+  if (level === undefined) return false;
+  return LEVELS.indexOf(verdict.risk?.level ?? "high") <= LEVELS.indexOf(level);
+}
+
 /** What the dispatcher needs to govern a batch (absent: everything runs, nothing is asked). */
 export interface DispatchGovernance {
   readonly governance: GovernanceShape;
   readonly approver: ApproverShape | undefined;
-  /** Tools the approver allowed for the rest of the session (`scope: "session"`). */
-  readonly grants: Set<string>;
+  /** Tools the approver allowed for the rest of the session (`scope: "session"`), each up to a risk level. */
+  readonly grants: Grants;
   /** A fresh request id. */
   readonly newId: () => Effect.Effect<string>;
   /** Keeps the batch's decisions for the turn's commit, by journal key. */
@@ -73,6 +107,11 @@ export interface Runnable {
   };
   readonly tool: ToolDefinition;
   readonly args: unknown;
+  /**
+   * A `beforeToolCall` hook already settled the call (dry-run's stub): only a denial
+   * changes that — the call is never asked about, since it will not run anyway.
+   */
+  readonly stubbed?: boolean;
 }
 
 /** What governance made of one runnable call. */
@@ -136,10 +175,33 @@ const previewOf = (
   return redactor && redactor.size > 0 ? Effect.map(made, (p) => redactor.deep(p)) : made;
 };
 
-/** The edited arguments, checked against the tool's schema again. */
-function checkEdit(r: Runnable, args: unknown): Governed {
+const governedCall = (ctx: GovernContext, r: Runnable, args: unknown): GovernedCall => ({
+  sessionId: ctx.sessionId,
+  turnId: ctx.turnId,
+  callId: r.call.callId,
+  ...(r.call.lashCallId !== undefined ? { lashCallId: r.call.lashCallId } : {}),
+  name: r.call.name,
+  args,
+  tool: r.tool,
+  effects: toolEffects(r.tool),
+});
+
+/**
+ * The edited arguments, checked against the tool's schema again and decided by the policy
+ * again: a denial settles the call (the model reads why); an ask is answered by this
+ * approval (the approver saw the edit).
+ */
+function checkEdit(
+  ctx: GovernContext,
+  g: DispatchGovernance,
+  r: Runnable,
+  args: unknown,
+): Governed | { readonly kind: "denied"; readonly verdict: Extract<Verdict, { action: "deny" }> } {
   const problems = validateJson(r.tool.inputSchema, args);
-  if (problems.length === 0) return { kind: "run", args };
+  if (problems.length === 0) {
+    const verdict = g.governance.decide(governedCall(ctx, r, args));
+    return verdict.action === "deny" ? { kind: "denied", verdict } : { kind: "run", args };
+  }
   return {
     kind: "settled",
     output: errorOutput(
@@ -174,24 +236,27 @@ export const govern = (
     const out = new Map<number, Governed>();
     const ids = { sessionId: ctx.sessionId, turnId: ctx.turnId };
     const denied: { r: Runnable; verdict: Extract<Verdict, { action: "deny" }> }[] = [];
-    const asked: { r: Runnable; verdict: Extract<Verdict, { action: "ask" }> }[] = [];
+    const asks: { r: Runnable; verdict: Extract<Verdict, { action: "ask" }> }[] = [];
     for (const r of runnable) {
-      const call: GovernedCall = {
-        sessionId: ctx.sessionId,
-        turnId: ctx.turnId,
-        callId: r.call.callId,
-        ...(r.call.lashCallId !== undefined ? { lashCallId: r.call.lashCallId } : {}),
-        name: r.call.name,
-        args: r.args,
-        tool: r.tool,
-        effects: toolEffects(r.tool),
-      };
-      const verdict = g.governance.decide(call);
+      const verdict = g.governance.decide(governedCall(ctx, r, r.args));
       if (verdict.action === "deny") denied.push({ r, verdict });
-      // a tool approved for the session is not asked about again (a denial still wins)
-      else if (verdict.action === "ask" && !g.grants.has(r.call.name)) asked.push({ r, verdict });
+      // a call a hook already settled (dry-run) is not asked about: it does not run anyway
+      else if (verdict.action === "ask" && !r.stubbed) asks.push({ r, verdict });
     }
-    if (denied.length === 0 && asked.length === 0) return out;
+    if (denied.length === 0 && asks.length === 0) return out;
+
+    // the request this batch journaled before (a resumed turn): its calls are the ones asked
+    // about, whatever grants were added since (a grant of this very request, rebuilt when the
+    // turn reopened, must not shrink it)
+    const key = `${ctx.batchKey}:approval`;
+    const entry =
+      asks.length > 0 && ctx.journal.enabled ? yield* ctx.journal.lookup(key, ctx.turnId) : undefined;
+    const recorded = entry?.outcome as ApprovalJournal | undefined;
+    const inRequest = new Set((recorded?.request?.items ?? []).map((i) => i.callId));
+    // a tool approved for the session is not asked about again, up to the grant's risk level
+    const asked = asks.filter(
+      ({ r, verdict }) => inRequest.has(r.call.callId) || !grantCovers(g.grants, r.call.name, verdict),
+    );
 
     // 1. the policy's denials: settled at once, kept for the audit trail
     if (denied.length > 0) {
@@ -240,13 +305,10 @@ export const govern = (
     if (asked.length === 0) return out;
 
     // 2. the calls asked about: one request, journaled before it is asked
-    const key = `${ctx.batchKey}:approval`;
     const hash = Journal.hash(
       asked.map(({ r }) => ({ callId: r.call.callId, tool: r.call.name, args: r.args })),
     );
-    const entry = ctx.journal.enabled ? yield* ctx.journal.lookup(key, ctx.turnId) : undefined;
     yield* ctx.journal.check(entry, key, hash);
-    const recorded = entry?.outcome as ApprovalJournal | undefined;
 
     let request: ApprovalRequest;
     let answer: ApprovalAnswer;
@@ -327,10 +389,12 @@ export const govern = (
         if (!d) return { ...base, decision: "deny", reason: "the approver gave no answer for this call" };
         if (d.decision === "deny")
           return { ...base, decision: "deny", ...(d.reason !== undefined ? { reason: d.reason } : {}) };
+        const scope = d.scope ?? "once";
         return {
           ...base,
           decision: "approve",
-          scope: d.scope ?? "once",
+          scope,
+          ...(scope === "session" ? { level: item.risk?.level ?? "high" } : {}),
           ...(d.args !== undefined ? { edited: true, args: d.args } : {}),
         };
       });
@@ -351,6 +415,7 @@ export const govern = (
 
     // 3. apply the answers
     const byCall = new Map(records.map((rec) => [rec.callId, rec]));
+    const editDenials: ApprovalRecord[] = [];
     for (const { r } of asked) {
       const rec = byCall.get(r.call.callId);
       if (!rec || rec.decision === "deny") {
@@ -362,8 +427,55 @@ export const govern = (
         });
         continue;
       }
-      if (rec.scope === "session") g.grants.add(r.call.name);
-      out.set(r.index, rec.edited ? checkEdit(r, rec.args) : { kind: "run", args: r.args });
+      if (rec.scope === "session") addGrant(g.grants, r.call.name, rec.level ?? "low");
+      if (!rec.edited) {
+        out.set(r.index, { kind: "run", args: r.args });
+        continue;
+      }
+      const checked = checkEdit(ctx, g, r, rec.args);
+      if (checked.kind !== "denied") {
+        out.set(r.index, checked);
+        continue;
+      }
+      // the edit asks for what the policy denies: the denial wins, and is kept for the audit trail
+      const { verdict } = checked;
+      out.set(r.index, {
+        kind: "settled",
+        output: errorOutput(
+          denialText(
+            r.call.name,
+            { by: "policy", layer: verdict.layer },
+            `${verdict.reason} (the approver's edit)`,
+          ),
+        ),
+      });
+      editDenials.push({
+        type: "approval",
+        requestId: request.id,
+        callId: r.call.callId,
+        ...(r.call.lashCallId !== undefined ? { lashCallId: r.call.lashCallId } : {}),
+        tool: r.call.name,
+        argsHash: hashOf(rec.args),
+        decision: "deny",
+        edited: true,
+        args: rec.args,
+        by: "policy",
+        reason: verdict.reason,
+        layer: verdict.layer,
+        at: rec.at,
+      });
+    }
+    if (editDenials.length > 0) {
+      const editKey = `${ctx.batchKey}:edit:policy`;
+      yield* ctx.journal.record(ids, editKey, "", "completed", { records: editDenials }, true);
+      g.record(editKey, editDenials);
+      yield* ctx.emit({
+        type: "approvalResolved",
+        requestId: request.id,
+        by: "policy",
+        decisions: editDenials.map((rec) => decisionEvent(rec)),
+        replayed,
+      });
     }
     return out;
   });
@@ -385,17 +497,21 @@ export function recordsOfJournal(key: string, outcome: unknown): readonly Approv
   return Array.isArray(records) ? (records as ApprovalRecord[]) : undefined;
 }
 
+/**
+ * Adds the session grant of one approval record, if it is one. A record without a level
+ * (written before grants had levels) grants up to `low` only: it is asked about again.
+ */
+export function addGrantOf(grants: Grants, rec: Partial<ApprovalRecord> | undefined): void {
+  if (rec?.type === "approval" && rec.decision === "approve" && rec.scope === "session" && rec.tool)
+    addGrant(grants, rec.tool, rec.level ?? "low");
+}
+
 /** Tools approved for the session (`scope: "session"`) in the graph's approval records. */
 export function grantsOf(
   nodes: readonly { readonly kind: string; readonly payload: unknown }[],
-  into: Set<string>,
-): Set<string> {
-  for (const n of nodes) {
-    if (n.kind !== "protocol") continue;
-    const p = n.payload as Partial<ApprovalRecord> | undefined;
-    if (p?.type === "approval" && p.decision === "approve" && p.scope === "session" && p.tool)
-      into.add(p.tool);
-  }
+  into: Grants,
+): Grants {
+  for (const n of nodes) if (n.kind === "protocol") addGrantOf(into, n.payload as Partial<ApprovalRecord>);
   return into;
 }
 

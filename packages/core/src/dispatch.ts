@@ -2,7 +2,7 @@ import type { CompletedToolCall, PendingToolCall } from "@lash/sansio";
 import { abortWait, afterOn } from "@lash/sansio";
 import { Duration, Effect, Exit, Fiber, FiberId, Runtime } from "effect";
 import type { TurnActivityBody } from "./activity.ts";
-import { type DispatchGovernance, type Governed, govern } from "./approval.ts";
+import { type DispatchGovernance, type Governed, govern, type Runnable } from "./approval.ts";
 import type { ApprovalError } from "./governance.ts";
 import { Journal, type JournalMismatch } from "./journal.ts";
 import { validateJson } from "./jsonschema.ts";
@@ -77,6 +77,8 @@ type Prepared =
       readonly call: PendingToolCall;
       readonly output: ToolOutput;
       readonly tool?: ToolDefinition;
+      /** A `beforeToolCall` hook gave the result (dry-run's stub), for these arguments: the policy may still deny it. */
+      readonly hookArgs?: { readonly args: unknown };
     }
   /** The turn was cancelled while the call waited for an approval: it never starts. */
   | {
@@ -200,7 +202,8 @@ function prepare(ctx: DispatchContext, calls: readonly PendingToolCall[]): Effec
         if (!r) continue;
         if ("abort" in r)
           return { kind: "settled", index, call, tool, output: errorOutput(r.abort) } as const;
-        if ("output" in r) return { kind: "settled", index, call, tool, output: r.output } as const;
+        if ("output" in r)
+          return { kind: "settled", index, call, tool, output: r.output, hookArgs: { args } } as const;
         if ("args" in r) args = r.args;
       }
       return validated(call, index, tool, args);
@@ -398,7 +401,12 @@ function governed(
   g: DispatchGovernance,
   prepared: Prepared[],
 ): Effect.Effect<Prepared[], ApprovalError | JournalMismatch | StoreError> {
-  const runnable = prepared.filter((p): p is Extract<Prepared, { kind: "run" }> => p.kind === "run");
+  // a call a hook settled (dry-run) is governed too: a denial wins over the hook's result
+  const runnable: Runnable[] = [];
+  for (const p of prepared)
+    if (p.kind === "run") runnable.push(p);
+    else if (p.kind === "settled" && p.tool && p.hookArgs)
+      runnable.push({ index: p.index, call: p.call, tool: p.tool, args: p.hookArgs.args, stubbed: true });
   if (runnable.length === 0) return Effect.succeed(prepared);
   return Effect.map(
     govern(
@@ -417,6 +425,14 @@ function governed(
     (decided) =>
       prepared.map((p): Prepared => {
         const d: Governed | undefined = decided.get(p.index);
+        if (d?.kind === "settled" && p.kind === "settled")
+          return {
+            kind: "settled",
+            index: p.index,
+            call: p.call,
+            output: d.output,
+            ...(p.tool ? { tool: p.tool } : {}),
+          };
         if (!d || p.kind !== "run") return p;
         if (d.kind === "run") return d.args === p.args ? p : { ...p, args: d.args };
         if (d.kind === "held") return { kind: "held", index: p.index, call: p.call, tool: p.tool };

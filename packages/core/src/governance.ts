@@ -37,6 +37,11 @@ export type Verdict =
       readonly layer: string;
       readonly reason: string;
       readonly risk?: RiskSummary;
+      /**
+       * The policy asks about every call of this tool (`approval: "always"`): an earlier
+       * "approve for the session" never skips it.
+       */
+      readonly always?: boolean;
     };
 
 export interface GovernanceShape {
@@ -77,7 +82,11 @@ export type ApprovalDecision =
   | {
       readonly callId: string;
       readonly decision: "approve";
-      /** `session`: calls to this tool are not asked about again in this session. */
+      /**
+       * `session`: later calls to this tool in this session are not asked about again, up
+       * to the risk level of this call (a call without a risk assessment counts as `high`);
+       * a call the policy always asks about (`approval: "always"`) is still asked.
+       */
       readonly scope?: "once" | "session";
       /** Edited arguments (validated against the tool's schema again before the call runs). */
       readonly args?: unknown;

@@ -1,6 +1,7 @@
 import type { ProtocolDriver } from "@lash/sansio";
 import { standardDriver } from "@lash/sansio";
 import { Context, Effect, Layer, Option, Stream } from "effect";
+import type { Grants } from "./approval.ts";
 import { Approver, Governance } from "./governance.ts";
 import { PluginHost, ToolCatalog } from "./host.ts";
 import { ActivityHub } from "./hub.ts";
@@ -61,7 +62,7 @@ export const makeRuntime = (options: RuntimeOptions) =>
       options.governance ??
       Option.getOrElse(yield* Effect.serviceOption(Governance), () => Governance.allowAll);
     const approver = options.approver ?? Option.getOrUndefined(yield* Effect.serviceOption(Approver));
-    const grants = new Map<string, Set<string>>();
+    const grants = new Map<string, Grants>();
 
     const local = (sessionId: string): Effect.Effect<SessionLocal> =>
       Effect.suspend(() => {

@@ -245,6 +245,62 @@ describe("the approval step", () => {
     expect(approver.requests).toHaveLength(2);
   });
 
+  it("a session grant holds up to the risk it was given for, also when rebuilt from the graph in a new process", async () => {
+    const filename = dbFile();
+    const runs: string[] = [];
+    const approver = recording((r) => ({
+      by: "user",
+      decisions: r.items.map((i) => ({ callId: i.callId, decision: "approve", scope: "session" })),
+    }));
+    // the text names the risk: `m…` medium, `h…` high, anything else unrated
+    const rated: GovernanceShape = {
+      decide: (call) => {
+        const text = (call.args as { text: string }).text;
+        const level = text.startsWith("h") ? "high" : text.startsWith("m") ? "medium" : undefined;
+        return {
+          action: "ask",
+          layer: "global config",
+          reason: "write changes files",
+          ...(level ? { risk: { level, category: "write", reasons: [] } } : {}),
+        };
+      },
+    };
+    const options = {
+      plugins: [{ name: "t", tools: [echoTool("write", runs)] }],
+      governance: rated,
+      approver,
+      store: SqliteStore.layer({ filename }),
+    };
+    const sessionId = await Effect.runPromise(
+      withRuntime(
+        scriptedProvider([callTools({ id: "a", name: "write", args: { text: "m1" } }), say("one")]),
+        (rt) =>
+          Effect.gen(function* () {
+            const s = yield* rt.createSession({ model: "test/model" });
+            yield* rt.turn(s.id, { text: "first" });
+            return s.id;
+          }),
+        options,
+      ),
+    );
+    // a new runtime over the same file: the medium grant comes back from the graph with its level
+    const second = scriptedProvider([
+      callTools({ id: "b", name: "write", args: { text: "m2" } }),
+      callTools({ id: "c", name: "write", args: { text: "h1" } }),
+      callTools({ id: "d", name: "write", args: { text: "x1" } }),
+      callTools({ id: "e", name: "write", args: { text: "x2" } }),
+      say("two"),
+    ]);
+    await Effect.runPromise(withRuntime(second, (rt) => rt.turn(sessionId, { text: "second" }), options));
+    // m2 ran on the grant; h1 was asked (and widened the grant to high), so x1 (unrated = high)
+    // and x2 ran without asking
+    expect(approver.requests.map((r) => r.items.map((i) => (i.args as { text: string }).text))).toEqual([
+      ["m1"],
+      ["h1"],
+    ]);
+    expect(runs).toEqual(["write:m1", "write:m2", "write:h1", "write:x1", "write:x2"]);
+  });
+
   it("edited arguments are used, and validated again (an invalid edit is an error result naming the problem)", async () => {
     const runs: string[] = [];
     const provider = scriptedProvider([

@@ -442,7 +442,13 @@ export function makeGovernance(policy: Policy, options: GovernanceOptions = {}):
       const layer = v.rule ? `${v.layer}: ${v.rule}` : v.layer;
       if (v.action === "allow") return { action: "allow", layer, reason: v.reason };
       if (v.action === "deny") return { action: "deny", layer, reason: v.reason };
-      return { action: "ask", layer, reason: v.reason, ...(v.risk ? { risk: v.risk } : {}) };
+      return {
+        action: "ask",
+        layer,
+        reason: v.reason,
+        ...(v.risk ? { risk: v.risk } : {}),
+        ...(v.approval === "always" ? { always: true } : {}),
+      };
     },
   };
 }

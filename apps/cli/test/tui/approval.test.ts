@@ -24,6 +24,8 @@ const CTRL_U = "\x15";
 const DOWN = "\x1b[B";
 
 const askAlways = () => makeGovernance(resolvePolicy([{ name: "config", layer: { approval: "always" } }]));
+/** Asks about every write or exec (no risk evaluator: unrated calls, which a session grant covers). */
+const askWrites = () => makeGovernance(resolvePolicy([{ name: "config", layer: { approval: "risk" } }]));
 
 interface Mounted {
   readonly t: TestContext;
@@ -124,11 +126,14 @@ describe("the approval prompt", () => {
   });
 
   it("a approves the tool for the session: a later call of it is not asked about", async () => {
-    const m = await mount([
-      { toolCalls: [write("w1", "a.txt", "one\n")] },
-      { toolCalls: [write("w2", "b.txt", "two\n")] },
-      { text: "both written" },
-    ]);
+    const m = await mount(
+      [
+        { toolCalls: [write("w1", "a.txt", "one\n")] },
+        { toolCalls: [write("w2", "b.txt", "two\n")] },
+        { text: "both written" },
+      ],
+      { governance: askWrites() },
+    );
     await m.type("write two files\r");
     await m.wait((x) => x.includes("Allow this tool call?"));
     await m.type("a");

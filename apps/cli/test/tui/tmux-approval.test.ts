@@ -1,5 +1,6 @@
 // Issue 17, acceptance 3 (the TUI half): the real `lash` in tmux against the mock wire
-// server, with a user config whose policy asks before every call (`approval: "always"`).
+// server, with a user config whose policy asks before every call that risks anything
+// (`approval: "risk"` at threshold `low`; under `approval: "always"` no session grant holds).
 // Approve once (the file exists), approve for the session (the next call of the tool is
 // not asked about), deny with a reason (the model's next request, in the mock server's
 // request log, carries the denial text), edit the arguments (the edited arguments ran).
@@ -31,7 +32,7 @@ describe("approvals in the TUI (tmux)", () => {
     const t = await startLash({
       cols: 100,
       rows: 30,
-      config: { policy: { approval: "always" } },
+      config: { policy: { approval: "risk", risk: { threshold: "low" } } },
       replies: [
         // 1. approve once
         {

@@ -1,7 +1,7 @@
 import { type Message, standardDriver, TurnMachine } from "@lash/sansio";
 import { Clock, type Deferred, Effect, Either } from "effect";
 import type { TurnActivityBody } from "../activity.ts";
-import { grantsOf, recordsOfJournal } from "../approval.ts";
+import { addGrantOf, grantsOf, recordsOfJournal } from "../approval.ts";
 import type { ApprovalError } from "../governance.ts";
 import { storeFailure } from "../lease.ts";
 import type { ProjectedResult } from "../plugin.ts";
@@ -80,7 +80,7 @@ export const openTurn = (
     const info = rt.catalog.info(session.model);
     const path = yield* store.activePath(sessionId).pipe(Effect.catchAll(storeFailure(sessionId)));
     // tools approved for the session in an earlier process: not asked about again
-    if (rt.governance && !rt.grants.has(sessionId)) rt.grants.set(sessionId, grantsOf(path, new Set()));
+    if (rt.governance && !rt.grants.has(sessionId)) rt.grants.set(sessionId, grantsOf(path, new Map()));
     // ... and in the cut-off turn itself (a batch or cell replayed whole does not run its approval step)
     if (rt.governance && resumed) {
       const grants = rt.grants.get(sessionId)!;
@@ -89,8 +89,7 @@ export const openTurn = (
         .pipe(Effect.catchAll(storeFailure(sessionId)));
       for (const e of entries)
         if (e.status === "completed")
-          for (const rec of recordsOfJournal(e.key, e.outcome) ?? [])
-            if (rec.decision === "approve" && rec.scope === "session") grants.add(rec.tool);
+          for (const rec of recordsOfJournal(e.key, e.outcome) ?? []) addGrantOf(grants, rec);
     }
     const history: Message[] = [];
     for (const n of path)

@@ -67,7 +67,7 @@ const governanceOf = (scope: TurnScope, governance: GovernanceShape): DispatchGo
   const { rt, sessionId } = scope;
   let grants = rt.grants.get(sessionId);
   if (!grants) {
-    grants = new Set();
+    grants = new Map();
     rt.grants.set(sessionId, grants);
   }
   return {

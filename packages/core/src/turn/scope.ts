@@ -1,7 +1,7 @@
 import type { ContextProjector, LlmProvider, Message, ModelInfo, ProtocolDriver } from "@lash/sansio";
 import { type Deferred, Effect, type Scope } from "effect";
 import type { TurnActivityBody } from "../activity.ts";
-import type { ApprovalRecord } from "../approval.ts";
+import type { ApprovalRecord, Grants } from "../approval.ts";
 import type { DispatchOptions, NamedHooks } from "../dispatch.ts";
 import type { ApproverShape, GovernanceShape } from "../governance.ts";
 import type { PluginHostShape, ToolCatalogShape } from "../host.ts";
@@ -46,8 +46,8 @@ export interface RuntimeContext {
   readonly governance: GovernanceShape | undefined;
   /** Answers the calls governance asks about (absent: asking fails the turn with `approval`). */
   readonly approver: ApproverShape | undefined;
-  /** Per session: tools approved for the rest of the session (rebuilt from the graph when a session is first opened). */
-  readonly grants: Map<string, Set<string>>;
+  /** Per session: tools approved for the rest of the session, each up to a risk level (rebuilt from the graph when a session is first opened). */
+  readonly grants: Map<string, Grants>;
 }
 
 /**
