@@ -41,7 +41,7 @@ export interface BwrapSandbox {
     argv: readonly string[],
     context: { readonly cwd: string; readonly env: NodeJS.ProcessEnv },
   ): WrappedCommand;
-  /** One line for previews, e.g. "bwrap: workspace writable, rest read-only, network off". */
+  /** One line for previews, e.g. "bwrap: workspace writable (not .lash, .git, lash.yaml), rest read-only, no host sockets, network off". */
   describe(): string;
   /** Whether bubblewrap runs here (checked once per binary, then cached). */
   status(): BwrapStatus;
