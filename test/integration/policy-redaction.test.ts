@@ -48,14 +48,14 @@ describe("policy redaction.keys", () => {
       { text: "Done." },
     ]);
     mkdirSync(box.home, { recursive: true });
+    // unsandboxed: c3 reads lash's own environment in /proc, which bwrap's PID namespace hides
+    // (only the user's config may turn the sandbox off)
+    writeFileSync(join(box.home, "config.json"), JSON.stringify({ policy: { sandbox: { mode: "off" } } }));
     // the key names live in the project's config, the policy's second layer
     mkdirSync(join(box.cwd, ".lash"), { recursive: true });
     writeFileSync(
       join(box.cwd, ".lash", "config.json"),
-      JSON.stringify({
-        // unsandboxed: c3 reads lash's own environment in /proc, which bwrap's PID namespace hides
-        policy: { redaction: { keys: ["RELEASE_STAMP", "ship_code"] }, sandbox: { mode: "off" } },
-      }),
+      JSON.stringify({ policy: { redaction: { keys: ["RELEASE_STAMP", "ship_code"] } } }),
     );
     writeFileSync(join(box.cwd, "release.env"), `RELEASE_STAMP=${FILE_STAMP}\nexport SHIP_CODE=${SHORT}\n`);
     writeFileSync(join(box.cwd, "ship.json"), `{\n  "ship_code": "${JSON_CODE}",\n  "name": "kept"\n}\n`);

@@ -144,12 +144,14 @@ export interface LocalContext extends CliContext {
 export function secretsOf(
   config: LashConfig,
   env: { readonly [name: string]: string | undefined },
+  /** The effective policy's `redaction.keys` (every layer); default: the config's layers'. */
+  policyKeys: readonly string[] = policyRedactionKeys(config),
 ): { readonly names: readonly string[]; readonly values: readonly SecretValue[] } {
   const names = [
     ...new Set([
       ...Object.values(providerEnv).flatMap((spec) => spec.keys),
       ...(config.redaction?.env ?? []),
-      ...policyRedactionKeys(config),
+      ...policyKeys,
       ...OTLP_HEADER_VARS,
     ]),
   ];
@@ -312,21 +314,33 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
   // fail before anything opens when the chosen model has no provider
   if (options.checkProvider !== false) providerFor(settings.model);
 
-  // the scrubbed environment of tools and MCP servers, and the redaction of tool output
-  const secrets = secretsOf(config, env);
-  // the tool policy (config `policy`, user then project layer); `approval: "risk"` asks when
-  // the risk evaluator (@lash/policy assessRisk) rates a call at or above the threshold
+  // warnings while running: at once in -p (stderr), after the TUI has left the screen otherwise
+  const deferredWarnings: string[] = [];
+  const warn =
+    options.warn ??
+    ((message: string) => {
+      if (options.print === true) process.stderr.write(`[lash] warning: ${message}\n`);
+      else deferredWarnings.push(message);
+    });
+  // the tool policy (config `policy`, user then project layer, then a run's project file and
+  // agent layers); `approval: "risk"` asks when the risk evaluator (@lash/policy assessRisk)
+  // rates a call at or above the threshold
   const gov = cliGovernance(config, {
     root: settings.cwd,
     assessRisk: riskAssessor(settings.cwd),
     ...(options.policyLayers ? { layers: options.policyLayers } : {}),
+    report: warn,
   });
+  for (const w of gov.warnings) warn(w);
+  // the scrubbed environment of tools and MCP servers, and the redaction of tool output;
+  // policy redaction.keys of every layer (config, project file, agent)
+  const secrets = secretsOf(config, env, gov.policy.redactionKeys);
   // the Codex sign-in's tokens too (they never leave the provider, but a tool could read auth.json)
   // policy redaction.keys: those variables' values (in `secrets`) and `KEY=value` / `"key": "value"` in output
   const redactor = authFileRedactor(secrets.values, join(paths.home, "auth.json"), {
-    keys: policyRedactionKeys(config),
+    keys: gov.policy.redactionKeys,
   });
-  const sandbox = shellSandbox(gov.policy, settings.cwd);
+  const sandbox = shellSandbox(gov.policy, settings.cwd, paths.home, env);
   const plugins: Plugin[] = [];
   const toolsAllowed = settings.tools?.filter((t) => (TOOL_NAMES as readonly string[]).includes(t));
   plugins.push(
@@ -380,14 +394,6 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
   }
   let trace: TraceHandle | undefined;
   const traceFile = options.traceFile ?? config.trace?.file;
-  // warnings while running: at once in -p (stderr), after the TUI has left the screen otherwise
-  const deferredWarnings: string[] = [];
-  const warn =
-    options.warn ??
-    ((message: string) => {
-      if (options.print === true) process.stderr.write(`[lash] warning: ${message}\n`);
-      else deferredWarnings.push(message);
-    });
   // OpenTelemetry: the standard OTEL_* variables, else config trace.otlp (the environment wins)
   const otlpWanted =
     live &&

@@ -26,13 +26,62 @@ export type RiskFn = (
   call: PolicyCall & { readonly effects: readonly ToolEffectKind[] },
 ) => RiskSummary | undefined;
 
+/** The layers that may loosen the sandbox: the user's own config (`config`: one built in code). */
+const SANDBOX_OWNERS: ReadonlySet<string> = new Set(["global", "config"]);
+
+const layerPlace = (name: string): string =>
+  name === "project"
+    ? "the project's .lash/config.json"
+    : name === "project file"
+      ? "the project file (lash.yaml)"
+      : name.startsWith("agent:")
+        ? `the spec of agent ${name.slice("agent:".length)}`
+        : `layer ${name}`;
+
+/**
+ * Only the user's config may turn the sandbox off (`sandbox.mode: "off"`) or the network on
+ * (`sandbox.network: true`): a project's config, project file or agent spec is a file in the
+ * workspace, which any sandboxed command could have written. Such a setting is dropped from
+ * its layer, with a warning naming the key and where to set it; a layer may still tighten
+ * (`mode: "bwrap"`, `network: false`).
+ */
+export function sandboxFromUserOnly(layers: readonly NamedLayer[]): {
+  readonly layers: readonly NamedLayer[];
+  readonly warnings: readonly string[];
+} {
+  const warnings: string[] = [];
+  const out = layers.map((l): NamedLayer => {
+    const sandbox = l.layer.sandbox;
+    if (SANDBOX_OWNERS.has(l.name) || sandbox === undefined) return l;
+    const dropped: string[] = [];
+    const kept: { mode?: "bwrap" | "off"; network?: boolean } = { ...sandbox };
+    if (sandbox.mode === "off") {
+      delete kept.mode;
+      dropped.push('policy.sandbox.mode "off"');
+    }
+    if (sandbox.network === true) {
+      delete kept.network;
+      dropped.push("policy.sandbox.network true");
+    }
+    if (dropped.length === 0) return l;
+    warnings.push(
+      `${dropped.join(" and ")} in ${layerPlace(l.name)} is ignored: only your user config ($LASH_HOME/config.json) may loosen the sandbox (a file in the workspace could have been written by a sandboxed command); set it there if you mean it`,
+    );
+    const { sandbox: _, ...rest } = l.layer;
+    return { name: l.name, layer: Object.keys(kept).length > 0 ? { ...rest, sandbox: kept } : rest };
+  });
+  return { layers: out, warnings };
+}
+
 /** The effective policy of a config: its `global` and `project` layers (profiles expanded). */
 export function policyOf(config: LashConfig): Policy {
-  return resolvePolicy(policyLayersOf(config));
+  return resolvePolicy(sandboxFromUserOnly(policyLayersOf(config)).layers);
 }
 
 export interface CliGovernance {
   readonly policy: Policy;
+  /** What the user must hear: a layer's sandbox setting ignored (see `sandboxFromUserOnly`). */
+  readonly warnings: readonly string[];
   /** `undefined` when no config sets a policy: the runtime then has no approval step at all. */
   readonly governance: GovernanceShape | undefined;
   /** Register a subagent: its policy is its parent's layers plus its capability's `policy`. */
@@ -54,18 +103,26 @@ export function cliGovernance(
     readonly assessRisk?: RiskFn;
     /** Layers after the config's (a project file's and an agent spec's, for `lash run`). */
     readonly layers?: readonly NamedLayer[];
+    /** Told (once per capability) when a capability's `policy` does not decode and so denies every tool. */
+    readonly report?: (message: string) => void;
   },
 ): CliGovernance {
-  const policy = options.layers?.length
-    ? resolvePolicy([...policyLayersOf(config), ...options.layers])
-    : policyOf(config);
+  const checked = sandboxFromUserOnly([...policyLayersOf(config), ...(options.layers ?? [])]);
+  const policy = resolvePolicy(checked.layers);
+  const reported = new Set<string>();
   const sessions = new SessionPolicies();
   const onChild: CliGovernance["onChild"] = ({ sessionId, parentSessionId, capability }) => {
     const own: NamedLayer[] = [];
     if (capability.policy !== undefined) {
       const decoded = decodePolicyLayer(capability.policy, `policy of capability ${capability.name}`);
-      // an invalid capability policy fails closed: the child may run nothing
+      // an invalid capability policy fails closed: the child may run nothing (and the user is told why)
       const layer: PolicyLayer = Either.isRight(decoded) ? decoded.right : { deny: ["*"] };
+      if (Either.isLeft(decoded) && !reported.has(capability.name)) {
+        reported.add(capability.name);
+        options.report?.(
+          `${decoded.left.message}\n  — until it is fixed, capability ${capability.name} may run no tool ("*" is denied); fix its policy`,
+        );
+      }
       own.push({ name: `capability:${capability.name}`, layer });
     }
     sessions.register(sessionId, parentSessionId, own);
@@ -80,7 +137,7 @@ export function cliGovernance(
           ...(options.assessRisk ? { assessRisk: options.assessRisk } : {}),
         })
       : undefined;
-  return { policy, governance, onChild };
+  return { policy, warnings: checked.warnings, governance, onChild };
 }
 
 const USAGE = `Usage

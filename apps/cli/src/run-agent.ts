@@ -154,7 +154,7 @@ async function openContext(
     persist: !flags.noSession,
     print: true,
     ...approvalModeOf(flags, settings.manifest),
-    policyLayers: runLayers(settings.manifest, settings.agent),
+    policyLayers: runLayers(settings.manifest, settings.agent, (m) => io.stderr.write(m)),
     ...(settings.agent?.skills ? { skillsOnly: settings.agent.skills } : {}),
     // a built agent's instructions end with its skills catalog (the build appends it)
     ...(settings.agent ? { skillsCatalogInPrompt: true } : {}),
@@ -163,20 +163,39 @@ async function openContext(
   });
 }
 
+/** The decode errors already printed, per manifest (an entry function opens many sessions). */
+const reportedLayerErrors = new WeakMap<Manifest, Set<string>>();
+
 /**
  * The policy layers a run adds after the config's: the project file's `policy`, then the
  * agent's own (`agent:<name>`). The build decoded both; a layer that no longer decodes
- * (a manifest written by another lash) fails closed: nothing may run.
+ * (a manifest written by another lash, or edited by hand) fails closed — nothing may run —
+ * and the decode error (the file, the bad key, the likeliest one) goes to `report` once.
  */
-export function runLayers(manifest: Manifest, agent: ResolvedAgent | undefined): NamedLayer[] {
-  const layer = (value: unknown, name: string): NamedLayer => {
+export function runLayers(
+  manifest: Manifest,
+  agent: ResolvedAgent | undefined,
+  report: (message: string) => void,
+): NamedLayer[] {
+  const reported = reportedLayerErrors.get(manifest) ?? new Set<string>();
+  reportedLayerErrors.set(manifest, reported);
+  const layer = (value: unknown, name: string, file: string): NamedLayer => {
     const decoded = decodePolicyLayer(value, `policy of ${name}`);
-    const l: PolicyLayer = Either.isRight(decoded) ? decoded.right : { deny: ["*"] };
-    return { name, layer: l };
+    if (Either.isRight(decoded)) return { name, layer: decoded.right };
+    const message = `[lash] error: ${decoded.left.message}\n  (from ${file}; the build in .lash/build no longer decodes) — until it is fixed this layer denies every tool ("*"). Fix it in ${file} and run \`lash build\`.\n`;
+    if (!reported.has(message)) {
+      reported.add(message);
+      report(message);
+    }
+    return { name, layer: { deny: ["*"] } satisfies PolicyLayer };
   };
+  const projectFile =
+    manifest.inputs.map((i) => i.path).find((p) => /^lash\.(ya?ml|json)$/.test(p)) ??
+    "the project file (lash.yaml)";
   const out: NamedLayer[] = [];
-  if (manifest.project.policy !== undefined) out.push(layer(manifest.project.policy, "project file"));
-  if (agent?.policy !== undefined) out.push(layer(agent.policy, `agent:${agent.name}`));
+  if (manifest.project.policy !== undefined)
+    out.push(layer(manifest.project.policy, "project file", projectFile));
+  if (agent?.policy !== undefined) out.push(layer(agent.policy, `agent:${agent.name}`, agent.source));
   return out;
 }
 

@@ -16,10 +16,24 @@ export function sandboxMode(policy: Policy, platform: NodeJS.Platform = process.
   return policy.sandbox.mode ?? (platform === "linux" ? "bwrap" : "off");
 }
 
-/** The shell tool's sandbox under this policy, or undefined when the sandbox is off. */
-export function shellSandbox(policy: Policy, workspace: string): BwrapSandbox | undefined {
+/**
+ * The shell tool's sandbox under this policy, or undefined when the sandbox is off; `home`
+ * (`$LASH_HOME`: auth.json, the database) is hidden from commands, as is `$XDG_RUNTIME_DIR`.
+ */
+export function shellSandbox(
+  policy: Policy,
+  workspace: string,
+  home: string,
+  env: { readonly [name: string]: string | undefined } = process.env,
+): BwrapSandbox | undefined {
   if (sandboxMode(policy) === "off") return undefined;
-  return bwrapSandbox({ workspace, network: policy.sandbox.network === true });
+  const runtimeDir = env.XDG_RUNTIME_DIR;
+  return bwrapSandbox({
+    workspace,
+    home,
+    network: policy.sandbox.network === true,
+    ...(runtimeDir ? { runtimeDir } : {}),
+  });
 }
 
 /** `lash doctor`'s sandbox line. */

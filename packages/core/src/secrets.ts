@@ -51,7 +51,7 @@ export function looksLikeKey(value: string): boolean {
 export interface ScrubOptions {
   /** Variables the host holds as credentials, removed whatever they are called (e.g. the provider key names). */
   readonly secretNames?: Iterable<string>;
-  /** Variables passed through even though they look like secrets (explicit config). */
+  /** Variables passed through even though they look like secrets (explicit config); never a `secretNames` one. */
   readonly pass?: Iterable<string>;
 }
 
@@ -65,7 +65,8 @@ export interface ScrubbedEnv {
  * The environment a tool process gets: `env` without the host's credentials
  * (`secretNames`), without any variable whose name matches `SECRET_ENV_PATTERNS`
  * and without any value shaped like a well-known API key — except the names in
- * `pass`. Everything else (PATH, HOME, LANG, TERM, proxies …) is kept.
+ * `pass` (which never bring back a `secretNames` one: the host's credentials win).
+ * Everything else (PATH, HOME, LANG, TERM, proxies …) is kept.
  */
 export function scrubEnv(
   env: { readonly [name: string]: string | undefined },
@@ -77,7 +78,8 @@ export function scrubEnv(
   const removed: string[] = [];
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) continue;
-    if (!pass.has(name) && (named.has(name) || isSecretEnvName(name) || looksLikeKey(value))) {
+    // the host's own credential names are never passed, whatever `pass` says
+    if (named.has(name) || (!pass.has(name) && (isSecretEnvName(name) || looksLikeKey(value)))) {
       removed.push(name);
       continue;
     }

@@ -61,6 +61,16 @@ describe("scrubEnv", () => {
     expect(isSecretEnvName("OPENAI_BASE_URL")).toBe(false);
   });
 
+  it("pass never brings back one of the host's credential names", () => {
+    const env = { ANTHROPIC_API_KEY: "a", NPM_TOKEN: "g", PATH: "/usr/bin" };
+    const { env: out, removed } = scrubEnv(env, {
+      secretNames: ["ANTHROPIC_API_KEY"],
+      pass: ["ANTHROPIC_API_KEY", "NPM_TOKEN"],
+    });
+    expect(out).toEqual({ NPM_TOKEN: "g", PATH: "/usr/bin" });
+    expect(removed).toEqual(["ANTHROPIC_API_KEY"]);
+  });
+
   it("envSecrets lists secret-looking values of at least 8 characters", () => {
     const found = envSecrets({ OPENAI_API_KEY: OPENAI, SHORT_TOKEN: "abc", PATH: "/usr/bin:/bin:/sbin" });
     expect(found).toEqual([{ name: "OPENAI_API_KEY", value: OPENAI }]);

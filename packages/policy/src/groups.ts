@@ -19,6 +19,11 @@ export const FS_WRITE_TOOLS: readonly string[] = ["write_file", "edit", "apply_p
 export const RUNTIME_TOOLS: readonly string[] = ["shell", "process"];
 export const PLAN_TOOLS: readonly string[] = ["update_plan"];
 export const AGENT_TOOLS: readonly string[] = ["spawn_agent"];
+/**
+ * Read-only tools lash itself adds to help the model use what it already has: the rest of a
+ * cut tool result, a skill's body and files. Every profile allows them (a layer can still deny them).
+ */
+export const READ_CONTROL_TOOLS: readonly string[] = ["read_output", "load_skill", "read_skill_file"];
 
 /** The MCP tool-name part of a server (as @lash/plugin-mcp writes it: `mcp__<server>__<tool>`). */
 const mcpServerPart = (server: string): string => server.replace(/[^a-zA-Z0-9_-]/g, "_") || "_";
@@ -102,18 +107,20 @@ export function matchesPattern(pattern: string, t: ToolFacts): boolean {
 
 /** The profiles as layers. */
 export const PROFILE_LAYERS: { readonly [P in ProfileName]: PolicyLayer } = {
-  minimal: { allow: ["group:fs:read", "group:plan"] },
-  readonly: { allow: ["group:readonly"] },
+  minimal: { allow: ["group:fs:read", "group:plan", ...READ_CONTROL_TOOLS] },
+  readonly: { allow: ["group:readonly", ...READ_CONTROL_TOOLS] },
   coding: {
-    allow: ["group:fs", "group:runtime", "group:plan", "group:agents"],
+    allow: ["group:fs", "group:runtime", "group:plan", "group:agents", ...READ_CONTROL_TOOLS],
     tools: { "group:exec": { approval: "risk" }, "group:readonly": { approval: "never" } },
   },
   full: {},
 };
 
 export const PROFILE_DESCRIPTIONS: { readonly [P in ProfileName]: string } = {
-  minimal: "read-only file tools and the plan",
-  readonly: "every tool whose effects are only read",
-  coding: "file tools, shell, plan and agents; approval risk for exec tools, never for read-only ones",
+  minimal:
+    "read-only file tools and the plan (and read_output, load_skill, read_skill_file, as every profile)",
+  readonly: "every tool whose effects are only read (and read_output, load_skill, read_skill_file)",
+  coding:
+    "file tools, shell, plan and agents (and read_output, load_skill, read_skill_file); approval risk for exec tools, never for read-only ones",
   full: "every tool",
 };

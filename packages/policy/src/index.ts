@@ -17,6 +17,7 @@ export {
   PLAN_TOOLS,
   PROFILE_DESCRIPTIONS,
   PROFILE_LAYERS,
+  READ_CONTROL_TOOLS,
   RUNTIME_TOOLS,
   type ToolFacts,
 } from "./groups.ts";

@@ -279,6 +279,28 @@ describe("decide", () => {
     expect(v.reason).toContain("deny always wins");
   });
 
+  // read_output (@lash/core's output budget), load_skill and read_skill_file (@lash/agents' skills),
+  // shaped as those packages define them: every profile allows them, a deny still wins
+  const readControl = [
+    { name: "read_output", description: "", inputSchema: {}, readOnly: true, family: "read", execute: null },
+    ...["load_skill", "read_skill_file"].map((name) => stub(name, "read", ["read"])),
+  ] as unknown as ToolDefinition[];
+  for (const profile of ["minimal", "readonly", "coding", "full"] as const)
+    it(`profile ${profile} allows read_output, load_skill and read_skill_file`, () => {
+      const p = resolvePolicy(layers({ profile }));
+      for (const tool of readControl) {
+        const v = decide(p, { name: tool.name, args: {}, tool });
+        expect(v.action, `${tool.name}: ${v.reason}`).toBe("allow");
+      }
+    });
+  it("a layer can still deny a read-only control tool", () => {
+    const v = decide(resolvePolicy(layers({ profile: "coding", deny: ["load_skill"] })), {
+      name: "load_skill",
+      tool: readControl[1] as ToolDefinition,
+    });
+    expect(v.action).toBe("deny");
+  });
+
   it("an unknown tool counts as a write", () => {
     const v = decide(resolvePolicy(layers({ approval: "risk" })), { name: "mystery", args: {} });
     expect(v).toMatchObject({ action: "ask", effects: ["write"] });

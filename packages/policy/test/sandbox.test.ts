@@ -13,7 +13,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createNetServer, type Server as NetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ToolContext, ToolFailure, type ToolOutput } from "@lash/core";
@@ -76,20 +76,52 @@ describe("bwrapArgs", () => {
     expect(bwrapArgs(["true"], { workspace: base, cwd: base, network: true })).not.toContain("--unshare-net");
   });
 
+  it("hides host sockets and lash's home under tmpfs, keeps lash's and git's files read-only", () => {
+    const w = join(base, "args-ws");
+    const home = join(base, "args-home");
+    const rt = join(base, "args-run");
+    mkdirSync(join(w, ".git"), { recursive: true });
+    mkdirSync(join(w, ".lash"), { recursive: true });
+    writeFileSync(join(w, "lash.yaml"), "");
+    mkdirSync(home, { recursive: true });
+    mkdirSync(rt, { recursive: true });
+    // home and runtime dir under /tmp are already hidden by the private /tmp: no second tmpfs
+    const underTmp = bwrapArgs(["true"], { workspace: w, cwd: w, home, runtimeDir: rt }).join(" ");
+    expect(underTmp).not.toContain(`--tmpfs ${home}`);
+    const args = bwrapArgs(["true"], { workspace: w, cwd: w, home: "/usr/share", runtimeDir: "/usr/lib" });
+    const joined = args.join(" ");
+    for (const d of ["/run", "/var/tmp", "/usr/share", "/usr/lib"]) expect(joined).toContain(`--tmpfs ${d} `);
+    // /var/run is a link to /run on most systems: covered once
+    expect(args.filter((a) => a === "/run")).toHaveLength(existsSync("/run") ? 1 : 0);
+    // the workspace after the tmpfs mounts, its protected entries (those that exist) after it
+    const bind = args.indexOf("--bind");
+    expect(bind).toBeGreaterThan(args.lastIndexOf("--tmpfs"));
+    for (const p of [".git", ".lash", "lash.yaml"]) expect(args.indexOf(join(w, p))).toBeGreaterThan(bind);
+    expect(joined).toContain(`--ro-bind ${join(w, ".lash")} ${join(w, ".lash")}`);
+    expect(joined).not.toContain(join(w, "lash.json"));
+    // a home inside the workspace cannot be hidden whole: its credentials and database are
+    const inner = join(w, "home");
+    mkdirSync(inner, { recursive: true });
+    writeFileSync(join(inner, "auth.json"), "{}");
+    const nested = bwrapArgs(["true"], { workspace: w, cwd: w, home: inner }).join(" ");
+    expect(nested).not.toContain(`--tmpfs ${inner}`);
+    expect(nested).toContain(`--ro-bind /dev/null ${join(inner, "auth.json")}`);
+  });
+
   it("the shell tool's preview and description name what the sandbox allows", async () => {
     const tool = shellTool(ws, { sandbox: bwrapSandbox({ workspace: ws }) });
     const preview = await Effect.runPromise(
       tool.preview?.({ command: "ls" }, context()) ?? Effect.die("no preview"),
     );
-    expect(preview.command?.sandbox).toBe("bwrap: workspace writable, rest read-only, network off");
+    expect(preview.command?.sandbox).toBe(describeSandbox({}));
     expect(tool.description).toContain("Commands run in a sandbox (bwrap: workspace writable");
   });
 
   it("describes itself in one line", () => {
-    expect(describeSandbox({})).toBe("bwrap: workspace writable, rest read-only, network off");
-    expect(bwrapSandbox({ workspace: base, network: true }).describe()).toBe(
-      "bwrap: workspace writable, rest read-only, network on",
+    expect(describeSandbox({})).toBe(
+      "bwrap: workspace writable (not .lash, .git, lash.yaml), rest read-only, no host sockets, network off",
     );
+    expect(bwrapSandbox({ workspace: base, network: true }).describe()).toContain("network on");
   });
 });
 
@@ -137,10 +169,10 @@ describe.skipIf(!status.available)("bwrap through the shell tool", () => {
     // outside a private /tmp (read-only), beside the workspace (under /tmp here: the sandbox's
     // /tmp is its own, so nothing lands on the host's), and $HOME
     const out = await run(
-      `touch /var/tmp/lash-escaped-$$; echo "var=$?"; touch ${outside}/escaped; touch "$HOME/lash-escaped-$$"; echo "home=$?"`,
+      `touch /var/tmp/lash-escaped-$$; touch /etc/lash-escaped-$$; echo "etc=$?"; touch ${outside}/escaped; touch "$HOME/lash-escaped-$$"; echo "home=$?"`,
     );
     expect(textOf(out)).toContain("Read-only file system");
-    expect(textOf(out)).toContain("var=1");
+    expect(textOf(out)).toContain("etc=1");
     expect(textOf(out)).toContain("home=1");
     expect(readdirSync(outside)).toEqual([]);
     expect(readdirSync("/var/tmp").filter((f) => f.startsWith("lash-escaped-"))).toEqual([]);
@@ -190,6 +222,107 @@ describe.skipIf(!status.available)("bwrap through the shell tool", () => {
       const out = await run(fetchCommand(), { network: true });
       expect(shellValue(out).stdout).toContain("GOT hello-from-loopback");
       expect(shellValue(out).exitCode).toBe(0);
+    });
+  });
+
+  describe("what a command must not reach", () => {
+    // a directory outside /tmp (the sandbox's /tmp is private anyway): beside this test file
+    let scratch: string;
+    let proj: string;
+    const servers: NetServer[] = [];
+    beforeAll(() => {
+      scratch = realpathSync(mkdtempSync(join(import.meta.dirname, ".sandbox-")));
+      proj = join(base, "proj");
+      mkdirSync(join(proj, ".git", "hooks"), { recursive: true });
+      writeFileSync(join(proj, "lash.yaml"), "agents: []\n");
+    });
+    afterAll(() => {
+      for (const s of servers) s.close();
+      rmSync(scratch, { recursive: true, force: true });
+    });
+    const runIn = async (
+      workspace: string,
+      command: string,
+      extra: { home?: string; runtimeDir?: string } = {},
+    ) => {
+      const sandbox = bwrapSandbox({ workspace, ...extra });
+      return Effect.runPromise(shellTool(workspace, { sandbox }).execute({ command }, context()));
+    };
+    /** A Unix socket server in `dir` that records what it receives. */
+    const socketServer = async (dir: string) => {
+      const path = join(dir, "s.sock");
+      const got: string[] = [];
+      const server = createNetServer((c) => c.on("data", (d) => got.push(String(d))));
+      servers.push(server);
+      await new Promise<void>((resolve) => server.listen(path, resolve));
+      return { path, got };
+    };
+    const connect = (path: string) =>
+      `${process.execPath} -e 'const s=require("net").connect(${JSON.stringify(path)},()=>{s.write("hello");s.end();console.log("CONNECTED")});s.on("error",e=>console.log("ERR",e.code))'`;
+
+    it("cannot plant project config, a build, git hooks or a project file; the rest of the workspace is writable", async () => {
+      // no .lash yet: it must not become creatable
+      const out = await runIn(
+        proj,
+        [
+          `mkdir -p .lash && echo '{"mcpServers":{}}' > .lash/config.json; echo "lash=$?"`,
+          `mkdir -p .lash/build; echo "build=$?"`,
+          `echo '#!/bin/sh' > .git/hooks/pre-commit; echo "hook=$?"`,
+          `echo 'x' >> lash.yaml; echo "yaml=$?"`,
+          `echo ok > other.txt; echo "other=$?"`,
+        ].join("; "),
+      );
+      const text = textOf(out);
+      for (const k of ["lash", "build", "hook", "yaml"]) expect(text).toContain(`${k}=1`);
+      expect(text).toContain("other=0");
+      expect(existsSync(join(proj, ".lash", "config.json"))).toBe(false);
+      expect(existsSync(join(proj, ".lash", "build"))).toBe(false);
+      expect(existsSync(join(proj, ".git", "hooks", "pre-commit"))).toBe(false);
+      expect(readFileSync(join(proj, "lash.yaml"), "utf8")).toBe("agents: []\n");
+      expect(readFileSync(join(proj, "other.txt"), "utf8")).toBe("ok\n");
+    });
+
+    it.skipIf(process.execPath.startsWith(tmpdir()))(
+      "host Unix sockets in /var/tmp and $XDG_RUNTIME_DIR are unreachable",
+      async () => {
+        const varTmp = mkdtempSync("/var/tmp/lash-sock-");
+        try {
+          const inVarTmp = await socketServer(varTmp);
+          const rt = mkdtempSync(join(scratch, "rt-"));
+          const inRuntime = await socketServer(rt);
+          // reachable without the sandbox (the command is right)
+          const plain = await Effect.runPromise(
+            shellTool(ws).execute({ command: connect(inRuntime.path) }, context()),
+          );
+          expect(shellValue(plain).stdout).toContain("CONNECTED");
+          for (const path of [inVarTmp.path, inRuntime.path]) {
+            const out = await runIn(ws, connect(path), { runtimeDir: rt });
+            expect(shellValue(out).stdout).toContain("ERR ENOENT");
+          }
+          expect(inVarTmp.got).toEqual([]);
+        } finally {
+          rmSync(varTmp, { recursive: true, force: true });
+        }
+      },
+    );
+
+    it("lash's home is hidden: auth.json and lash.db are unreadable, outside the workspace or inside it", async () => {
+      const home = mkdtempSync(join(scratch, "home-"));
+      writeFileSync(join(home, "auth.json"), '{"token":"FAKE-codex-token"}');
+      writeFileSync(join(home, "lash.db"), "FAKE-db");
+      const out = await runIn(ws, `cat ${home}/auth.json ${home}/lash.db; ls ${home}`, { home });
+      expect(textOf(out)).not.toContain("FAKE-");
+      expect(textOf(out)).toContain("No such file");
+      // the workspace contains the home: the files read empty
+      const innerHome = join(proj, "lash-home");
+      mkdirSync(innerHome, { recursive: true });
+      writeFileSync(join(innerHome, "auth.json"), '{"token":"FAKE-codex-token"}');
+      writeFileSync(join(innerHome, "lash.db"), "FAKE-db");
+      const inner = await runIn(proj, "cat lash-home/auth.json lash-home/lash.db; echo end", {
+        home: innerHome,
+      });
+      expect(textOf(inner)).not.toContain("FAKE-");
+      expect(textOf(inner)).toContain("end");
     });
   });
 
