@@ -59,7 +59,17 @@ export async function runAgentCommand(argv: readonly string[], io: MainIO): Prom
     );
   const agents = await import("@lash/agents");
   const root = resolve(flags.cwd ?? process.cwd());
-  const manifest = agents.readManifest(root, args.manifest);
+  const { resolvePaths } = await import("./paths.ts");
+  let manifest: Manifest | undefined;
+  try {
+    manifest = agents.readManifest(root, {
+      ...(args.manifest !== undefined ? { hash: args.manifest } : {}),
+      home: resolvePaths(io.env, root).home,
+    });
+  } catch (e) {
+    if (e instanceof agents.BuildError) throw new CliError(`lash run: ${e.message}`, ExitCode.usage);
+    throw e;
+  }
   if (!manifest)
     throw new CliError(
       args.manifest !== undefined
