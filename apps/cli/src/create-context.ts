@@ -320,6 +320,7 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
     root: settings.cwd,
     assessRisk: riskAssessor(settings.cwd),
     ...(options.policyLayers ? { layers: options.policyLayers } : {}),
+    ...(options.dryRun === true ? { dryRun: true } : {}),
   });
   // the Codex sign-in's tokens too (they never leave the provider, but a tool could read auth.json)
   // policy redaction.keys: those variables' values (in `secrets`) and `KEY=value` / `"key": "value"` in output
@@ -352,8 +353,11 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
         ? { maxLines: gov.policy.limits.maxOutputLines }
         : {}),
     }),
+    // a session's stored policy layers: restored when it is reopened
+    gov.plugin,
     subagentsPlugin({
       onChild: gov.onChild,
+      childState: gov.childState,
       ...childInstructionsOf(settings),
       ...(options.agentTools !== undefined ? { agentTools: options.agentTools } : {}),
     }),
@@ -460,7 +464,7 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
     withRlm({
       plugins,
       approver: approvals.approver,
-      ...(gov.governance ? { governance: gov.governance } : {}),
+      governance: gov.governance,
       dispatch: { redactor },
       ...(settings.maxTurns !== undefined ? { maxTurns: settings.maxTurns } : {}),
     }),
@@ -555,6 +559,8 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
             ...(ctx.settings.systemPrompt !== undefined ? { systemPrompt: ctx.settings.systemPrompt } : {}),
             ...(ctx.settings.tools ? { tools: ctx.settings.tools } : {}),
             ...(options.sessionPlugins !== undefined ? { plugins: options.sessionPlugins } : {}),
+            // the layers this process adds (lash run's), kept with the session for its resumption
+            state: gov.rootState(),
           }),
         ),
       );
