@@ -1,6 +1,6 @@
 // `lash init`, `lash build` and `lash agents` as a new user runs them (issue 18, acceptance 1
 // and the init/build half of 5): a real `lash` process in a temporary directory.
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -134,5 +134,74 @@ describe("lash init && lash build", () => {
     const lines = run.stderr.trim().split("\n");
     expect(lines[0]).toMatch(/^lash\.yaml:2:3: MCP server "ghost" is not reachable \(failed/);
     expect(lines.slice(1)).toEqual(["lash build: 1 error; nothing written"]);
+  });
+});
+
+describe("lash build: the hash does not depend on where the checkout is", () => {
+  it("records a lash.yaml skill root outside the project relative to it: two checkouts build to the same hash", async () => {
+    const { dir, env } = tempDir();
+    const hashes: string[] = [];
+    for (const where of ["one", "two/deeper"]) {
+      const base = join(dir, where);
+      mkdirSync(join(base, "shared", "tidy"), { recursive: true });
+      writeFileSync(
+        join(base, "shared", "tidy", "SKILL.md"),
+        "---\nname: tidy\ndescription: Tidy things.\n---\nTidy.\n",
+      );
+      cpSync(join(FIXTURES, "valid"), join(base, "proj"), { recursive: true });
+      const yaml = join(base, "proj", "lash.yaml");
+      writeFileSync(yaml, `${readFileSync(yaml, "utf8")}skills: [../shared]\n`);
+      const build = await lash(["build", "--json"], { env, cwd: join(base, "proj") });
+      expect(build.code, build.stderr).toBe(0);
+      const hash = JSON.parse(build.stdout).hash as string;
+      const manifest = JSON.parse(readFileSync(join(base, "proj", ".lash", "build", `${hash}.json`), "utf8"));
+      expect(manifest.skills.map((x: { dir: string }) => x.dir)).toContain("../shared/tidy");
+      expect(JSON.stringify(manifest)).not.toContain(dir);
+      hashes.push(hash);
+    }
+    expect(hashes[1]).toBe(hashes[0]);
+  });
+});
+
+describe("lash run uses only an intact, current build", () => {
+  async function built(): Promise<{ dir: string; env: NodeJS.ProcessEnv; path: string; hash: string }> {
+    const { dir, env } = tempDir();
+    expect((await lash(["init"], { env, cwd: dir })).code).toBe(0);
+    const build = await lash(["build", "--json"], { env, cwd: dir });
+    expect(build.code, build.stderr).toBe(0);
+    const hash = JSON.parse(build.stdout).hash as string;
+    return { dir, env, hash, path: join(dir, ".lash", "build", `${hash}.json`) };
+  }
+
+  it("refuses a build whose inputs changed since, naming the file", async () => {
+    const { dir, env, hash } = await built();
+    const spec = join(dir, "agents", "hello.agent.md");
+    writeFileSync(spec, readFileSync(spec, "utf8").replace("friendly", "grumpy"));
+    const r = await lash(["run", "hello", "hi"], { env, cwd: dir });
+    expect(r.stderr).toBe(
+      `lash run: agents/hello.agent.md changed since build ${hash.slice(0, 12)}; run \`lash build\`\n`,
+    );
+    expect(r.code).toBe(2);
+    // a skill's file counts too
+    writeFileSync(spec, readFileSync(spec, "utf8").replace("grumpy", "friendly"));
+    writeFileSync(join(dir, ".lash", "skills", "greeting", "SKILL.md"), "changed\n");
+    const s = await lash(["run", "hello", "hi"], { env, cwd: dir });
+    expect(s.stderr).toContain(".lash/skills/greeting/SKILL.md changed since build");
+    expect(s.code).toBe(2);
+  });
+
+  it("refuses a build file that was modified, and one that is not JSON, naming it; exit 2", async () => {
+    const { dir, env, path } = await built();
+    const text = readFileSync(path, "utf8");
+    writeFileSync(path, text.replace('"read_file"', '"write_file"'));
+    const modified = await lash(["run", "hello", "hi"], { env, cwd: dir });
+    expect(modified.stderr).toBe(`lash run: ${path} does not match its hash; run \`lash build\`\n`);
+    expect(modified.code).toBe(2);
+    writeFileSync(path, text.slice(0, 40));
+    const corrupt = await lash(["run", "hello", "hi"], { env, cwd: dir });
+    expect(corrupt.stderr.startsWith(`lash run: ${path} is not a valid build (`), corrupt.stderr).toBe(true);
+    expect(corrupt.stderr.endsWith("); run `lash build`\n")).toBe(true);
+    expect(corrupt.stderr).not.toContain("internal error");
+    expect(corrupt.code).toBe(2);
   });
 });

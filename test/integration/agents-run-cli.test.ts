@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Manifest, ResolvedAgent } from "@lash/agents";
+import { canonicalJson, sha256Hex } from "@lash/sansio";
 import { afterEach, describe, expect, it } from "vitest";
 import { chatMessages, jsonLines, lash, MODEL, type Sandbox, sandbox, textOf } from "./cli-support.ts";
 
@@ -23,17 +24,23 @@ const agent = (a: Partial<ResolvedAgent> & { name: string; instructions: string 
   ...a,
 });
 
-function writeManifest(cwd: string, agents: ResolvedAgent[], project: Manifest["project"] = {}): string {
-  const hash = "a".repeat(64);
-  const manifest: Manifest = {
+function writeManifest(
+  cwd: string,
+  agents: ResolvedAgent[],
+  project: Manifest["project"] = {},
+  inputs: Manifest["inputs"] = [],
+): string {
+  const body: Omit<Manifest, "hash"> = {
     version: 1,
-    hash,
     lashVersion: "test",
-    inputs: [],
+    inputs,
     project,
-    agents: [...agents].sort((x, y) => x.name.localeCompare(y.name)),
+    agents: [...agents].sort((x, y) => (x.name < y.name ? -1 : 1)),
     skills: [],
   };
+  // lash run verifies a build against its hash (as `lash build` computes it)
+  const hash = sha256Hex(canonicalJson(body));
+  const manifest = { ...body, hash } as Manifest;
   mkdirSync(join(cwd, ".lash", "build"), { recursive: true });
   writeFileSync(join(cwd, ".lash", "build", `${hash}.json`), JSON.stringify(manifest));
   return hash;

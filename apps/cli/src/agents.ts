@@ -6,6 +6,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { type ParseArgsOptionsConfig, parseArgs } from "node:util";
 import {
   BUILD_DIR,
+  BuildError,
   type BuildResult,
   type BuildSkill,
   buildProject,
@@ -21,6 +22,7 @@ import { canonicalJson } from "@lash/sansio";
 import { CliError, ExitCode, errorMessage, usageError } from "./errors.ts";
 import { VERSION } from "./help.ts";
 import type { MainIO } from "./io.ts";
+import { resolvePaths } from "./paths.ts";
 
 function parse<T extends ParseArgsOptionsConfig>(argv: readonly string[], options: T, what: string) {
   try {
@@ -131,7 +133,6 @@ async function projectSkills(
   env: NodeJS.ProcessEnv,
 ): Promise<{ skills: BuildSkill[]; skillDiagnostics: Diagnostic[] }> {
   const { defaultSkillRoots, discoverSkills } = await import("@lash/agents");
-  const { resolvePaths } = await import("./paths.ts");
   const home = resolvePaths(env, root).home;
   const extra = parseProject(root).project.skills ?? [];
   const { skills, problems } = discoverSkills(defaultSkillRoots(root, home, extra));
@@ -139,7 +140,10 @@ async function projectSkills(
     const inProject = relative(root, abs);
     if (!inProject.startsWith("..") && !isAbsolute(inProject)) return inProject.split(sep).join("/");
     const inHome = relative(home, abs);
-    return !inHome.startsWith("..") && !isAbsolute(inHome) ? `~lash/${inHome.split(sep).join("/")}` : abs;
+    if (!inHome.startsWith("..") && !isAbsolute(inHome)) return `~lash/${inHome.split(sep).join("/")}`;
+    // elsewhere (a lash.yaml root such as ../shared-skills): relative to the project, so the
+    // build's hash does not depend on where the checkout is (absolute only across drives)
+    return isAbsolute(inProject) ? abs : inProject.split(sep).join("/");
   };
   return {
     skills: skills.map((s) => ({
@@ -307,7 +311,13 @@ export async function runInit(argv: readonly string[], io: MainIO): Promise<numb
 // ---- lash agents list|show
 
 async function currentManifest(root: string, io: MainIO): Promise<Manifest> {
-  const built = readManifest(root);
+  // the newest build when it is intact and up to date; otherwise build again
+  let built: Manifest | undefined;
+  try {
+    built = readManifest(root, { home: resolvePaths(io.env, root).home });
+  } catch (e) {
+    if (!(e instanceof BuildError)) throw e;
+  }
   if (built) return built;
   const { result } = await buildWithCli(root, { env: io.env });
   if (!result.manifest) {

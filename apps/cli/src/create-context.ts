@@ -330,6 +330,7 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
     assessRisk: riskAssessor(settings.cwd),
     ...(options.policyLayers ? { layers: options.policyLayers } : {}),
     report: warn,
+    ...(options.dryRun === true ? { dryRun: true } : {}),
   });
   for (const w of gov.warnings) warn(w);
   // the scrubbed environment of tools and MCP servers, and the redaction of tool output;
@@ -366,8 +367,11 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
         ? { maxLines: gov.policy.limits.maxOutputLines }
         : {}),
     }),
+    // a session's stored policy layers: restored when it is reopened
+    gov.plugin,
     subagentsPlugin({
       onChild: gov.onChild,
+      childState: gov.childState,
       ...childInstructionsOf(settings),
       ...(options.agentTools !== undefined ? { agentTools: options.agentTools } : {}),
     }),
@@ -466,7 +470,7 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
     withRlm({
       plugins,
       approver: approvals.approver,
-      ...(gov.governance ? { governance: gov.governance } : {}),
+      governance: gov.governance,
       dispatch: { redactor },
       ...(settings.maxTurns !== undefined ? { maxTurns: settings.maxTurns } : {}),
     }),
@@ -561,6 +565,8 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
             ...(ctx.settings.systemPrompt !== undefined ? { systemPrompt: ctx.settings.systemPrompt } : {}),
             ...(ctx.settings.tools ? { tools: ctx.settings.tools } : {}),
             ...(options.sessionPlugins !== undefined ? { plugins: options.sessionPlugins } : {}),
+            // the layers this process adds (lash run's), kept with the session for its resumption
+            state: gov.rootState(),
           }),
         ),
       );

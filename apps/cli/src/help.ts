@@ -257,6 +257,8 @@ Effects: read_file/glob/grep/update_plan/spawn_agent read; write_file/edit/apply
       Every -p flag applies: --output-format text|json|stream-json, --trace, --no-session,
       --approval-mode, -m (overrides the agent's model); the run is an ordinary session
       (lash sessions list / resume / fork / export). No build: "run \`lash build\` first".
+      A build that does not match its hash, or whose input files changed since, is refused
+      ("run \`lash build\`"); a --manifest prefix matching several builds is an error.
       An entry function gets { input, callAgent(name, input), log } and has no model of its own.
 `,
   init: `Usage

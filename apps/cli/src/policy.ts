@@ -1,7 +1,7 @@
 // The tool policy in the CLI: the runtime's `Governance` from config (`policy` in the user's
 // and the project's config, each a layer) and `lash policy explain <tool> [args-json]`.
 import { parseArgs } from "node:util";
-import type { GovernanceShape, RiskSummary, ToolDefinition, ToolEffectKind } from "@lash/core";
+import type { GovernanceShape, Plugin, RiskSummary, ToolDefinition, ToolEffectKind } from "@lash/core";
 import {
   decodePolicyLayer,
   explain,
@@ -15,11 +15,12 @@ import {
   SessionPolicies,
 } from "@lash/policy";
 import type { Capability } from "@lash/subagents";
-import { Either } from "effect";
+import { Effect, Either } from "effect";
 import { type LashConfig, loadConfig, policyLayersOf } from "./config.ts";
 import { CliError, ExitCode } from "./errors.ts";
 import type { MainIO } from "./io.ts";
 import { resolvePaths } from "./paths.ts";
+import { sandboxMode } from "./sandbox.ts";
 
 /** A risk evaluator as @lash/policy's `decide` takes it (G4's `assessRisk`, adapted to a call). */
 export type RiskFn = (
@@ -78,23 +79,93 @@ export function policyOf(config: LashConfig): Policy {
   return resolvePolicy(sandboxFromUserOnly(policyLayersOf(config)).layers);
 }
 
+/** Where a session's policy layers (beyond the config's) are kept in its durable state. */
+export const SESSION_LAYERS_KEY = "policy-layers";
+
 export interface CliGovernance {
   readonly policy: Policy;
   /** What the user must hear: a layer's sandbox setting ignored (see `sandboxFromUserOnly`). */
   readonly warnings: readonly string[];
-  /** `undefined` when no config sets a policy: the runtime then has no approval step at all. */
-  readonly governance: GovernanceShape | undefined;
+  /**
+   * Always present: with no layer anywhere it allows every call and asks nothing (as no
+   * governance would), but a session's own layers (a child's, a resumed session's) still apply.
+   */
+  readonly governance: GovernanceShape;
   /** Register a subagent: its policy is its parent's layers plus its capability's `policy`. */
   readonly onChild: (child: {
     readonly sessionId: string;
     readonly parentSessionId: string;
     readonly capability: Capability;
   }) => void;
+  /**
+   * The durable state a new child starts with: its layers (its parent's plus its capability's).
+   * Throws (refusing the spawn) when the capability's layer asks for what a child cannot have
+   * (see {@link unenforcedKeys}).
+   */
+  readonly childState: (child: { readonly parentSessionId: string; readonly capability: Capability }) => {
+    readonly [key: string]: unknown;
+  };
+  /** The durable state a new root session of this process starts with: its extra layers. */
+  readonly rootState: (layers?: readonly NamedLayer[]) => { readonly [key: string]: unknown };
+  /**
+   * Restores a session's stored layers when it is opened (resume, continue, the TUI, a child
+   * resumed on its own), and refuses a turn whose layers ask for what this process does not apply.
+   */
+  readonly plugin: Plugin;
+}
+
+/**
+ * What `layers` ask for that is applied per process, not per session, and that `base` (this
+ * process's policy) does not give: `writes: "stub"`, a sandbox, a network ban, output limits,
+ * redaction keys. A session's own layers can deny tools and ask for approval (`decide` sees
+ * them), but those keys come only from the config, the project file and the agent `lash run`
+ * runs.
+ */
+export function unenforcedKeys(
+  base: Policy,
+  layers: readonly NamedLayer[],
+  options: { readonly dryRun?: boolean } = {},
+): string[] {
+  const out: string[] = [];
+  for (const { name, layer } of layers) {
+    if (layer.writes === "stub" && base.writes !== "stub" && options.dryRun !== true)
+      out.push(`writes: "stub" (${name})`);
+    if (layer.sandbox?.mode === "bwrap" && sandboxMode(base) === "off")
+      out.push(`sandbox.mode: "bwrap" (${name})`);
+    if (layer.sandbox?.network === false && base.sandbox.network === true)
+      out.push(`sandbox.network: false (${name})`);
+    for (const key of ["maxOutputBytes", "maxOutputLines"] as const) {
+      const want = layer.limits?.[key];
+      const have = base.limits[key];
+      if (want !== undefined && (have === undefined || have > want))
+        out.push(`limits.${key}: ${want} (${name})`);
+    }
+    for (const k of layer.redaction?.keys ?? [])
+      if (!base.redactionKeys.includes(k)) out.push(`redaction.keys: ${JSON.stringify(k)} (${name})`);
+  }
+  return out;
+}
+
+const unenforcedText = (what: string, keys: readonly string[]) =>
+  `${what} asks for ${keys.join(", ")}, which this lash process does not apply: a subagent's or a resumed session's own policy layers can deny tools and require approval, but writes, sandbox, limits and redaction come only from the config, the project file (lash.yaml) and the agent \`lash run\` runs; set them there`;
+
+/** Decode stored layers; one that no longer decodes fails closed (nothing may run). */
+function decodeStoredLayers(value: unknown): NamedLayer[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  return value.map((v, i) => {
+    const name =
+      typeof v === "object" && v !== null && typeof (v as { name?: unknown }).name === "string"
+        ? (v as { name: string }).name
+        : `stored layer ${i + 1}`;
+    const decoded = decodePolicyLayer((v as { layer?: unknown } | null)?.layer, `policy of ${name}`);
+    return { name, layer: Either.isRight(decoded) ? decoded.right : { deny: ["*"] } };
+  });
 }
 
 /**
  * The runtime's governance for this config: `decide` under the config's layers, a subagent's
- * calls under its parent's layers plus its capability's (a child never gains a tool).
+ * calls under its parent's layers plus its capability's (a child never gains a tool), a
+ * reopened session's under the layers stored with it.
  */
 export function cliGovernance(
   config: LashConfig,
@@ -105,39 +176,71 @@ export function cliGovernance(
     readonly layers?: readonly NamedLayer[];
     /** Told (once per capability) when a capability's `policy` does not decode and so denies every tool. */
     readonly report?: (message: string) => void;
+    /** `--dry-run`: every session's writes are stubbed. */
+    readonly dryRun?: boolean;
   },
 ): CliGovernance {
-  const checked = sandboxFromUserOnly([...policyLayersOf(config), ...(options.layers ?? [])]);
+  const extra = options.layers ?? [];
+  const checked = sandboxFromUserOnly([...policyLayersOf(config), ...extra]);
   const policy = resolvePolicy(checked.layers);
-  const reported = new Set<string>();
   const sessions = new SessionPolicies();
-  const onChild: CliGovernance["onChild"] = ({ sessionId, parentSessionId, capability }) => {
-    const own: NamedLayer[] = [];
-    if (capability.policy !== undefined) {
-      const decoded = decodePolicyLayer(capability.policy, `policy of capability ${capability.name}`);
-      // an invalid capability policy fails closed: the child may run nothing (and the user is told why)
-      const layer: PolicyLayer = Either.isRight(decoded) ? decoded.right : { deny: ["*"] };
-      if (Either.isLeft(decoded) && !reported.has(capability.name)) {
-        reported.add(capability.name);
-        options.report?.(
-          `${decoded.left.message}\n  — until it is fixed, capability ${capability.name} may run no tool ("*" is denied); fix its policy`,
-        );
-      }
-      own.push({ name: `capability:${capability.name}`, layer });
+  const reported = new Set<string>();
+  const ownLayers = (capability: Capability): NamedLayer[] => {
+    if (capability.policy === undefined) return [];
+    const decoded = decodePolicyLayer(capability.policy, `policy of capability ${capability.name}`);
+    // an invalid capability policy fails closed: the child may run nothing (and the user is told why)
+    const layer: PolicyLayer = Either.isRight(decoded) ? decoded.right : { deny: ["*"] };
+    if (Either.isLeft(decoded) && !reported.has(capability.name)) {
+      reported.add(capability.name);
+      options.report?.(
+        `${decoded.left.message}\n  — until it is fixed, capability ${capability.name} may run no tool ("*" is denied); fix its policy`,
+      );
     }
-    sessions.register(sessionId, parentSessionId, own);
+    return [{ name: `capability:${capability.name}`, layer }];
   };
-  // no policy in any config: no approval step at all (a child's tools are still the
-  // capability's pick from its parent's, as without governance)
-  const governance =
-    policy.layers.length > 0
-      ? makeGovernance(policy, {
-          root: options.root,
-          sessionLayers: (id) => sessions.layersOf(id),
-          ...(options.assessRisk ? { assessRisk: options.assessRisk } : {}),
-        })
-      : undefined;
-  return { policy, warnings: checked.warnings, governance, onChild };
+  const onChild: CliGovernance["onChild"] = ({ sessionId, parentSessionId, capability }) => {
+    sessions.register(sessionId, parentSessionId, ownLayers(capability));
+  };
+  const childState: CliGovernance["childState"] = ({ parentSessionId, capability }) => {
+    const own = ownLayers(capability);
+    const missing = unenforcedKeys(policy, own, options);
+    if (missing.length > 0)
+      throw new Error(unenforcedText(`the policy of subagent \`${capability.name}\``, missing));
+    const layers = [...sessions.layersOf(parentSessionId), ...own];
+    return layers.length > 0 ? { [SESSION_LAYERS_KEY]: layers } : {};
+  };
+  const rootState: CliGovernance["rootState"] = (layers = extra) =>
+    layers.length > 0 ? { [SESSION_LAYERS_KEY]: layers } : {};
+  const plugin: Plugin = {
+    name: SESSION_LAYERS_KEY,
+    hooks: {
+      beforeTurn: (ctx) =>
+        Effect.sync(() => {
+          const missing = unenforcedKeys(policy, sessions.layersOf(ctx.session.id), options);
+          return missing.length > 0
+            ? { abort: unenforcedText(`the policy of session ${ctx.session.id}`, missing) }
+            : undefined;
+        }),
+    },
+    snapshot: (ctx) =>
+      Effect.sync(() => {
+        const layers = sessions.layersOf(ctx.session.id);
+        return layers.length > 0 ? layers : undefined;
+      }),
+    restore: (ctx, state) =>
+      Effect.sync(() => {
+        const layers = decodeStoredLayers(state);
+        if (layers !== undefined) sessions.set(ctx.session.id, layers);
+      }),
+  };
+  // with no layer anywhere, decide allows everything and asks nothing; a session's own
+  // layers (a child's, a reopened session's) are still decided
+  const governance = makeGovernance(policy, {
+    root: options.root,
+    sessionLayers: (id) => sessions.layersOf(id),
+    ...(options.assessRisk ? { assessRisk: options.assessRisk } : {}),
+  });
+  return { policy, warnings: checked.warnings, governance, onChild, childState, rootState, plugin };
 }
 
 const USAGE = `Usage

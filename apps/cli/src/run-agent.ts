@@ -59,7 +59,17 @@ export async function runAgentCommand(argv: readonly string[], io: MainIO): Prom
     );
   const agents = await import("@lash/agents");
   const root = resolve(flags.cwd ?? process.cwd());
-  const manifest = agents.readManifest(root, args.manifest);
+  const { resolvePaths } = await import("./paths.ts");
+  let manifest: Manifest | undefined;
+  try {
+    manifest = agents.readManifest(root, {
+      ...(args.manifest !== undefined ? { hash: args.manifest } : {}),
+      home: resolvePaths(io.env, root).home,
+    });
+  } catch (e) {
+    if (e instanceof agents.BuildError) throw new CliError(`lash run: ${e.message}`, ExitCode.usage);
+    throw e;
+  }
   if (!manifest)
     throw new CliError(
       args.manifest !== undefined
@@ -257,6 +267,7 @@ async function runEntryFunction(
   io: MainIO,
 ): Promise<number> {
   const agents = await import("@lash/agents");
+  const { SESSION_LAYERS_KEY } = await import("./policy.ts");
   const hash = ref.lastIndexOf("#");
   const file = hash >= 0 ? ref.slice(0, hash) : ref;
   const name = hash >= 0 ? ref.slice(hash + 1) : "default";
@@ -320,7 +331,12 @@ async function runEntryFunction(
               title: `${name}: ${agent.name}`,
               tools: [...plan.tools],
               ...(output ? { plugins: [output] } : {}),
-              state: { "agents.entry": { run: runId, function: ref, agent: agent.name } },
+              // the agent's policy layers (after the project file's, which this process
+              // applies), stored with the session: decided for its calls and on its resumption
+              state: {
+                [SESSION_LAYERS_KEY]: runLayers(manifest, agent),
+                "agents.entry": { run: runId, function: ref, agent: agent.name },
+              },
             });
             sessions.push(session.id);
             return yield* rt.turn(

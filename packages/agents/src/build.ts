@@ -98,6 +98,9 @@ export interface BuildResult {
   readonly manifestPath?: string;
 }
 
+/** Order by UTF-16 code units: the same everywhere (`localeCompare` depends on the locale). */
+export const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 const rel = (root: string, p: string) => relative(root, p).split(sep).join(posix.sep) || ".";
 
 /** sha256 of a file's bytes (as text when it is UTF-8, which is the usual sha256 of the file). */
@@ -416,7 +419,7 @@ export function compileProject(parse: ProjectParse, options: BuildOptions): Buil
   // skills
   const manifestSkills: ManifestSkill[] = [];
   if (options.skills) {
-    for (const s of [...options.skills].sort((a, b) => a.name.localeCompare(b.name))) {
+    for (const s of [...options.skills].sort((a, b) => byCodePoint(a.name, b.name))) {
       const hashes: Record<string, string> = {};
       for (const f of s.files) {
         const bytes = readFileSync(join(s.dir, f));
@@ -446,7 +449,7 @@ export function compileProject(parse: ProjectParse, options: BuildOptions): Buil
 
   const catalog = options.skillsCatalog ?? defaultSkillsCatalog;
   const agents: ResolvedAgent[] = [...byName.values()]
-    .sort((a, b) => a.spec.name.localeCompare(b.spec.name))
+    .sort((a, b) => byCodePoint(a.spec.name, b.spec.name))
     .map((a) => resolveAgent(a, project, modelIds, manifestSkills, catalog, builtins));
   const inputs = [...parse.inputs.entries()]
     .map(([path, bytes]) => ({ path, sha256: fileSha256(bytes) }))
@@ -555,7 +558,7 @@ export function sortDiagnostics(ds: readonly Diagnostic[]): Diagnostic[] {
       (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) ||
       a.line - b.line ||
       a.column - b.column ||
-      a.message.localeCompare(b.message),
+      byCodePoint(a.message, b.message),
   );
 }
 
@@ -594,14 +597,82 @@ export function skillsLock(skills: readonly ManifestSkill[]): string {
   return `${JSON.stringify({ version: 1, skills: entries }, null, 2)}\n`;
 }
 
-/** The newest manifest in `root/.lash/build` (or the one whose hash starts with `hash`). */
-export function readManifest(root: string, hash?: string): Manifest | undefined {
-  const dir = join(resolve(root), BUILD_DIR);
+/** A build that cannot be used as it is: corrupt, modified, stale, or an ambiguous `--manifest`. */
+export class BuildError extends Error {
+  override readonly name = "BuildError";
+}
+
+export interface ReadManifestOptions {
+  /** A prefix of the build's hash; absent: the newest build. */
+  readonly hash?: string;
+  /** `$LASH_HOME`, for inputs recorded as `~lash/…` (skills there); absent: those are not re-checked. */
+  readonly home?: string;
+  /** Re-hash the recorded inputs and refuse a build whose files changed (default true). */
+  readonly checkInputs?: boolean;
+}
+
+/**
+ * The newest manifest in `root/.lash/build` (or the one whose hash starts with `hash`), verified:
+ * the file must match its own hash, and (unless `checkInputs: false`) every recorded input must
+ * still have the content it was built from. Throws {@link BuildError} (naming the file and saying
+ * `run \`lash build\``) when it is corrupt, modified or stale, or when the prefix is ambiguous;
+ * undefined when there is no build at all.
+ */
+export function readManifest(
+  root: string,
+  hashOrOptions?: string | ReadManifestOptions,
+): Manifest | undefined {
+  const options: ReadManifestOptions =
+    typeof hashOrOptions === "string" ? { hash: hashOrOptions } : (hashOrOptions ?? {});
+  const { hash } = options;
+  root = resolve(root);
+  const dir = join(root, BUILD_DIR);
   if (!existsSync(dir)) return undefined;
   const files = readdirSync(dir)
     .filter((f) => /^[0-9a-f]{64}\.json$/.test(f) && (hash === undefined || f.startsWith(hash)))
     .map((f) => ({ f, t: statSync(join(dir, f)).mtimeMs }))
-    .sort((a, b) => b.t - a.t);
+    .sort((a, b) => b.t - a.t || byCodePoint(a.f, b.f));
+  if (hash !== undefined && files.length > 1)
+    throw new BuildError(
+      `--manifest ${hash} matches ${files.length} builds: ${files
+        .map((x) => x.f.slice(0, -5))
+        .sort(byCodePoint)
+        .join(", ")}; give more of the hash`,
+    );
   const first = files[0];
-  return first ? (JSON.parse(readFileSync(join(dir, first.f), "utf8")) as Manifest) : undefined;
+  if (!first) return undefined;
+  const path = join(dir, first.f);
+  const expected = first.f.slice(0, -5);
+  let manifest: Manifest;
+  try {
+    manifest = JSON.parse(readFileSync(path, "utf8")) as Manifest;
+  } catch (e) {
+    throw new BuildError(
+      `${path} is not a valid build (${e instanceof Error ? e.message : String(e)}); run \`lash build\``,
+    );
+  }
+  const { hash: recorded, ...body } = (isRecord(manifest) ? manifest : {}) as Partial<Manifest>;
+  if (recorded !== expected || sha256Hex(canonicalJson(body)) !== expected)
+    throw new BuildError(`${path} does not match its hash; run \`lash build\``);
+  if (options.checkInputs !== false) {
+    for (const input of manifest.inputs) {
+      const abs = input.path.startsWith("~lash/")
+        ? options.home !== undefined
+          ? join(options.home, input.path.slice("~lash/".length))
+          : undefined
+        : resolve(root, input.path);
+      if (abs === undefined) continue;
+      let now: string | undefined;
+      try {
+        now = fileSha256(readFileSync(abs));
+      } catch {
+        now = undefined;
+      }
+      if (now !== input.sha256)
+        throw new BuildError(
+          `${input.path} ${now === undefined ? "is gone" : "changed"} since build ${expected.slice(0, 12)}; run \`lash build\``,
+        );
+    }
+  }
+  return manifest;
 }

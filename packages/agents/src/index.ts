@@ -4,10 +4,12 @@
 export const AGENTS_PACKAGE = "@lash/agents";
 export {
   BUILD_DIR,
+  BuildError,
   type BuildOptions,
   type BuildResult,
   type BuildSkill,
   buildProject,
+  byCodePoint,
   compileProject,
   DEFAULT_AGENT_DIRS,
   DEFAULT_BUILTIN_TOOLS,
@@ -18,6 +20,7 @@ export {
   PROJECT_FILES,
   type ProjectParse,
   parseProject,
+  type ReadManifestOptions,
   readManifest,
   skillFiles,
   skillsLock,

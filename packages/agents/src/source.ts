@@ -139,7 +139,7 @@ export function closest(word: string, candidates: Iterable<string>, n = 3): stri
   return [...new Set(candidates)]
     .map((c) => ({ c, d: editDistance(w, c.toLowerCase()) }))
     .filter(({ c, d }) => d <= Math.max(2, Math.floor(Math.max(c.length, w.length) / 3)))
-    .sort((x, y) => x.d - y.d || x.c.localeCompare(y.c))
+    .sort((x, y) => x.d - y.d || (x.c < y.c ? -1 : x.c > y.c ? 1 : 0))
     .slice(0, n)
     .map(({ c }) => c);
 }

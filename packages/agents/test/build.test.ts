@@ -1,13 +1,15 @@
 // `lash build` over the fixtures tree (issue 18, acceptance 1): every problem with its file,
 // line and column, model suggestions, cycles and unknown references in one run, and a
 // content-addressed manifest (same inputs → same hash; any input byte changed → another).
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ModelCatalog } from "@lash/providers";
+import { canonicalJson, sha256Hex } from "@lash/sansio";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   agentSpecJsonSchema,
+  BuildError,
   type BuildOptions,
   type BuildSkill,
   buildProject,
@@ -273,5 +275,103 @@ describe("lash build: skills", () => {
     expect(changed.skills[0]?.sha256).not.toBe(m.skills[0]?.sha256);
     expect(changed.skills[1]?.sha256).toBe(m.skills[1]?.sha256);
     expect(changed.hash).not.toBe(m.hash);
+  });
+});
+
+describe("lash build: the same hash in every locale", () => {
+  it("orders agents and skills by code point, not by the process's locale", () => {
+    const dir = copyOf("valid");
+    // names Czech collation orders differently ("ch" sorts after "h")
+    for (const name of ["ch-agent", "d-agent", "h-agent"])
+      writeFileSync(join(dir, "agents", `${name}.yaml`), `name: ${name}\ndescription: ${name}\n`);
+    const skills = ["ch-skill", "d-skill", "h-skill"].map((name) => ({
+      name,
+      description: name,
+      dir: join(dir, ".agents", "skills", "review-checklist"),
+      displayDir: `.agents/skills/${name}`,
+      files: ["SKILL.md"],
+    }));
+    const build = () => buildProject({ ...options(dir), skills, write: false }).manifest as Manifest;
+    const here = build();
+    // run the build as a process whose locale is cs-CZ would (localeCompare follows the locale)
+    const original = String.prototype.localeCompare;
+    const czech = new Intl.Collator("cs-CZ");
+    String.prototype.localeCompare = function (this: string, that: string) {
+      return czech.compare(this, that);
+    };
+    let there: Manifest;
+    try {
+      there = build();
+    } finally {
+      String.prototype.localeCompare = original;
+    }
+    expect(there.hash).toBe(here.hash);
+    expect(here.agents.map((a) => a.name).slice(0, 3)).toEqual(["ch-agent", "d-agent", "h-agent"]);
+    expect(here.skills.map((s) => s.name)).toEqual(["ch-skill", "d-skill", "h-skill"]);
+  });
+});
+
+describe("readManifest: only an intact, current build", () => {
+  /** A build file as `lash build` writes it (the hash over the canonical body). */
+  const write = (dir: string, body: Omit<Manifest, "hash">): string => {
+    const hash = sha256Hex(canonicalJson(body));
+    mkdirSync(join(dir, ".lash", "build"), { recursive: true });
+    writeFileSync(join(dir, ".lash", "build", `${hash}.json`), canonicalJson({ ...body, hash }));
+    return hash;
+  };
+  const body = (lashVersion: string): Omit<Manifest, "hash"> => ({
+    version: 1,
+    lashVersion,
+    inputs: [],
+    project: {},
+    agents: [],
+    skills: [],
+  });
+
+  it("makes an ambiguous --manifest prefix an error that lists the matches", () => {
+    const dir = mkdtempSync(join(tmpdir(), "lash-build-test-"));
+    temps.push(dir);
+    // two builds whose hashes share a first digit (one of the first 17 bodies must)
+    const byDigit = new Map<string, number>();
+    let pair: [number, number] | undefined;
+    for (let i = 0; pair === undefined; i++) {
+      const digit = sha256Hex(canonicalJson(body(`v${i}`)))[0] as string;
+      const seen = byDigit.get(digit);
+      if (seen !== undefined) pair = [seen, i];
+      else byDigit.set(digit, i);
+    }
+    const a = write(dir, body(`v${pair[0]}`));
+    const b = write(dir, body(`v${pair[1]}`));
+    const prefix = a.slice(0, 1);
+    expect(() => readManifest(dir, prefix)).toThrow(BuildError);
+    expect(() => readManifest(dir, prefix)).toThrow(
+      `--manifest ${prefix} matches 2 builds: ${[a, b].sort().join(", ")}; give more of the hash`,
+    );
+    expect(readManifest(dir, a)?.hash).toBe(a);
+    expect(readManifest(dir, b.slice(0, 20))?.hash).toBe(b);
+  });
+
+  it("refuses a build whose recorded input is gone or changed, and a `~lash/` input under the home", () => {
+    const dir = copyOf("valid");
+    const home = mkdtempSync(join(tmpdir(), "lash-build-home-"));
+    temps.push(home);
+    mkdirSync(join(home, "skills", "x"), { recursive: true });
+    writeFileSync(join(home, "skills", "x", "SKILL.md"), "one\n");
+    const built = buildProject(options(dir)).manifest as Manifest;
+    const hash = write(dir, {
+      ...(({ hash: _, ...rest }) => rest)(built),
+      inputs: [...built.inputs, { path: "~lash/skills/x/SKILL.md", sha256: sha256Hex("one\n") }],
+    });
+    rmSync(join(dir, ".lash", "build", `${built.hash}.json`));
+    expect(readManifest(dir, { home })?.hash).toBe(hash);
+    writeFileSync(join(home, "skills", "x", "SKILL.md"), "two\n");
+    expect(() => readManifest(dir, { home })).toThrow(
+      `~lash/skills/x/SKILL.md changed since build ${hash.slice(0, 12)}; run \`lash build\``,
+    );
+    rmSync(join(dir, "reviewer.agent.md"));
+    expect(() => readManifest(dir, { checkInputs: true })).toThrow(
+      `reviewer.agent.md is gone since build ${hash.slice(0, 12)}; run \`lash build\``,
+    );
+    expect(readManifest(dir, { checkInputs: false })?.hash).toBe(hash);
   });
 });

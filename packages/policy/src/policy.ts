@@ -513,6 +513,14 @@ export class SessionPolicies {
     return layers;
   }
 
+  /** Record a session's layers as they are (a session reopened: the layers stored with it). */
+  set(sessionId: string, layers: readonly NamedLayer[]): readonly NamedLayer[] {
+    const prev = this.#layers.get(sessionId);
+    if (prev && JSON.stringify(prev) === JSON.stringify(layers)) return prev;
+    this.#layers.set(sessionId, layers);
+    return layers;
+  }
+
   /** The layers a session adds to the base policy (none for a root session). */
   layersOf(sessionId: string): readonly NamedLayer[] {
     return this.#layers.get(sessionId) ?? [];

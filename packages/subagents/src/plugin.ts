@@ -58,6 +58,14 @@ export interface SubagentsOptions {
     readonly capability: Capability;
   }) => void;
   /**
+   * Durable state a new child starts with, besides the spawn record (the CLI stores the
+   * child's policy layers here, so a child resumed on its own is governed as it was). A throw
+   * refuses the spawn: its message is the tool's error, and no child is created.
+   */
+  readonly childState?: (child: { readonly parentSessionId: string; readonly capability: Capability }) => {
+    readonly [key: string]: unknown;
+  };
+  /**
    * Agents as tools: each becomes a tool named after the agent (input typed by `inputSchema`);
    * a call opens a child session through the same machinery as `spawn_agent` (depth limit,
    * parent link, cost roll-up, tools narrowed to the parent's) with `capability` as its kind.
@@ -462,6 +470,19 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
           .tools({ parent, parentTools, depth })
           .filter((n) => visible.has(n) && (canSpawn || n !== SPAWN_AGENT));
         const allow = [...new Set(picked), ...plugin.tools!.map((t) => t.name)];
+        let extraState: { readonly [key: string]: unknown } = {};
+        if (options.childState) {
+          const childState = options.childState;
+          const got = yield* Effect.either(
+            Effect.try(() => childState({ parentSessionId: parent.id, capability })),
+          );
+          if (got._tag === "Left")
+            return yield* fail(
+              "invalidRequest",
+              got.left.error instanceof Error ? got.left.error.message : String(got.left.error),
+            );
+          extraState = got.right;
+        }
         const record: SpawnRecord = {
           parentSessionId: parent.id,
           parentTurnId: ctx.turnId ?? null,
@@ -481,7 +502,11 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
             tools: allow,
             parentLink: { sessionId: parent.id, callId: ctx.callId, depth },
             plugins: [plugin],
-            state: { [SPAWN_STATE_KEY]: record, ...(mode === "rlm" ? rlmChildState(schema) : {}) },
+            state: {
+              ...extraState,
+              [SPAWN_STATE_KEY]: record,
+              ...(mode === "rlm" ? rlmChildState(schema) : {}),
+            },
             ...(parent.cwd !== undefined ? { cwd: parent.cwd } : {}),
           })
           .pipe(Effect.mapError(toFailure));
