@@ -185,7 +185,7 @@ const reportedLayerErrors = new WeakMap<Manifest, Set<string>>();
 export function runLayers(
   manifest: Manifest,
   agent: ResolvedAgent | undefined,
-  report: (message: string) => void,
+  report: (message: string) => void = (m) => process.stderr.write(m),
 ): NamedLayer[] {
   const reported = reportedLayerErrors.get(manifest) ?? new Set<string>();
   reportedLayerErrors.set(manifest, reported);

@@ -23,6 +23,7 @@ import {
 import type { CreateSessionOptions, Plugin } from "@lash/core";
 import type { NamedLayer } from "@lash/policy";
 import type { AgentTool } from "@lash/subagents";
+import { SESSION_LAYERS_KEY } from "./policy.ts";
 import { runLayers } from "./run-agent.ts";
 
 /** The durable-state key naming the built agent a daemon session runs (read by the server's access checks). */
@@ -97,6 +98,7 @@ export function agentSessionFor(
   if (output) plugins.push(output);
   const skills = agentSkills(plan, agent, where.skills ?? []);
   if (skills) plugins.push(skills);
+  const policyLayers = runLayers(manifest, agent);
   return {
     create: {
       model: plan.model ?? where.defaultModel,
@@ -104,10 +106,15 @@ export function agentSessionFor(
       cwd: where.cwd,
       systemPrompt: plan.systemPrompt,
       tools: [...plan.tools],
-      state: { [SERVE_AGENT_KEY]: agent.name },
+      // the agent's policy layers live in the session's state: the CLI governance's plugin
+      // restores them whenever the session is opened (also after a daemon restart)
+      state: {
+        [SERVE_AGENT_KEY]: agent.name,
+        ...(policyLayers.length > 0 ? { [SESSION_LAYERS_KEY]: policyLayers } : {}),
+      },
     },
     plugins,
-    policyLayers: runLayers(manifest, agent),
+    policyLayers,
     ...(plan.maxTurns !== undefined ? { maxTurns: plan.maxTurns } : {}),
   };
 }

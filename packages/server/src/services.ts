@@ -93,7 +93,10 @@ export interface ServeSettings {
 export class Settings extends Context.Tag("@lash/server/Settings")<Settings, ServeSettings>() {}
 
 /** The daemon's SQLite handle (`stateDb`); each module creates its own tables (`CREATE TABLE IF NOT EXISTS`). */
-export class StateDb extends Context.Tag("@lash/server/StateDb")<StateDb, Database.Database>() {}
+/** The better-sqlite3 connection of the state db (named, so declarations can refer to it). */
+export interface StateDbHandle extends Database.Database {}
+
+export class StateDb extends Context.Tag("@lash/server/StateDb")<StateDb, StateDbHandle>() {}
 
 // ---------------------------------------------------------------------------------------
 // events — `events.ts`
