@@ -2,7 +2,7 @@
 // `*.agent.md`, `lash build`), a real daemon child process in it, the mock wire server as the
 // model. `GET /v1/agents`, `POST /v1/agents/:name/chat` (text, a typed value, bad input, a
 // continued session) and `…/chat/stream`.
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { chatMessages, lash, type Sandbox, sandbox, textOf } from "./cli-support.ts";
@@ -222,5 +222,24 @@ describe("lash serve: agents over HTTP", () => {
     expect(lastUser(sb.server.requests[1]!.body)).toContain("a.ts");
     const toolResult = chatMessages(sb.server.requests[2]!.body).find((m) => m.role === "tool");
     expect(textOf(toolResult?.content)).toContain("LGTM from the reviewer");
+  });
+  it("an agent's own policy holds in the daemon: its spec's deny stops the call and the model reads why", async () => {
+    sb = await sandbox([
+      { toolCalls: [{ name: "write_file", arguments: { path: "planted.txt", content: "x" } }] },
+      { text: "could not write" },
+    ]);
+    const opts = { env: sb.env, cwd: sb.cwd };
+    expect((await lash(["init"], opts)).code).toBe(0);
+    writeFileSync(
+      join(sb.cwd, "agents", "writer.agent.md"),
+      "---\nname: writer\ndescription: Writes a file.\ntools: [write_file]\npolicy:\n  deny: [write_file]\n---\nWRITER-PROMPT\n",
+    );
+    expect((await lash(["build"], opts)).code).toBe(0);
+    daemon = await startDaemon(sb);
+    const chat = await api(daemon.url, "POST", "/v1/agents/writer/chat", { input: "write it" });
+    expect(chat.body).toMatchObject({ state: "completed", text: "could not write" });
+    expect(existsSync(join(sb.cwd, "planted.txt"))).toBe(false);
+    const toolResult = chatMessages(sb.server.requests[1]!.body).find((m) => m.role === "tool");
+    expect(textOf(toolResult?.content)).toContain("agent:writer");
   });
 });
