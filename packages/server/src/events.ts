@@ -172,6 +172,9 @@ export class EventLogImpl implements EventLogShape {
     const stream = Stream.unwrapScoped(
       Effect.gen(this, function* () {
         const queue = yield* Queue.dropping<ServerEvent>(Math.max(1, this.bufferEvents));
+        // what is queued is written first, so the backlog holds every event numbered so far
+        // (else a run whose runFinished waits for its flush would read as finished but empty)
+        this.flush();
         // backlog and subscription in one synchronous step: a flush cannot fall between them
         const backlog = this.read(sessionId, after, runId);
         // a finished run read from past its end: nothing more will come
