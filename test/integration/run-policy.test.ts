@@ -5,6 +5,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Manifest, ResolvedAgent } from "@lash/agents";
+import { canonicalJson, sha256Hex } from "@lash/sansio";
 import { afterEach, describe, expect, it } from "vitest";
 import { chatMessages, lash, MODEL, type Sandbox, sandbox, textOf } from "./cli-support.ts";
 
@@ -15,12 +16,11 @@ afterEach(async () => {
 });
 
 function writeManifest(cwd: string, agent: Partial<ResolvedAgent>, project: Manifest["project"] = {}): void {
-  const hash = "c".repeat(64);
-  const manifest: Manifest = {
+  // lash run verifies a build against its hash and re-hashes its inputs (none here)
+  const body: Omit<Manifest, "hash"> = {
     version: 1,
-    hash,
     lashVersion: "test",
-    inputs: [{ path: "lash.yaml", sha256: "0".repeat(64) }],
+    inputs: [],
     project,
     agents: [
       {
@@ -36,6 +36,8 @@ function writeManifest(cwd: string, agent: Partial<ResolvedAgent>, project: Mani
     ],
     skills: [],
   };
+  const hash = sha256Hex(canonicalJson(body));
+  const manifest = { ...body, hash } as Manifest;
   mkdirSync(join(cwd, ".lash", "build"), { recursive: true });
   writeFileSync(join(cwd, ".lash", "build", `${hash}.json`), JSON.stringify(manifest));
 }
