@@ -143,19 +143,19 @@ describe("lash build: the hash does not depend on where the checkout is", () => 
     const hashes: string[] = [];
     for (const where of ["one", "two/deeper"]) {
       const base = join(dir, where);
-      mkdirSync(join(base, "shared", "tidy"), { recursive: true });
+      mkdirSync(join(base, "team-skills", "tidy"), { recursive: true });
       writeFileSync(
-        join(base, "shared", "tidy", "SKILL.md"),
+        join(base, "team-skills", "tidy", "SKILL.md"),
         "---\nname: tidy\ndescription: Tidy things.\n---\nTidy.\n",
       );
       cpSync(join(FIXTURES, "valid"), join(base, "proj"), { recursive: true });
       const yaml = join(base, "proj", "lash.yaml");
-      writeFileSync(yaml, `${readFileSync(yaml, "utf8")}skills: [../shared]\n`);
+      writeFileSync(yaml, `${readFileSync(yaml, "utf8")}skills: [../team-skills]\n`);
       const build = await lash(["build", "--json"], { env, cwd: join(base, "proj") });
       expect(build.code, build.stderr).toBe(0);
       const hash = JSON.parse(build.stdout).hash as string;
       const manifest = JSON.parse(readFileSync(join(base, "proj", ".lash", "build", `${hash}.json`), "utf8"));
-      expect(manifest.skills.map((x: { dir: string }) => x.dir)).toContain("../shared/tidy");
+      expect(manifest.skills.map((x: { dir: string }) => x.dir)).toContain("../team-skills/tidy");
       expect(JSON.stringify(manifest)).not.toContain(dir);
       hashes.push(hash);
     }

@@ -141,7 +141,7 @@ async function projectSkills(
     if (!inProject.startsWith("..") && !isAbsolute(inProject)) return inProject.split(sep).join("/");
     const inHome = relative(home, abs);
     if (!inHome.startsWith("..") && !isAbsolute(inHome)) return `~lash/${inHome.split(sep).join("/")}`;
-    // elsewhere (a lash.yaml root such as ../shared-skills): relative to the project, so the
+    // elsewhere (a lash.yaml root such as ../team-skills): relative to the project, so the
     // build's hash does not depend on where the checkout is (absolute only across drives)
     return isAbsolute(inProject) ? abs : inProject.split(sep).join("/");
   };
