@@ -29,7 +29,8 @@
 // back until the time is up; the same checks (no event lost) and figures.
 //
 // pnpm exec node bench/perf/serve/run.ts [--json out.json] [--sessions 50] [--subscribers 500]
-//   [--turns 4] [--chunks 20] [--workers 2] [--soak <minutes>] [--sabotage]
+//   [--turns 4] [--chunks 20] [--workers 2] [--soak <minutes>] [--sabotage] [--cpu-prof-dir <dir>]
+// (`--cpu-prof-dir`: the daemon writes a V8 CPU profile there when it exits.)
 // (`--sabotage`: one subscriber skips one event, to see the check fail.)
 import { type ChildProcess, fork, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
@@ -44,8 +45,10 @@ const SUBSCRIBERS = Number(argValue("--subscribers") ?? 500);
 const TURNS = Number(argValue("--turns") ?? 4);
 const CHUNKS = Number(argValue("--chunks") ?? 20);
 const WORKERS = Number(argValue("--workers") ?? 2);
+const PACE_MS = Number(argValue("--pace-ms") ?? 20);
 const SOAK_MIN = argValue("--soak") === undefined ? undefined : Number(argValue("--soak"));
 const SABOTAGE = process.argv.includes("--sabotage");
+const PROFILE = argValue("--cpu-prof-dir");
 const GOAL_P95_MS = 50;
 const loadBefore = loadavg()[0] ?? 0;
 const PER_SESSION = Math.floor(SUBSCRIBERS / SESSIONS);
@@ -98,7 +101,18 @@ const work = join(dir, "work");
 mkdirSync(work, { recursive: true });
 const daemon = spawn(
   process.execPath,
-  [MAIN, "serve", "--port", "0", "--no-auth", "--max-runs", String(SESSIONS), "--max-queued", "100000"],
+  [
+    ...(PROFILE ? ["--cpu-prof", "--cpu-prof-dir", PROFILE] : []),
+    MAIN,
+    "serve",
+    "--port",
+    "0",
+    "--no-auth",
+    "--max-runs",
+    String(SESSIONS),
+    "--max-queued",
+    "100000",
+  ],
   {
     cwd: work,
     env: {
@@ -226,7 +240,8 @@ const sseClients = await metric("lash_sse_clients");
 const idle = rssOf(pid);
 
 // ---------------------------------------------------------------------------------------
-// the load
+// the load: a paced phase (the model streams, PACE_MS between events), then a burst (every
+// reply in one write, as fast as the daemon takes them); a soak is one long burst
 
 const problems: string[] = [];
 let runs = 0;
@@ -236,43 +251,78 @@ const sampler = setInterval(() => {
   const r = rssOf(pid);
   if (r && r.rss > peakRss) peakRss = r.rss;
 }, 250);
-const deadline = SOAK_MIN === undefined ? undefined : Date.now() + SOAK_MIN * 60_000;
-const cpu0 = cpuMsOf(pid);
-const t0 = nowMs();
-let progressAt = Date.now();
-await Promise.all(
-  sessions.map(async (id) => {
-    for (let t = 0; deadline === undefined ? t < TURNS : Date.now() < deadline; t++) {
-      const run = await api<Run>("POST", `/v1/sessions/${id}/turns?wait=true`, { text: `turn ${t}` });
-      runs++;
-      runsOf.set(id, (runsOf.get(id) ?? 0) + 1);
-      if (run.state !== "completed" || !isReplyText(run.text ?? "", CHUNKS)) {
-        // what the daemon says of the run and its events, while it still runs
-        const types = await new Promise<string>((resolve) => {
-          const got: string[] = [];
-          follow(`${base}/v1/runs/${run.id}/events`, 0, {
-            onEvent: (e) => got.push(e.id + ":" + e.event),
-            onEnd: (why) => resolve(`${got.join(" ")} (${why})`),
-          });
-        });
-        const detail = JSON.stringify({ ...run, text: run.text?.slice(0, 200) });
-        if (problems.length < 10)
-          problems.push(`run ${run.id} (turn ${t} of its session): ${detail}; events: ${types}`);
-      }
-      if (deadline !== undefined && Date.now() - progressAt > 60_000) {
-        progressAt = Date.now();
-        process.stdout.write(`  soak: ${runs} runs, ${Math.round((deadline - Date.now()) / 1000)} s left\n`);
-      }
-    }
-  }),
-);
-const tRuns = nowMs();
-const cpuRuns = cpuMsOf(pid);
-const finalSeq: Record<string, number> = {};
-for (const id of sessions) {
-  const { runs: list } = await api<{ runs: Run[] }>("GET", `/v1/sessions/${id}/runs`);
-  finalSeq[id] = Math.max(0, ...list.map((r) => r.lastSeq));
+
+interface Phase {
+  readonly runs: number;
+  readonly seconds: number;
+  readonly cpuMs: number | undefined;
 }
+const lastSeqs = async (): Promise<Record<string, number>> => {
+  const seqs: Record<string, number> = {};
+  for (const id of sessions) {
+    const { runs: list } = await api<{ runs: Run[] }>("GET", `/v1/sessions/${id}/runs`);
+    seqs[id] = Math.max(0, ...list.map((r) => r.lastSeq));
+  }
+  return seqs;
+};
+
+async function phase(paceMs: number, turns: number, deadline?: number): Promise<Phase> {
+  mock.send({ type: "pace", ms: paceMs });
+  await nextMessage<{ type: string }>(mock, (m) => m.type === "paced");
+  const before = runs;
+  const cpu0 = cpuMsOf(pid);
+  const t0 = nowMs();
+  let progressAt = Date.now();
+  await Promise.all(
+    sessions.map(async (id) => {
+      for (let t = 0; deadline === undefined ? t < turns : Date.now() < deadline; t++) {
+        const run = await api<Run>("POST", `/v1/sessions/${id}/turns?wait=true`, { text: `turn ${t}` });
+        runs++;
+        runsOf.set(id, (runsOf.get(id) ?? 0) + 1);
+        if (run.state !== "completed" || !isReplyText(run.text ?? "", CHUNKS)) {
+          // what the daemon says of the run and its events, while it still runs
+          const types = await new Promise<string>((resolve) => {
+            const got: string[] = [];
+            follow(`${base}/v1/runs/${run.id}/events`, 0, {
+              onEvent: (e) => got.push(`${e.id}:${e.event}`),
+              onEnd: (why) => resolve(`${got.join(" ")} (${why})`),
+            });
+          });
+          const detail = JSON.stringify({ ...run, text: run.text?.slice(0, 200) });
+          if (problems.length < 10)
+            problems.push(`run ${run.id} (turn ${t} of its session): ${detail}; events: ${types}`);
+        }
+        if (deadline !== undefined && Date.now() - progressAt > 60_000) {
+          progressAt = Date.now();
+          process.stdout.write(
+            `  soak: ${runs} runs, ${Math.round((deadline - Date.now()) / 1000)} s left\n`,
+          );
+        }
+      }
+    }),
+  );
+  const cpu1 = cpuMsOf(pid);
+  return {
+    runs: runs - before,
+    seconds: (nowMs() - t0) / 1000,
+    cpuMs: cpu0 !== undefined && cpu1 !== undefined ? cpu1 - cpu0 : undefined,
+  };
+}
+
+const tLoad = nowMs();
+const cpuLoad0 = cpuMsOf(pid);
+let paced: Phase | undefined;
+if (SOAK_MIN === undefined) {
+  paced = await phase(PACE_MS, TURNS);
+  // every event so far is the paced phase's: the subscribers learn where it ends, per session
+  const seqs = await lastSeqs();
+  const acks = workers.map((w) => nextMessage<{ type: string }>(w, (m) => m.type === "boundary-set"));
+  for (const w of workers) w.send({ type: "boundary", seqs });
+  await Promise.all(acks);
+}
+const deadline = SOAK_MIN === undefined ? undefined : Date.now() + SOAK_MIN * 60_000;
+const burst = await phase(0, TURNS, deadline);
+const finalSeq = await lastSeqs();
 for (const w of workers) w.send({ type: "finish", finalSeq });
 const done = await Promise.all(results);
 const tDone = nowMs();
@@ -284,7 +334,7 @@ if (end && end.rss > peakRss) peakRss = end.rss;
 // ---------------------------------------------------------------------------------------
 // checks
 
-const expectedRuns = deadline === undefined ? SESSIONS * TURNS : runs;
+const expectedRuns = SOAK_MIN === undefined ? 2 * SESSIONS * TURNS : runs;
 if (runs !== expectedRuns) problems.push(`${runs} runs answered, ${expectedRuns} expected`);
 const seen = await mockCount();
 if (seen.requests !== runs + 1 || seen.streamed !== runs + 1)
@@ -322,65 +372,65 @@ if (runsSeen !== runs * PER_SESSION)
   problems.push(`subscribers saw ${runsSeen} runs finish; ${runs * PER_SESSION} expected`);
 if (chunks !== runs * PER_SESSION * CHUNKS)
   problems.push(`subscribers got ${chunks} chunks; ${runs * PER_SESSION * CHUNKS} expected`);
-const latency = merged(done.map((d) => d.latency));
-const toAppend = merged(done.map((d) => d.toAppend));
-const fromAppend = merged(done.map((d) => d.fromAppend));
-const negative = latency.negative;
-if (latency.count !== chunks) problems.push(`${latency.count} latencies for ${chunks} chunks`);
+const figures = [0, 1].map((i) => ({
+  latency: merged(done.map((d) => d.phases[i]!.latency)),
+  toAppend: merged(done.map((d) => d.phases[i]!.toAppend)),
+  fromAppend: merged(done.map((d) => d.phases[i]!.fromAppend)),
+}));
+const [pacedFig, burstFig] = SOAK_MIN === undefined ? figures : [undefined, figures[0]!];
+if (paced && pacedFig!.latency.count !== paced.runs * PER_SESSION * CHUNKS)
+  problems.push(`${pacedFig!.latency.count} paced latencies for ${paced.runs * PER_SESSION * CHUNKS} chunks`);
+if (burstFig!.latency.count !== burst.runs * PER_SESSION * CHUNKS)
+  problems.push(`${burstFig!.latency.count} burst latencies for ${burst.runs * PER_SESSION * CHUNKS} chunks`);
+const negative = figures.reduce((a, f) => a + f.latency.negative, 0);
 if (negative > 0) problems.push(`${negative} chunks arrived before they were sent (clock?)`);
 if (problems.length) fail(problems);
 
 // ---------------------------------------------------------------------------------------
 // figures
 
-const p50 = latency.pct(50);
-const p95 = latency.pct(95);
-const p99 = latency.pct(99);
-const maxMs = latency.max;
-const loadS = (tRuns - t0) / 1000;
-const deliverS = (tDone - t0) / 1000;
-const appended = Object.values(finalSeq).reduce((a, b) => a + b, 0);
-const cpuMs = cpu0 !== undefined && cpuDone !== undefined ? cpuDone - cpu0 : undefined;
-const cpuRunsMs = cpu0 !== undefined && cpuRuns !== undefined ? cpuRuns - cpu0 : undefined;
 const f1 = (n: number) => n.toFixed(1);
 const met = (ok: boolean) => (ok ? "met" : "**missed**");
 const mib = (n: number | undefined) => (n === undefined ? "n/a (no /proc)" : `${n.toFixed(0)} MiB`);
-
+const deliverS = (tDone - tLoad) / 1000;
+const appended = Object.values(finalSeq).reduce((a, b) => a + b, 0);
+const cpuMs = cpuLoad0 !== undefined && cpuDone !== undefined ? cpuDone - cpuLoad0 : undefined;
+type Fig = (typeof figures)[number];
+const latencyRows = (label: string, f: Fig, goal: boolean): (string | number)[][] => [
+  [
+    `${label}: event latency p50 / p95 (model chunk → subscriber)`,
+    `${f1(f.latency.pct(50))} / ${f1(f.latency.pct(95))} ms`,
+    goal ? `p95 ≤ ${GOAL_P95_MS} ms` : "—",
+    goal ? met(f.latency.pct(95) <= GOAL_P95_MS) : "none set",
+  ],
+  [`${label}: p99 / max`, `${f1(f.latency.pct(99))} / ${f1(f.latency.max)} ms`, "—", "none set"],
+  [
+    `${label}: of which chunk sent → appended to the log / appended → subscriber (p50, p95)`,
+    `${f1(f.toAppend.pct(50))}, ${f1(f.toAppend.pct(95))} / ${f1(f.fromAppend.pct(50))}, ${f1(f.fromAppend.pct(95))} ms`,
+    "—",
+    "none set",
+  ],
+];
+const phaseRow = (label: string, p: Phase): (string | number)[] => [
+  `${label}: runs; daemon CPU per run`,
+  `${p.runs} (${f1(p.runs / p.seconds)}/s over ${f1(p.seconds)} s); ${p.cpuMs === undefined ? "n/a (no /proc)" : `${f1(p.cpuMs / p.runs)} ms`}`,
+  "—",
+  "none set",
+];
 const rows: (string | number)[][] = [
-  ["event latency p50 (model chunk → subscriber)", `${f1(p50)} ms`, "—", "none set"],
-  ["event latency p95", `${f1(p95)} ms`, `≤ ${GOAL_P95_MS} ms`, met(p95 <= GOAL_P95_MS)],
-  ["event latency p99 / max", `${f1(p99)} / ${f1(maxMs)} ms`, "—", "none set"],
-  [
-    "of which: chunk sent → appended to the log (p50 / p95)",
-    `${f1(toAppend.pct(50))} / ${f1(toAppend.pct(95))} ms`,
-    "—",
-    "none set",
-  ],
-  [
-    "of which: appended → subscriber (p50 / p95)",
-    `${f1(fromAppend.pct(50))} / ${f1(fromAppend.pct(95))} ms`,
-    "—",
-    "none set",
-  ],
+  ...(paced && pacedFig ? [...latencyRows("paced", pacedFig, true), phaseRow("paced", paced)] : []),
+  ...latencyRows(SOAK_MIN === undefined ? "burst" : "soak", burstFig!, false),
+  phaseRow(SOAK_MIN === undefined ? "burst" : "soak", burst),
   ["events lost (every subscriber, every event, in order, once)", lost, "0", met(lost === 0)],
   [
-    "events delivered to subscribers",
-    `${delivered.toLocaleString("en-US")} (${Math.round(delivered / deliverS).toLocaleString("en-US")}/s)`,
+    "events delivered to subscribers / appended to the log",
+    `${delivered.toLocaleString("en-US")} / ${appended.toLocaleString("en-US")}`,
     "—",
     "none set",
   ],
   [
-    "events appended to the log",
-    `${appended.toLocaleString("en-US")} (${Math.round(appended / loadS).toLocaleString("en-US")}/s)`,
-    "—",
-    "none set",
-  ],
-  ["runs", `${runs} (${f1(runs / loadS)}/s, ${f1(loadS)} s)`, "—", "none set"],
-  [
-    "daemon CPU over the load (user + system)",
-    cpuMs === undefined
-      ? "n/a (no /proc)"
-      : `${f1(cpuMs / 1000)} s (${f1(cpuMs / 1000 / deliverS)} cores; ${f1((cpuRunsMs ?? cpuMs) / runs)} ms per run)`,
+    "daemon CPU over the whole load (user + system)",
+    cpuMs === undefined ? "n/a (no /proc)" : `${f1(cpuMs / 1000)} s (${f1(cpuMs / 1000 / deliverS)} cores)`,
     "—",
     "none set",
   ],
@@ -393,37 +443,52 @@ const rows: (string | number)[][] = [
   ],
   ["SSE reconnects (a reader dropped for falling behind)", reconnects, "—", "none set"],
 ];
+const pacedP95 = pacedFig?.latency.pct(95);
 const title =
-  deadline === undefined
+  SOAK_MIN === undefined
     ? `lash serve: ${SESSIONS} concurrent runs, ${SUBSCRIBERS} SSE subscribers`
     : `lash serve soak: ${SOAK_MIN} min, ${SESSIONS} sessions, ${SUBSCRIBERS} SSE subscribers`;
+const phaseJson = (p: Phase | undefined, f: Fig | undefined) =>
+  p && f
+    ? {
+        runs: p.runs,
+        seconds: p.seconds,
+        runsPerSecond: p.runs / p.seconds,
+        daemonCpuMsPerRun: p.cpuMs === undefined ? undefined : p.cpuMs / p.runs,
+        latencyMs: {
+          p50: f.latency.pct(50),
+          p95: f.latency.pct(95),
+          p99: f.latency.pct(99),
+          max: f.latency.max,
+        },
+        sentToAppendedMs: { p50: f.toAppend.pct(50), p95: f.toAppend.pct(95) },
+        appendedToReceivedMs: { p50: f.fromAppend.pct(50), p95: f.fromAppend.pct(95) },
+      }
+    : undefined;
 report({
-  name: deadline === undefined ? "serve" : "serve-soak",
+  name: SOAK_MIN === undefined ? "serve" : "serve-soak",
   title,
   table: markdownTable(["figure", "value", "goal", "met"], rows),
   goals: [
-    `Goals: event latency p95 ≤ ${GOAL_P95_MS} ms — ${f1(p95)} ms, ${p95 <= GOAL_P95_MS ? "met" : "missed"};`,
+    pacedP95 === undefined
+      ? "Goals: no latency goal for a soak (it is a burst: the daemon saturated);"
+      : `Goals: paced event latency p95 ≤ ${GOAL_P95_MS} ms — ${f1(pacedP95)} ms, ${pacedP95 <= GOAL_P95_MS ? "met" : "missed"};`,
     `no event lost — ${lost} lost, ${lost === 0 ? "met" : "missed"}; daemon RSS reported (${mib(end?.rss)} at the end, no goal).`,
-    "No goal is set for throughput or CPU.",
+    "No goal is set for the burst's latency (the daemon is saturated: it measures the queue), throughput or CPU.",
   ].join(" "),
   results: {
     sessions: SESSIONS,
     subscribers: SUBSCRIBERS,
-    turnsPerSession: deadline === undefined ? TURNS : undefined,
+    turnsPerSession: SOAK_MIN === undefined ? TURNS : undefined,
     soakMinutes: SOAK_MIN,
     chunksPerReply: CHUNKS,
+    paceMs: PACE_MS,
     workers: WORKERS,
     runs,
-    latencyMs: { p50, p95, p99, max: maxMs, samples: chunks },
-    sentToAppendedMs: { p50: toAppend.pct(50), p95: toAppend.pct(95) },
-    appendedToReceivedMs: { p50: fromAppend.pct(50), p95: fromAppend.pct(95) },
+    paced: phaseJson(paced, pacedFig),
+    burst: phaseJson(burst, burstFig),
     delivered,
-    deliveredPerSecond: delivered / deliverS,
     appended,
-    appendedPerSecond: appended / loadS,
-    runsPerSecond: runs / loadS,
-    loadSeconds: loadS,
-    deliverSeconds: deliverS,
     daemonCpuMs: cpuMs,
     daemonRssMiB: { idle: idle?.rss, end: end?.rss, peak: Math.max(peakRss, end?.peak ?? 0) },
     reconnects,
@@ -432,7 +497,7 @@ report({
   },
   notes: [
     `Load average (1 min) ${loadBefore.toFixed(1)} before the benchmark, ${(loadavg()[0] ?? 0).toFixed(1)} after, on ${cpus().length} cores${loadBefore > cpus().length / 2 ? ": the machine was busy, the figures are slower than on a quiet machine" : ""}. The split of the latency uses the event's \`at\` (the daemon's clock when it appended the event, whole ms).`,
-    `One machine: the daemon, the mock (its own process) and ${WORKERS} subscriber processes share its cores, so the latency includes waiting for a core. Each model reply is ${CHUNKS} chunks written at once; a chunk's latency runs from that write to the subscriber's read of the \`textDelta\` carrying it (the daemon parses the model stream, appends each event to its SQLite log — durable before any reader sees it — and fans it out to ${PER_SESSION} readers per session). Sessions run turns one after the other, ${SESSIONS} at once (\`--max-runs ${SESSIONS}\`).`,
+    `One machine: the daemon, the mock (its own process) and ${WORKERS} subscriber processes share its cores, so the latency includes waiting for a core. ${SESSIONS} sessions run ${TURNS} turns each one after the other, all at once (\`--max-runs ${SESSIONS}\`), twice: **paced** — the model streams each reply's ${CHUNKS} chunks ${PACE_MS} ms apart, as a model does, each stamped as it is written — then **burst** — each reply in one write, the next turn at once, so the daemon is saturated and a chunk's latency is mostly its wait in the queue. A chunk's latency runs from its send to the subscriber's read of the \`textDelta\` carrying it (the daemon parses the model stream, appends each event to its SQLite log — durable before any reader sees it — and fans it out to ${PER_SESSION} readers per session).`,
   ],
 });
 

@@ -22,7 +22,7 @@ export function chunksOf(text: string): { k: number; sentAt: number }[] {
 export function isReplyText(text: string, chunks: number): boolean {
   const cs = chunksOf(text);
   if (cs.length !== chunks || cs.map((c) => chunkText(c.k, c.sentAt)).join("") !== text) return false;
-  return cs.every((c, i) => c.k === i && c.sentAt === cs[0]!.sentAt);
+  return cs.every((c, i) => c.k === i && (i === 0 || c.sentAt >= cs[i - 1]!.sentAt));
 }
 
 /** Epoch ms with sub-millisecond resolution (the same clock in every process of the machine). */

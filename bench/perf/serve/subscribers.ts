@@ -6,9 +6,13 @@
 // followed again from `Last-Event-ID` = the last seq seen, and counted. Latency of each chunk: the
 // time its bytes arrived here minus the time the mock stamped on it when it sent it.
 //
+// Two phases (run.ts's paced load, then its burst): an event belongs to the first while its seq
+// is at most its session's boundary, which run.ts sends between the phases.
+//
 // IPC: `{ type: "start", url, assign: [{ sessionId, count }], chunks }` → `{ type: "ready" }` once
-// every stream is open; `{ type: "finish", finalSeq: { [sessionId]: seq } }` → each subscriber
-// stops at that seq → `{ type: "result", subs, latency, … }`.
+// every stream is open; `{ type: "boundary", seqs: { [sessionId]: seq } }` → `{ type:
+// "boundary-set" }`; `{ type: "finish", finalSeq: { [sessionId]: seq } }` → each subscriber stops
+// at that seq → `{ type: "result", subs, phases: [{ latency, … }, …] }`.
 import { chunksOf, follow, Hist, type HistData, type SseEvent } from "./shape.ts";
 
 interface Start {
@@ -32,9 +36,7 @@ export interface SubResult {
   readonly problems: readonly string[];
 }
 
-export interface WorkerResult {
-  readonly type: "result";
-  readonly subs: readonly SubResult[];
+export interface PhaseResult {
   /** Per chunk: sent by the mock → received here. */
   readonly latency: HistData;
   /** Per chunk: sent by the mock → appended to the daemon's log (the event's `at`, whole ms). */
@@ -43,9 +45,14 @@ export interface WorkerResult {
   readonly fromAppend: HistData;
 }
 
-const latency = new Hist();
-const toAppend = new Hist();
-const fromAppend = new Hist();
+export interface WorkerResult {
+  readonly type: "result";
+  readonly subs: readonly SubResult[];
+  /** The figures of each phase: [paced, burst]. */
+  readonly phases: readonly PhaseResult[];
+}
+
+const phases = [0, 1].map(() => ({ latency: new Hist(), toAppend: new Hist(), fromAppend: new Hist() }));
 
 class Sub {
   events = 0;
@@ -57,6 +64,8 @@ class Sub {
   nextK = 0;
   problems: string[] = [];
   target = Number.POSITIVE_INFINITY;
+  /** The last seq of the first phase in this session (unknown until run.ts says). */
+  boundary = Number.POSITIVE_INFINITY;
   done = false;
   opened = false;
   close: () => void = () => undefined;
@@ -112,6 +121,7 @@ class Sub {
     this.hash = (Math.imul(this.hash ^ e.id, 0x01000193) + e.event.length) | 0;
     if (e.event === "textDelta") {
       const { data, at: appendedAt } = JSON.parse(e.data) as { data: { text: string }; at: number };
+      const { latency, toAppend, fromAppend } = phases[e.id <= this.boundary ? 0 : 1]!;
       fromAppend.add(at - appendedAt);
       for (const c of chunksOf(data.text)) {
         if (c.k !== this.nextK) this.problem(`chunk ${c.k} where ${this.nextK} was next (seq ${e.id})`);
@@ -155,14 +165,20 @@ const maybeReport = () => {
   const result: WorkerResult = {
     type: "result",
     subs: subs.map((s) => s.result()),
-    latency: latency.data(),
-    toAppend: toAppend.data(),
-    fromAppend: fromAppend.data(),
+    phases: phases.map((p) => ({
+      latency: p.latency.data(),
+      toAppend: p.toAppend.data(),
+      fromAppend: p.fromAppend.data(),
+    })),
   };
   process.send?.(result, () => process.exit(0));
 };
 
-process.on("message", (m: Start | { type: "finish"; finalSeq: Record<string, number> }) => {
+type Message =
+  | Start
+  | { type: "boundary"; seqs: Record<string, number> }
+  | { type: "finish"; finalSeq: Record<string, number> };
+process.on("message", (m: Message) => {
   if (m.type === "start") {
     for (const { sessionId, count } of m.assign)
       for (let i = 0; i < count; i++)
@@ -183,6 +199,9 @@ process.on("message", (m: Start | { type: "finish"; finalSeq: Record<string, num
         );
     if (m.sabotage && subs[0]) subs[0].skip = true;
     for (const s of subs) s.open();
+  } else if (m.type === "boundary") {
+    for (const s of subs) s.boundary = m.seqs[s.sessionId] ?? 0;
+    process.send?.({ type: "boundary-set" });
   } else if (m.type === "finish") {
     for (const s of subs) {
       s.target = m.finalSeq[s.sessionId] ?? 0;

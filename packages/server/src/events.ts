@@ -6,8 +6,9 @@ import type Database from "better-sqlite3";
 import { Effect, Layer, Queue, Stream } from "effect";
 import type { ServerEvent } from "./api.ts";
 import { EventLog, type EventLogShape, Settings, StateDb } from "./services.ts";
+import { sseFrame } from "./sse.ts";
 
-interface Row {
+export interface EventRow {
   session_id: string;
   seq: number;
   run_id: string;
@@ -16,7 +17,7 @@ interface Row {
   data: string;
 }
 
-const toEvent = (r: Row): ServerEvent =>
+const toEvent = (r: EventRow): ServerEvent =>
   ({
     seq: r.seq,
     sessionId: r.session_id,
@@ -65,23 +66,36 @@ export interface Followed {
   readonly dropped: () => boolean;
 }
 
-interface Listener {
-  readonly sessionId: string;
+/** A live reader of one session (or one run of it): handed each event once it is durable. */
+export interface Listener {
   readonly runId: string | undefined;
-  readonly push: (e: ServerEvent) => void;
+  /** `frame()` is the event in the SSE wire format, encoded once for every reader. */
+  readonly push: (e: ServerEvent, frame: () => Buffer) => void;
+}
+
+/** What a subscription saw when it began: every event up to `durableSeq` is stored. */
+export interface Subscription {
+  readonly durableSeq: number;
+  /** The seq of the run's `runFinished` when it is stored (run subscriptions only). */
+  readonly finishedSeq: number | undefined;
+  readonly close: () => void;
 }
 
 export class EventLogImpl implements EventLogShape {
   private readonly last = new Map<string, number>();
   private pending: { event: ServerEvent; key: string | undefined }[] = [];
   private scheduled = false;
-  private readonly listeners = new Set<Listener>();
+  /** Live readers by session id. */
+  private readonly listeners = new Map<string, Set<Listener>>();
   private readonly insert: Database.Statement;
   private readonly maxSeq: Database.Statement;
   private readonly readAll: Database.Statement;
   private readonly readRun: Database.Statement;
   private readonly keysOfRun: Database.Statement;
   private readonly lastOfRun: Database.Statement;
+  private readonly pageAll: Database.Statement;
+  private readonly pageRun: Database.Statement;
+  private readonly finishedOf: Database.Statement;
   private readonly writeBatch: (batch: { event: ServerEvent; key: string | undefined }[]) => void;
 
   private readonly db: Database.Database;
@@ -100,6 +114,13 @@ export class EventLogImpl implements EventLogShape {
     );
     this.keysOfRun = db.prepare(`SELECT dkey FROM events WHERE run_id = ? AND dkey IS NOT NULL`);
     this.lastOfRun = db.prepare(`SELECT MAX(seq) AS m FROM events WHERE run_id = ?`);
+    this.pageAll = db.prepare(
+      `SELECT * FROM events WHERE session_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`,
+    );
+    this.pageRun = db.prepare(
+      `SELECT * FROM events WHERE run_id = ? AND session_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`,
+    );
+    this.finishedOf = db.prepare(`SELECT seq FROM events WHERE run_id = ? AND type = 'runFinished'`);
     this.writeBatch = db.transaction((batch: { event: ServerEvent; key: string | undefined }[]) => {
       for (const { event: e, key } of batch)
         this.insert.run(
@@ -142,16 +163,60 @@ export class EventLogImpl implements EventLogShape {
     this.pending = [];
     if (!this.db.open) return;
     this.writeBatch(batch);
-    for (const { event } of batch)
-      for (const l of this.listeners)
-        if (l.sessionId === event.sessionId && (l.runId === undefined || l.runId === event.runId))
-          l.push(event);
+    if (this.listeners.size === 0) return;
+    for (const { event } of batch) {
+      const readers = this.listeners.get(event.sessionId);
+      if (readers === undefined) continue;
+      let encoded: Buffer | undefined;
+      const frame = () => {
+        encoded ??= Buffer.from(sseFrame(event));
+        return encoded;
+      };
+      for (const l of readers) if (l.runId === undefined || l.runId === event.runId) l.push(event, frame);
+    }
   };
+
+  /**
+   * Hand `listener` every event of `sessionId` (of one run when it has a `runId`) appended
+   * from now on, once durable. What is queued is written first, so every event up to the
+   * returned `durableSeq` can be read from the table: a reader reads its backlog up to there
+   * (`page`) and takes the rest from the listener, and no event falls between the two.
+   */
+  subscribe = (sessionId: string, listener: Listener): Subscription => {
+    this.flush();
+    const readers = this.listeners.get(sessionId) ?? new Set<Listener>();
+    this.listeners.set(sessionId, readers);
+    readers.add(listener);
+    const finished =
+      listener.runId === undefined
+        ? undefined
+        : (this.finishedOf.get(listener.runId) as { seq: number } | undefined)?.seq;
+    return {
+      durableSeq: this.lastSeq(sessionId),
+      finishedSeq: finished,
+      close: () => {
+        const set = this.listeners.get(sessionId);
+        if (set?.delete(listener) && set.size === 0) this.listeners.delete(sessionId);
+      },
+    };
+  };
+
+  /** Up to `limit` stored events with `after < seq <= upTo`, in order, as rows (`rowFrame`). */
+  page = (
+    sessionId: string,
+    after: number,
+    upTo: number,
+    limit: number,
+    runId?: string,
+  ): readonly EventRow[] =>
+    (runId === undefined
+      ? this.pageAll.all(sessionId, after, upTo, limit)
+      : this.pageRun.all(runId, sessionId, after, upTo, limit)) as EventRow[];
 
   read = (sessionId: string, after: number, runId?: string): readonly ServerEvent[] =>
     (runId === undefined
-      ? (this.readAll.all(sessionId, after) as Row[])
-      : (this.readRun.all(sessionId, after, runId) as Row[])
+      ? (this.readAll.all(sessionId, after) as EventRow[])
+      : (this.readRun.all(sessionId, after, runId) as EventRow[])
     ).map(toEvent);
 
   /** Dedupe keys of a run's stored (and queued) events. */
@@ -172,44 +237,25 @@ export class EventLogImpl implements EventLogShape {
     const stream = Stream.unwrapScoped(
       Effect.gen(this, function* () {
         const queue = yield* Queue.dropping<ServerEvent>(Math.max(1, this.bufferEvents));
-        // what is queued is written first, so the backlog holds every event numbered so far
-        // (else a run whose runFinished waits for its flush would read as finished but empty)
-        this.flush();
-        // backlog and subscription in one synchronous step: a flush cannot fall between them
-        const backlog = this.read(sessionId, after, runId);
-        // a finished run read from past its end: nothing more will come
-        if (
-          runId !== undefined &&
-          this.keys(runId, true).has("runFinished") &&
-          !backlog.some((e) => e.type === "runFinished")
-        )
-          return Stream.empty;
-        const listener: Listener = {
-          sessionId,
+        // subscription and backlog bound in one synchronous step: no event falls between them
+        const sub = this.subscribe(sessionId, {
           runId,
           push: (e) => {
-            if (dropped) return;
+            if (dropped || e.seq <= after) return;
             if (!queue.unsafeOffer(e)) {
               dropped = true;
-              this.listeners.delete(listener);
+              sub.close();
               Effect.runFork(Queue.shutdown(queue));
             }
           },
-        };
-        this.listeners.add(listener);
-        yield* Effect.addFinalizer(() =>
-          Effect.sync(() => this.listeners.delete(listener)).pipe(Effect.zipRight(Queue.shutdown(queue))),
+        });
+        yield* Effect.addFinalizer(() => Effect.sync(sub.close).pipe(Effect.zipRight(Queue.shutdown(queue))));
+        // a finished run read from past its end: nothing more will come
+        if (sub.finishedSeq !== undefined && sub.finishedSeq <= after) return Stream.empty;
+        const backlog = this.page(sessionId, after, sub.durableSeq, Number.MAX_SAFE_INTEGER, runId).map(
+          toEvent,
         );
-        let cursor = after;
-        const fresh = (e: ServerEvent) => {
-          if (e.seq <= cursor) return false;
-          cursor = e.seq;
-          return true;
-        };
-        const all = Stream.fromIterable(backlog).pipe(
-          Stream.concat(Stream.fromQueue(queue)),
-          Stream.filter(fresh),
-        );
+        const all = Stream.fromIterable(backlog).pipe(Stream.concat(Stream.fromQueue(queue)));
         return runId === undefined ? all : all.pipe(Stream.takeUntil((e) => e.type === "runFinished"));
       }),
     );

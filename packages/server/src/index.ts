@@ -7,5 +7,5 @@ export type { McpHandler } from "./mcp.ts";
 export { isTerminal, RunManagerImpl } from "./runs.ts";
 export { type RunningServer, serveSettings, startServer } from "./server.ts";
 export * from "./services.ts";
-export { sseCursor, sseFrame, sseResponse } from "./sse.ts";
+export { SseReader, sseCursor, sseFrame, sseResponse } from "./sse.ts";
 export { hashesEqual, PRINCIPAL_NAME, TOKEN_PREFIX, type TokenInfo, TokenStore } from "./tokens.ts";

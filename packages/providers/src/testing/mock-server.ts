@@ -284,7 +284,12 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
             ? "event: content_block_delta\ndata: {not json\n\n"
             : "data: {not json\n\n",
         );
-      const buf = Buffer.from(encode(events[i]!));
+      const encoded = encode(events[i]!);
+      const buf = Buffer.from(
+        reply.atWrite === undefined
+          ? encoded
+          : reply.atWrite(typeof encoded === "string" ? encoded : encoded.toString("utf8")),
+      );
       if (reply.splitMultibyte) {
         for (const piece of splitInsideChar(buf)) {
           res.write(piece);

@@ -94,6 +94,11 @@ export interface MockReply {
   readonly writeSplits?: readonly number[];
   /** Pause between events. */
   readonly chunkDelayMs?: number;
+  /**
+   * Rewrites each event's wire text as it is written (e.g. to stamp the time it leaves the
+   * server). Applies to paced replies (`chunkDelayMs` and the other per-event options).
+   */
+  readonly atWrite?: (event: string) => string;
   /** Raw event payloads (JSON text, one per SSE event) to send verbatim instead of rendering. */
   readonly raw?: readonly string[];
   /** Raw SSE text to send verbatim. */

@@ -7,8 +7,8 @@ import { LashRuntime, SessionStore } from "@lash/core";
 import { Effect } from "effect";
 import { Conflict, CurrentPrincipal, LashApi, NotFound } from "../api.ts";
 import type { EventLogImpl } from "../events.ts";
-import { Access, EventLog, Host, Metrics, RunManager } from "../services.ts";
-import { sseCursor, sseResponse } from "../sse.ts";
+import { Access, EventLog, Host, Metrics, RunManager, Settings } from "../services.ts";
+import { SseReader, sseCursor, sseResponse } from "../sse.ts";
 import { core, ownerOf, toSession } from "./common.ts";
 
 /** 400 for a cursor that is not a sequence number (the raw SSE routes answer it themselves). */
@@ -35,8 +35,10 @@ export const eventsResponse = (
     if (cursor === undefined) return badCursor(lastEventId ?? String(after));
     const log = (yield* EventLog) as EventLogImpl;
     const metrics = yield* Metrics;
-    const followed = log.followTracked(sessionId, cursor, runId);
-    return sseResponse(followed.stream, { metrics, dropped: followed.dropped });
+    const { sseBufferEvents } = yield* Settings;
+    return sseResponse(
+      new SseReader(log, sessionId, cursor, runId, { limit: Math.max(1, sseBufferEvents), metrics }),
+    );
   });
 
 export const SessionsGroupLive = HttpApiBuilder.group(LashApi, "sessions", (handlers) =>
