@@ -22,6 +22,9 @@ describe("serve benchmark: the reply's chunks", () => {
     expect(isReplyText(text, 4)).toBe(false);
     expect(isReplyText(`${text}x`, 3)).toBe(false);
     expect(isReplyText([0, 2, 1].map((k) => chunkText(k, at)).join(""), 3)).toBe(false);
+    // a paced reply: each chunk stamped as it is written, never earlier than the one before
+    expect(isReplyText([0, 1, 2].map((k) => chunkText(k, at + k * 20)).join(""), 3)).toBe(true);
+    expect(isReplyText([0, 1, 2].map((k) => chunkText(k, at - k)).join(""), 3)).toBe(false);
   });
 });
 
@@ -83,11 +86,18 @@ describe("serve benchmark: end to end, small", () => {
     const r = await bench([]);
     expect(r.stderr).not.toContain("SERVE BENCHMARK FAILED");
     expect(r.code).toBe(0);
-    expect(r.report?.results).toMatchObject({ runs: 4, lost: 0, subscribers: 4 });
-    const latency = r.report?.results.latencyMs as { samples: number; p95: number };
-    // 4 runs × 2 subscribers per session × 3 chunks
-    expect(latency.samples).toBe(24);
-    expect(latency.p95).toBeGreaterThan(0);
+    // two phases (paced, burst) × 2 sessions × 2 turns
+    expect(r.report?.results).toMatchObject({ runs: 8, lost: 0, subscribers: 4 });
+    for (const phase of ["paced", "burst"]) {
+      const { runs, latencyMs } = (r.report?.results[phase] ?? {}) as {
+        runs: number;
+        latencyMs: { samples: number; p95: number };
+      };
+      expect(runs).toBe(4);
+      // 4 runs × 2 subscribers per session × 3 chunks
+      expect(latencyMs.samples).toBe(24);
+      expect(latencyMs.p95).toBeGreaterThan(0);
+    }
   }, 120_000);
 
   it("fails (exit 1, no report) when a subscriber misses an event", async () => {

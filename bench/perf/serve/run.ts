@@ -460,6 +460,7 @@ const phaseJson = (p: Phase | undefined, f: Fig | undefined) =>
           p95: f.latency.pct(95),
           p99: f.latency.pct(99),
           max: f.latency.max,
+          samples: f.latency.count,
         },
         sentToAppendedMs: { p50: f.toAppend.pct(50), p95: f.toAppend.pct(95) },
         appendedToReceivedMs: { p50: f.fromAppend.pct(50), p95: f.fromAppend.pct(95) },
