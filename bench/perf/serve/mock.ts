@@ -19,6 +19,8 @@ const stamp = (event: string) => event.replaceAll(UNSTAMPED, nowMs().toFixed(3).
 let streamed = 0;
 let paceMs = 0;
 const server = await startMockServer({
+  // a soak sends every session's whole history each turn: a log of bodies would fill the heap
+  recordBodies: false,
   responder: (req) => {
     if (req.stream) streamed++;
     const usage = { input: 20, output: CHUNKS };

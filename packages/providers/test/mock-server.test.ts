@@ -65,6 +65,25 @@ describe("mock wire server", () => {
     }
   });
 
+  it("recordBodies: false keeps the request log light while the responder still sees the body", async () => {
+    const seen: unknown[] = [];
+    const light = await startMockServer({
+      recordBodies: false,
+      responder: (req) => {
+        seen.push((req.body as { messages: unknown[] }).messages.length);
+        return { text: "ok" };
+      },
+    });
+    try {
+      await run(mockProvider(light, "openai-chat"), request("x/m", [userText("a"), userText("b", "u2")]));
+      expect(seen).toEqual([2]);
+      expect(light.requests).toHaveLength(1);
+      expect(light.requests[0]).toMatchObject({ path: "/v1/chat/completions", body: null, rawBody: "" });
+    } finally {
+      await light.close();
+    }
+  });
+
   it("a hanging request ends when the consumer is interrupted (the HTTP request is aborted)", async () => {
     server.enqueue({ hang: true });
     const before = server.requests.length;

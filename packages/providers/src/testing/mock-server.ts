@@ -55,6 +55,11 @@ export interface MockServerOptions {
   readonly loop?: boolean;
   /** Enforce a rate limit (429 above it). */
   readonly rateLimit?: MockRateLimit;
+  /**
+   * Keep each request's body in `requests` (default true). A long benchmark turns it off: the
+   * responder still sees the whole request, the log keeps the rest (body `null`, rawBody "").
+   */
+  readonly recordBodies?: boolean;
 }
 
 export interface MockLlmServer {
@@ -213,7 +218,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       stream,
       ...(platform ? { platform } : {}),
     };
-    requests.push(rec);
+    requests.push(options.recordBodies === false ? { ...rec, body: null, rawBody: "" } : rec);
     for (let i = waiters.length - 1; i >= 0; i--) {
       const w = waiters[i]!;
       if (requests.length >= w.n) {
