@@ -30,7 +30,8 @@
 //
 // pnpm exec node bench/perf/serve/run.ts [--json out.json] [--sessions 50] [--subscribers 500]
 //   [--turns 4] [--chunks 20] [--workers 2] [--soak <minutes>] [--sabotage] [--cpu-prof-dir <dir>]
-// (`--cpu-prof-dir`: the daemon writes a V8 CPU profile there when it exits.)
+// (`--cpu-prof-dir`: the daemon writes a V8 CPU profile there when it exits; `--heap-snapshot-dir`:
+// a heap snapshot at the end of the load.)
 // (`--sabotage`: one subscriber skips one event, to see the check fail.)
 import { type ChildProcess, fork, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
@@ -49,6 +50,7 @@ const PACE_MS = Number(argValue("--pace-ms") ?? 20);
 const SOAK_MIN = argValue("--soak") === undefined ? undefined : Number(argValue("--soak"));
 const SABOTAGE = process.argv.includes("--sabotage");
 const PROFILE = argValue("--cpu-prof-dir");
+const HEAP_DIR = argValue("--heap-snapshot-dir");
 const GOAL_P95_MS = 50;
 const loadBefore = loadavg()[0] ?? 0;
 const PER_SESSION = Math.floor(SUBSCRIBERS / SESSIONS);
@@ -103,6 +105,7 @@ const daemon = spawn(
   process.execPath,
   [
     ...(PROFILE ? ["--cpu-prof", "--cpu-prof-dir", PROFILE] : []),
+    ...(HEAP_DIR ? ["--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${HEAP_DIR}`] : []),
     MAIN,
     "serve",
     "--port",
@@ -498,10 +501,19 @@ report({
   },
   notes: [
     `Load average (1 min) ${loadBefore.toFixed(1)} before the benchmark, ${(loadavg()[0] ?? 0).toFixed(1)} after, on ${cpus().length} cores${loadBefore > cpus().length / 2 ? ": the machine was busy, the figures are slower than on a quiet machine" : ""}. The split of the latency uses the event's \`at\` (the daemon's clock when it appended the event, whole ms).`,
-    `One machine: the daemon, the mock (its own process) and ${WORKERS} subscriber processes share its cores, so the latency includes waiting for a core. ${SESSIONS} sessions run ${TURNS} turns each one after the other, all at once (\`--max-runs ${SESSIONS}\`), twice: **paced** — the model streams each reply's ${CHUNKS} chunks ${PACE_MS} ms apart, as a model does, each stamped as it is written — then **burst** — each reply in one write, the next turn at once, so the daemon is saturated and a chunk's latency is mostly its wait in the queue. A chunk's latency runs from its send to the subscriber's read of the \`textDelta\` carrying it (the daemon parses the model stream, appends each event to its SQLite log — durable before any reader sees it — and fans it out to ${PER_SESSION} readers per session).`,
+    `One machine: the daemon, the mock (its own process) and ${WORKERS} subscriber processes share its cores, so the latency includes waiting for a core. ${
+      SOAK_MIN !== undefined
+        ? `${SESSIONS} sessions run turns one after the other, all at once (\`--max-runs ${SESSIONS}\`), for ${SOAK_MIN} min, each reply in one write and the next turn at once (a burst: the daemon is saturated, a chunk's latency is mostly its wait in the queue; every turn sends the session's whole history, so later turns cost more).`
+        : `${SESSIONS} sessions run ${TURNS} turns each one after the other, all at once (\`--max-runs ${SESSIONS}\`), twice: **paced** — the model streams each reply's ${CHUNKS} chunks ${PACE_MS} ms apart, as a model does, each stamped as it is written — then **burst** — each reply in one write, the next turn at once, so the daemon is saturated and a chunk's latency is mostly its wait in the queue.`
+    } A chunk's latency runs from its send to the subscriber's read of the \`textDelta\` carrying it (the daemon parses the model stream, appends each event to its SQLite log — durable before any reader sees it — and fans it out to ${PER_SESSION} readers per session).`,
   ],
 });
 
+if (HEAP_DIR) {
+  // the daemon writes a heap snapshot (synchronously, on its main thread) on SIGUSR2
+  daemon.kill("SIGUSR2");
+  await api("GET", "/health");
+}
 mock.send({ type: "close" });
 daemon.kill("SIGTERM");
 await new Promise((r) => daemon.once("exit", r));
