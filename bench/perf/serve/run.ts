@@ -51,6 +51,7 @@ const SOAK_MIN = argValue("--soak") === undefined ? undefined : Number(argValue(
 const SABOTAGE = process.argv.includes("--sabotage");
 const PROFILE = argValue("--cpu-prof-dir");
 const HEAP_DIR = argValue("--heap-snapshot-dir");
+const STAGGER = !process.argv.includes("--no-stagger");
 const GOAL_P95_MS = 50;
 const loadBefore = loadavg()[0] ?? 0;
 const PER_SESSION = Math.floor(SUBSCRIBERS / SESSIONS);
@@ -277,7 +278,11 @@ async function phase(paceMs: number, turns: number, deadline?: number): Promise<
   const t0 = nowMs();
   let progressAt = Date.now();
   await Promise.all(
-    sessions.map(async (id) => {
+    sessions.map(async (id, i) => {
+      // paced: the sessions start spread over one reply's length, as independent users do (in
+      // step, all 50 would finish and start their next turns in the same few milliseconds)
+      if (paceMs > 0 && STAGGER)
+        await new Promise((r) => setTimeout(r, (i * paceMs * (CHUNKS + 1)) / SESSIONS));
       for (let t = 0; deadline === undefined ? t < turns : Date.now() < deadline; t++) {
         const run = await api<Run>("POST", `/v1/sessions/${id}/turns?wait=true`, { text: `turn ${t}` });
         runs++;
