@@ -12,6 +12,7 @@ import {
   type PolicyLayer,
   resolvePolicy,
   riskAssessor,
+  SESSION_LAYERS_KEY,
   SessionPolicies,
 } from "@lash/policy";
 import type { Capability } from "@lash/subagents";
@@ -80,7 +81,7 @@ export function policyOf(config: LashConfig): Policy {
 }
 
 /** Where a session's policy layers (beyond the config's) are kept in its durable state. */
-export const SESSION_LAYERS_KEY = "policy-layers";
+export { SESSION_LAYERS_KEY };
 
 export interface CliGovernance {
   readonly policy: Policy;
@@ -105,6 +106,11 @@ export interface CliGovernance {
   readonly childState: (child: { readonly parentSessionId: string; readonly capability: Capability }) => {
     readonly [key: string]: unknown;
   };
+  /**
+   * Every layer a session's calls are decided under: the config's (and this process's extra
+   * layers), then the session's own (restored from its state at each turn, or a child's).
+   */
+  readonly layersOf: (sessionId: string) => readonly NamedLayer[];
   /** The durable state a new root session of this process starts with: its extra layers. */
   readonly rootState: (layers?: readonly NamedLayer[]) => { readonly [key: string]: unknown };
   /**
@@ -240,7 +246,11 @@ export function cliGovernance(
     sessionLayers: (id) => sessions.layersOf(id),
     ...(options.assessRisk ? { assessRisk: options.assessRisk } : {}),
   });
-  return { policy, warnings: checked.warnings, governance, onChild, childState, rootState, plugin };
+  const layersOf = (sessionId: string): readonly NamedLayer[] => [
+    ...checked.layers,
+    ...sessions.layersOf(sessionId),
+  ];
+  return { policy, warnings: checked.warnings, governance, onChild, childState, rootState, layersOf, plugin };
 }
 
 const USAGE = `Usage
