@@ -3,6 +3,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import type { Manifest, ResolvedAgent } from "@lash/agents";
 import type { GovernanceShape, Plugin, RiskSummary, ToolDefinition, ToolEffectKind } from "@lash/core";
 import {
   decodePolicyLayer,
@@ -264,6 +265,42 @@ const USAGE = `Usage
         lash policy explain write_file '{"path": ".env", "content": "x"}' --agent reviewer
 `;
 
+/** The decode errors already printed, per manifest (an entry function opens many sessions). */
+const reportedLayerErrors = new WeakMap<Manifest, Set<string>>();
+
+/**
+ * The policy layers a run adds after the config's: the project file's `policy`, then the
+ * agent's own (`agent:<name>`). The build decoded both; a layer that no longer decodes
+ * (a manifest written by another lash, or edited by hand) fails closed — nothing may run —
+ * and the decode error (the file, the bad key, the likeliest one) goes to `report` once.
+ */
+export function runLayers(
+  manifest: Manifest,
+  agent: ResolvedAgent | undefined,
+  report: (message: string) => void = (m) => process.stderr.write(m),
+): NamedLayer[] {
+  const reported = reportedLayerErrors.get(manifest) ?? new Set<string>();
+  reportedLayerErrors.set(manifest, reported);
+  const layer = (value: unknown, name: string, file: string): NamedLayer => {
+    const decoded = decodePolicyLayer(value, `policy of ${name}`);
+    if (Either.isRight(decoded)) return { name, layer: decoded.right };
+    const message = `[lash] error: ${decoded.left.message}\n  (from ${file}; the build in .lash/build no longer decodes) — until it is fixed this layer denies every tool ("*"). Fix it in ${file} and run \`lash build\`.\n`;
+    if (!reported.has(message)) {
+      reported.add(message);
+      report(message);
+    }
+    return { name, layer: { deny: ["*"] } satisfies PolicyLayer };
+  };
+  const projectFile =
+    manifest.inputs.map((i) => i.path).find((p) => /^lash\.(ya?ml|json)$/.test(p)) ??
+    "the project file (lash.yaml)";
+  const out: NamedLayer[] = [];
+  if (manifest.project.policy !== undefined)
+    out.push(layer(manifest.project.policy, "project file", projectFile));
+  if (agent?.policy !== undefined) out.push(layer(agent.policy, `agent:${agent.name}`, agent.source));
+  return out;
+}
+
 const PROJECT_FILES = ["lash.yaml", "lash.yml", "lash.json"];
 
 /**
@@ -278,7 +315,7 @@ async function buildLayers(
   io: MainIO,
 ): Promise<{ readonly layers: readonly NamedLayer[]; readonly notes: readonly string[] }> {
   const { BuildError, findAgent, readManifest, RunRequestError } = await import("@lash/agents");
-  let manifest: import("@lash/agents").Manifest | undefined;
+  let manifest: Manifest | undefined;
   try {
     manifest = readManifest(cwd, { home });
   } catch (e) {
@@ -303,7 +340,7 @@ async function buildLayers(
         : [],
     };
   }
-  let agent: import("@lash/agents").ResolvedAgent | undefined;
+  let agent: ResolvedAgent | undefined;
   if (agentName !== undefined) {
     try {
       agent = findAgent(manifest, agentName);
@@ -313,7 +350,6 @@ async function buildLayers(
       throw e;
     }
   }
-  const { runLayers } = await import("./run-agent.ts");
   const layers = runLayers(manifest, agent, (m) => io.stderr.write(m));
   const notes = [`build: ${manifest.hash.slice(0, 12)}${source ? ` (project file ${source})` : ""}`];
   if (agent === undefined && layers.length > 0)
