@@ -1,18 +1,12 @@
 // `lash serve` durability: kill -9 during a tool call and restart on the same state; kill -9
 // right after a commit; SIGTERM drain.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { api, readSse, type SseEvent, serveTests } from "./serve-support.ts";
+import { api, fileLine, readSse, type SseEvent, serveTests } from "./serve-support.ts";
 
 const t = serveTests();
 const daemon = t.daemon;
-
-/** Resolves once `file` exists and has a line (the tool's signal that it ran). */
-async function fileLine(file: string): Promise<void> {
-  while (!existsSync(file) || readFileSync(file, "utf8").trim() === "")
-    await new Promise((r) => setTimeout(r, 20));
-}
 
 const lines = (file: string) => readFileSync(file, "utf8").split("\n").filter(Boolean);
 

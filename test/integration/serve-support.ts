@@ -1,4 +1,5 @@
 // Running the real `lash serve` as a child process and talking to it over HTTP/SSE.
+import { existsSync, readFileSync } from "node:fs";
 import { request } from "node:http";
 import { afterEach } from "vitest";
 import { type Sandbox, type Spawned, sandbox, start } from "./cli-support.ts";
@@ -13,6 +14,8 @@ export interface DaemonOptions {
   readonly auth?: boolean;
   /** Extra environment of the daemon process (e.g. a LASH_TEST_… hook). */
   readonly env?: NodeJS.ProcessEnv;
+  /** The port (default 0: any free one; a restarted daemon takes its predecessor's). */
+  readonly port?: number;
 }
 
 /**
@@ -24,7 +27,8 @@ export async function startDaemon(
   extra: readonly string[] = [],
   options: DaemonOptions = {},
 ): Promise<Daemon> {
-  const proc = start(["serve", "--port", "0", ...(options.auth ? [] : ["--no-auth"]), ...extra], {
+  const port = String(options.port ?? 0);
+  const proc = start(["serve", "--port", port, ...(options.auth ? [] : ["--no-auth"]), ...extra], {
     env: { ...sb.env, ...options.env },
     cwd: sb.cwd,
   });
@@ -82,15 +86,31 @@ export function serveTests(): {
   };
 }
 
+/** Resolves once `file` exists and has a line (a tool's signal that it ran). */
+export async function fileLine(file: string): Promise<void> {
+  while (!existsSync(file) || readFileSync(file, "utf8").trim() === "")
+    await new Promise((r) => setTimeout(r, 20));
+}
+
 export interface Reply {
   readonly status: number;
   readonly body: Record<string, unknown>;
 }
 
-export async function api(base: string, method: string, path: string, body?: unknown): Promise<Reply> {
+/** One HTTP call (as the holder of `token`, when given: `Authorization: Bearer <token>`). */
+export async function api(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  token?: string,
+): Promise<Reply> {
+  const headers: Record<string, string> = {};
+  if (token !== undefined) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers["content-type"] = "application/json";
   const res = await fetch(`${base}${path}`, {
     method,
-    headers: body !== undefined ? { "content-type": "application/json" } : {},
+    headers,
     ...(body !== undefined ? { body: typeof body === "string" ? body : JSON.stringify(body) } : {}),
   });
   const text = await res.text();
