@@ -6,8 +6,8 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { chatMessages, lash, type Sandbox, textOf } from "./cli-support.ts";
-import { as, createToken, writeConfig } from "./serve-auth-support.ts";
-import { serveTests, stopDaemon } from "./serve-support.ts";
+import { as, createToken, readUntil, untilFinished, writeConfig } from "./serve-auth-support.ts";
+import { fileLine, serveTests, stopDaemon } from "./serve-support.ts";
 
 vi.setConfig({ testTimeout: 120_000 });
 
@@ -60,6 +60,82 @@ describe("lash serve: a principal's policy layer", () => {
     expect(existsSync(join(sb.cwd, "alice-again.txt"))).toBe(false);
     expect(toolResultOf(sb, 5)).toContain("principal:alice");
     expect(sb.server.requests).toHaveLength(6);
+  });
+
+  it("kill -9 mid-run: the resumed run of alice's session still denies her write_file", async () => {
+    const sb = await t.sandbox([
+      {
+        toolCalls: [
+          { id: "s1", name: "shell", arguments: { command: "echo ran >> counter.txt && sleep 60" } },
+        ],
+      },
+      { toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "after.txt", content: "x" } }] },
+      { text: "resumed: not written" },
+    ]);
+    writeConfig(sb, {}, { serve: { principals: { alice: { policy: { deny: ["write_file"] } } } } });
+    const alice = await createToken(sb, "alice");
+    const first = await t.daemon(sb, [], { auth: true });
+    const sessionId = (await as(first, alice, "POST", "/v1/sessions", {})).body.id as string;
+    const runId = (await as(first, alice, "POST", `/v1/sessions/${sessionId}/turns`, { text: "go" })).body
+      .id as string;
+    await fileLine(join(sb.cwd, "counter.txt"));
+    await stopDaemon(first);
+
+    const second = await t.daemon(sb, [], { auth: true });
+    const end = await untilFinished(second, alice, sessionId);
+    expect(end.at(-1)?.data).toMatchObject({ state: "completed", text: "resumed: not written" });
+    expect((await as(second, alice, "GET", `/v1/runs/${runId}`)).body.resumes).toBe(1);
+    expect(existsSync(join(sb.cwd, "after.txt"))).toBe(false);
+    const written = chatMessages(sb.server.requests[2]!.body).find((m) => m.tool_call_id === "w1");
+    expect(textOf(written?.content)).toContain("principal:alice");
+  });
+
+  it("a principal's layer can ask for approval and the two-step rule: alice's shell waits for another principal; bob's runs", async () => {
+    const sb = await t.sandbox([
+      { toolCalls: [{ id: "a1", name: "shell", arguments: { command: "echo a >> a.txt" } }] },
+      { text: "alice done" },
+      { toolCalls: [{ id: "b1", name: "shell", arguments: { command: "echo b >> b.txt" } }] },
+      { text: "bob done" },
+    ]);
+    writeConfig(
+      sb,
+      {},
+      {
+        serve: {
+          principals: {
+            alice: { policy: { tools: { shell: { approval: "always" } }, secondApprover: "low" } },
+          },
+        },
+      },
+    );
+    const alice = await createToken(sb, "alice");
+    const bob = await createToken(sb, "bob");
+    const root = await createToken(sb, "root", true);
+    const d = await t.daemon(sb, [], { auth: true });
+    const mine = (await as(d, alice, "POST", "/v1/sessions", {})).body.id as string;
+    const runId = (await as(d, alice, "POST", `/v1/sessions/${mine}/turns`, { text: "a" })).body.id as string;
+    const waiting = await readUntil(
+      d,
+      alice,
+      `/v1/runs/${runId}/events`,
+      (e) => e.type === "approvalWaiting",
+    );
+    const requestId = waiting.at(-1)?.data.requestId as string;
+    const approval = (await as(d, alice, "GET", `/v1/approvals/${requestId}`)).body;
+    expect(approval).toMatchObject({ requestedBy: "alice", requiresOtherPrincipal: true });
+    expect(JSON.stringify(approval)).toContain("principal:alice");
+    expect((await as(d, alice, "POST", `/v1/approvals/${requestId}`, { decision: "approve" })).status).toBe(
+      403,
+    );
+    expect((await as(d, root, "POST", `/v1/approvals/${requestId}`, { decision: "approve" })).status).toBe(
+      200,
+    );
+    expect((await untilFinished(d, alice, mine)).at(-1)?.data).toMatchObject({ text: "alice done" });
+
+    const theirs = (await as(d, bob, "POST", "/v1/sessions", {})).body.id as string;
+    const b = await as(d, bob, "POST", `/v1/sessions/${theirs}/turns?wait=true`, { text: "b" });
+    expect(b.body).toMatchObject({ state: "completed", text: "bob done" });
+    expect((await as(d, root, "GET", "/v1/approvals?state=all")).body.approvals).toHaveLength(1);
   });
 
   it("an agent chat of alice runs under the agent's layers and hers: each one's deny holds", async () => {
