@@ -138,6 +138,24 @@ describe("lash serve: a principal's policy layer", () => {
     expect((await as(d, root, "GET", "/v1/approvals?state=all")).body.approvals).toHaveLength(1);
   });
 
+  it("a fork keeps the source's layers (an admin's fork of alice's session still denies her write_file)", async () => {
+    const sb = await t.sandbox([
+      { toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "fork.txt", content: "x" } }] },
+      { text: "fork: not written" },
+    ]);
+    writeConfig(sb, {}, { serve: { principals: { alice: { policy: { deny: ["write_file"] } } } } });
+    const alice = await createToken(sb, "alice");
+    const root = await createToken(sb, "root", true);
+    const d = await t.daemon(sb, [], { auth: true });
+    const source = (await as(d, alice, "POST", "/v1/sessions", {})).body.id as string;
+    const fork = await as(d, root, "POST", `/v1/sessions/${source}/fork`, {});
+    expect(fork.body.owner).toBe("root");
+    const run = await as(d, root, "POST", `/v1/sessions/${fork.body.id}/turns?wait=true`, { text: "write" });
+    expect(run.body).toMatchObject({ state: "completed", text: "fork: not written" });
+    expect(existsSync(join(sb.cwd, "fork.txt"))).toBe(false);
+    expect(toolResultOf(sb, 1)).toContain("principal:alice");
+  });
+
   it("an agent chat of alice runs under the agent's layers and hers: each one's deny holds", async () => {
     const sb = await t.sandbox([
       {
