@@ -3,12 +3,10 @@
 // sets a policy; what a child cannot have (writes, sandbox, limits, redaction) refuses the
 // spawn; the layers a `lash run` session and its children were created under are stored with
 // them and restored when they are resumed with `lash -p --resume`.
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import type { Manifest, ResolvedAgent } from "@lash/agents";
-import { canonicalJson, sha256Hex } from "@lash/sansio";
 import { afterEach, describe, expect, it } from "vitest";
-import { jsonLines, lash, MODEL, type Sandbox, sandbox } from "./cli-support.ts";
+import { jsonLines, lash, type Sandbox, sandbox, testAgent, writeManifest } from "./cli-support.ts";
 
 let box: Sandbox | undefined;
 afterEach(async () => {
@@ -16,29 +14,7 @@ afterEach(async () => {
   box = undefined;
 });
 
-const agent = (a: Partial<ResolvedAgent> & { name: string }): ResolvedAgent => ({
-  description: `the ${a.name} agent`,
-  mode: "standard",
-  instructions: a.name.toUpperCase(),
-  tools: [],
-  source: `agents/${a.name}.agent.md`,
-  model: MODEL,
-  ...a,
-});
-
-function writeManifest(cwd: string, agents: ResolvedAgent[]): void {
-  const body: Omit<Manifest, "hash"> = {
-    version: 1,
-    lashVersion: "test",
-    inputs: [],
-    project: {},
-    agents: [...agents].sort((x, y) => (x.name < y.name ? -1 : 1)),
-    skills: [],
-  };
-  const hash = sha256Hex(canonicalJson(body));
-  mkdirSync(join(cwd, ".lash", "build"), { recursive: true });
-  writeFileSync(join(cwd, ".lash", "build", `${hash}.json`), JSON.stringify({ ...body, hash }));
-}
+const agent = testAgent;
 
 const write = (id: string, path: string) => ({
   toolCalls: [{ id, name: "write_file", arguments: { path, content: "x" } }],

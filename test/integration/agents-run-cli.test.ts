@@ -4,10 +4,19 @@
 // an RLM agent, input validation and the no-build error.
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Manifest, ResolvedAgent } from "@lash/agents";
-import { canonicalJson, sha256Hex } from "@lash/sansio";
+import type { ResolvedAgent } from "@lash/agents";
 import { afterEach, describe, expect, it } from "vitest";
-import { chatMessages, jsonLines, lash, MODEL, type Sandbox, sandbox, textOf } from "./cli-support.ts";
+import {
+  chatMessages,
+  jsonLines,
+  lash,
+  MODEL,
+  type Sandbox,
+  sandbox,
+  testAgent,
+  textOf,
+  writeManifest,
+} from "./cli-support.ts";
 
 let box: Sandbox | undefined;
 afterEach(async () => {
@@ -15,36 +24,8 @@ afterEach(async () => {
   box = undefined;
 });
 
-const agent = (a: Partial<ResolvedAgent> & { name: string; instructions: string }): ResolvedAgent => ({
-  description: `the ${a.name} agent`,
-  mode: "standard",
-  tools: [],
-  source: `agents/${a.name}.agent.md`,
-  model: MODEL,
-  ...a,
-});
-
-function writeManifest(
-  cwd: string,
-  agents: ResolvedAgent[],
-  project: Manifest["project"] = {},
-  inputs: Manifest["inputs"] = [],
-): string {
-  const body: Omit<Manifest, "hash"> = {
-    version: 1,
-    lashVersion: "test",
-    inputs,
-    project,
-    agents: [...agents].sort((x, y) => (x.name < y.name ? -1 : 1)),
-    skills: [],
-  };
-  // lash run verifies a build against its hash (as `lash build` computes it)
-  const hash = sha256Hex(canonicalJson(body));
-  const manifest = { ...body, hash } as Manifest;
-  mkdirSync(join(cwd, ".lash", "build"), { recursive: true });
-  writeFileSync(join(cwd, ".lash", "build", `${hash}.json`), JSON.stringify(manifest));
-  return hash;
-}
+const agent = (a: Partial<ResolvedAgent> & { name: string; instructions: string }): ResolvedAgent =>
+  testAgent(a);
 
 const systemOf = (body: unknown): string =>
   chatMessages(body)

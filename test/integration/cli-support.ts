@@ -3,8 +3,10 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Manifest, ResolvedAgent } from "@lash/agents";
 import { bwrapStatus } from "@lash/policy";
 import { type MockLlmServer, type MockReply, startMockServer } from "@lash/providers/testing";
+import { canonicalJson, sha256Hex } from "@lash/sansio";
 
 export const MAIN = join(import.meta.dirname, "..", "..", "apps", "cli", "src", "main.ts");
 export const MODEL = "openai-compatible/mock";
@@ -173,3 +175,39 @@ export const textOf = (content: unknown): string =>
     : Array.isArray(content)
       ? content.map((c) => (c as { text?: string }).text ?? "").join("")
       : "";
+
+/** An agent of a hand-written build: `the <name> agent`, instructions `<NAME>`, the mock model, no tools. */
+export const testAgent = (a: Partial<ResolvedAgent> & { readonly name: string }): ResolvedAgent => ({
+  description: `the ${a.name} agent`,
+  mode: "standard",
+  instructions: a.name.toUpperCase(),
+  tools: [],
+  source: `agents/${a.name}.agent.md`,
+  model: MODEL,
+  ...a,
+});
+
+/**
+ * A hand-written build in `cwd/.lash/build` (exactly per packages/agents/src/manifest.ts),
+ * named by its real hash as `lash build` computes it (`lash run` verifies it, and re-hashes
+ * `inputs`); returns the hash.
+ */
+export function writeManifest(
+  cwd: string,
+  agents: readonly ResolvedAgent[],
+  project: Manifest["project"] = {},
+  inputs: Manifest["inputs"] = [],
+): string {
+  const body: Omit<Manifest, "hash"> = {
+    version: 1,
+    lashVersion: "test",
+    inputs,
+    project,
+    agents: [...agents].sort((x, y) => (x.name < y.name ? -1 : 1)),
+    skills: [],
+  };
+  const hash = sha256Hex(canonicalJson(body));
+  mkdirSync(join(cwd, ".lash", "build"), { recursive: true });
+  writeFileSync(join(cwd, ".lash", "build", `${hash}.json`), JSON.stringify({ ...body, hash }));
+  return hash;
+}

@@ -2,12 +2,19 @@
 // spec's), through a real `lash run` against the mock wire server over hand-written manifests:
 // their `redaction.keys` hide values like the config's do, their sandbox settings cannot
 // loosen the sandbox, and a layer that no longer decodes fails closed and says why.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Manifest, ResolvedAgent } from "@lash/agents";
-import { canonicalJson, sha256Hex } from "@lash/sansio";
 import { afterEach, describe, expect, it } from "vitest";
-import { chatMessages, lash, MODEL, type Sandbox, sandbox, textOf } from "./cli-support.ts";
+import {
+  chatMessages,
+  lash,
+  type Sandbox,
+  sandbox,
+  testAgent,
+  textOf,
+  writeManifest,
+} from "./cli-support.ts";
 
 let box: Sandbox | undefined;
 afterEach(async () => {
@@ -15,32 +22,13 @@ afterEach(async () => {
   box = undefined;
 });
 
-function writeManifest(cwd: string, agent: Partial<ResolvedAgent>, project: Manifest["project"] = {}): void {
-  // lash run verifies a build against its hash and re-hashes its inputs (none here)
-  const body: Omit<Manifest, "hash"> = {
-    version: 1,
-    lashVersion: "test",
-    inputs: [],
+/** A build of one agent `a` (shell as its tool unless `agent` says otherwise) under `project`. */
+const writeBuild = (cwd: string, agent: Partial<ResolvedAgent>, project: Manifest["project"] = {}): string =>
+  writeManifest(
+    cwd,
+    [testAgent({ name: "a", tools: [{ name: "shell", kind: "builtin" }], ...agent })],
     project,
-    agents: [
-      {
-        name: "a",
-        description: "the a agent",
-        mode: "standard",
-        instructions: "A",
-        source: "agents/a.agent.md",
-        model: MODEL,
-        tools: [{ name: "shell", kind: "builtin" }],
-        ...agent,
-      },
-    ],
-    skills: [],
-  };
-  const hash = sha256Hex(canonicalJson(body));
-  const manifest = { ...body, hash } as Manifest;
-  mkdirSync(join(cwd, ".lash", "build"), { recursive: true });
-  writeFileSync(join(cwd, ".lash", "build", `${hash}.json`), JSON.stringify(manifest));
-}
+  );
 
 const toolTexts = (b: Sandbox): string =>
   chatMessages(b.server.requests.at(-1)?.body)
@@ -63,7 +51,7 @@ describe("lash run: the project file's and the agent's policy layers", () => {
       ]);
       writeFileSync(join(box.cwd, "deploy.env"), "DEPLOY_VAR=FAKE-in-file-42\n");
       const policy = { redaction: { keys: ["DEPLOY_VAR"] } };
-      writeManifest(
+      writeBuild(
         box.cwd,
         where === "agent spec" ? { policy } : {},
         where === "project file" ? { policy } : {},
@@ -87,7 +75,7 @@ describe("lash run: the project file's and the agent's policy layers", () => {
       { toolCalls: [{ id: "r2", name: "shell", arguments: { command: "echo again" } }] },
       { text: "done" },
     ]);
-    writeManifest(box.cwd, { policy: { alow: ["shell"] } });
+    writeBuild(box.cwd, { policy: { alow: ["shell"] } });
     const r = await lash(["run", "a", "go", "--approval-mode", "approve-all"], {
       env: box.env,
       cwd: box.cwd,
@@ -102,7 +90,7 @@ describe("lash run: the project file's and the agent's policy layers", () => {
 
   it("the project file's sandbox.mode off is ignored, with a warning", async () => {
     box = await sandbox([{ text: "done" }]);
-    writeManifest(box.cwd, {}, { policy: { sandbox: { mode: "off" } } });
+    writeBuild(box.cwd, {}, { policy: { sandbox: { mode: "off" } } });
     const r = await lash(["run", "a", "go"], { env: box.env, cwd: box.cwd });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('policy.sandbox.mode "off" in the project file (lash.yaml) is ignored');

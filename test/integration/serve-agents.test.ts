@@ -4,22 +4,11 @@
 // continued session) and `…/chat/stream`.
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { chatMessages, lash, type Sandbox, sandbox, textOf } from "./cli-support.ts";
-import { api, type Daemon, readSse, startDaemon } from "./serve-support.ts";
+import { describe, expect, it } from "vitest";
+import { chatMessages, lash, type Sandbox, textOf } from "./cli-support.ts";
+import { api, readSse, serveTests } from "./serve-support.ts";
 
-let sb: Sandbox | undefined;
-let daemon: Daemon | undefined;
-
-afterEach(async () => {
-  if (daemon && daemon.proc.child.exitCode === null) {
-    daemon.proc.child.kill("SIGKILL");
-    await daemon.proc.done;
-  }
-  daemon = undefined;
-  await sb?.cleanup();
-  sb = undefined;
-});
+const t = serveTests();
 
 const SUMMARIZER = `---
 name: summarizer
@@ -67,8 +56,8 @@ async function project(box: Sandbox): Promise<void> {
 
 describe("lash serve: agents over HTTP", () => {
   it("without a build, GET /v1/agents is empty and a chat is 404 naming lash build", async () => {
-    sb = await sandbox([]);
-    daemon = await startDaemon(sb);
+    const sb = await t.sandbox([]);
+    const daemon = await t.daemon(sb);
     const list = await api(daemon.url, "GET", "/v1/agents");
     expect(list.status).toBe(200);
     expect(list.body).toEqual({ agents: [] });
@@ -80,9 +69,9 @@ describe("lash serve: agents over HTTP", () => {
   });
 
   it("lists the built agents with their schemas; chat runs one as `lash run` does and replies with its text", async () => {
-    sb = await sandbox([{ text: "Hello! This project has one agent." }, { text: "Still here." }]);
+    const sb = await t.sandbox([{ text: "Hello! This project has one agent." }, { text: "Still here." }]);
     await project(sb);
-    daemon = await startDaemon(sb);
+    const daemon = await t.daemon(sb);
     const list = await api(daemon.url, "GET", "/v1/agents");
     expect(list.status).toBe(200);
     const agents = list.body.agents as { name: string; input?: unknown; output?: unknown; access: string }[];
@@ -132,9 +121,9 @@ describe("lash serve: agents over HTTP", () => {
   });
 
   it("a typed agent: bad input is 400 naming the schema problem; good input replies with the typed value", async () => {
-    sb = await sandbox([{ text: JSON.stringify({ title: "lash", score: 9 }) }]);
+    const sb = await t.sandbox([{ text: JSON.stringify({ title: "lash", score: 9 }) }]);
     await project(sb);
-    daemon = await startDaemon(sb);
+    const daemon = await t.daemon(sb);
     const bad = await api(daemon.url, "POST", "/v1/agents/summarizer/chat", { input: { repo: "typo" } });
     expect(bad.status).toBe(400);
     expect(bad.body._tag).toBe("BadRequest");
@@ -160,9 +149,9 @@ describe("lash serve: agents over HTTP", () => {
   });
 
   it("chat/stream answers with the run's event stream, to its runFinished", async () => {
-    sb = await sandbox([{ text: "streamed hello", textChunks: 3 }]);
+    const sb = await t.sandbox([{ text: "streamed hello", textChunks: 3 }]);
     await project(sb);
-    daemon = await startDaemon(sb);
+    const daemon = await t.daemon(sb);
     const res = await fetch(`${daemon.url}/v1/agents/hello/chat/stream`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -195,7 +184,7 @@ describe("lash serve: agents over HTTP", () => {
   });
 
   it("an agent calls another as a tool in the daemon: a child session runs the called agent", async () => {
-    sb = await sandbox([
+    const sb = await t.sandbox([
       { toolCalls: [{ id: "c1", name: "reviewer", arguments: { path: "a.ts" } }] },
       { text: "LGTM from the reviewer" },
       { text: "The reviewer says LGTM." },
@@ -205,7 +194,7 @@ describe("lash serve: agents over HTTP", () => {
     writeFileSync(join(sb.cwd, "reviewer.agent.md"), REVIEWER);
     const build = await lash(["build"], opts);
     expect(build.stderr).toBe("");
-    daemon = await startDaemon(sb);
+    const daemon = await t.daemon(sb);
     const chat = await api(daemon.url, "POST", "/v1/agents/lead/chat", { input: "review a.ts" });
     expect(chat.body).toMatchObject({ state: "completed", text: "The reviewer says LGTM." });
     expect(sb.server.requests).toHaveLength(3);
@@ -224,7 +213,7 @@ describe("lash serve: agents over HTTP", () => {
     expect(textOf(toolResult?.content)).toContain("LGTM from the reviewer");
   });
   it("an agent's own policy holds in the daemon: its spec's deny stops the call and the model reads why", async () => {
-    sb = await sandbox([
+    const sb = await t.sandbox([
       { toolCalls: [{ name: "write_file", arguments: { path: "planted.txt", content: "x" } }] },
       { text: "could not write" },
     ]);
@@ -235,7 +224,7 @@ describe("lash serve: agents over HTTP", () => {
       "---\nname: writer\ndescription: Writes a file.\ntools: [write_file]\npolicy:\n  deny: [write_file]\n---\nWRITER-PROMPT\n",
     );
     expect((await lash(["build"], opts)).code).toBe(0);
-    daemon = await startDaemon(sb);
+    const daemon = await t.daemon(sb);
     const chat = await api(daemon.url, "POST", "/v1/agents/writer/chat", { input: "write it" });
     expect(chat.body).toMatchObject({ state: "completed", text: "could not write" });
     expect(existsSync(join(sb.cwd, "planted.txt"))).toBe(false);

@@ -3,38 +3,16 @@
 // a denial's text reaches the model; an approval survives `kill -9` of the daemon.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
-import { chatMessages, type Sandbox, sandbox, textOf } from "./cli-support.ts";
-import {
-  as,
-  createToken,
-  readUntil,
-  startAuthDaemon,
-  untilFinished,
-  writeConfig,
-} from "./serve-auth-support.ts";
-import type { Daemon } from "./serve-support.ts";
+import { describe, expect, it, vi } from "vitest";
+import { chatMessages, type Sandbox, textOf } from "./cli-support.ts";
+import { as, createToken, readUntil, untilFinished, writeConfig } from "./serve-auth-support.ts";
+import { type Daemon, serveTests } from "./serve-support.ts";
 
 vi.setConfig({ testTimeout: 120_000 });
 
-let sb: Sandbox | undefined;
-const daemons: Daemon[] = [];
-
-afterEach(async () => {
-  for (const d of daemons.splice(0))
-    if (d.proc.child.exitCode === null && d.proc.child.signalCode === null) {
-      d.proc.child.kill("SIGKILL");
-      await d.proc.done;
-    }
-  await sb?.cleanup();
-  sb = undefined;
-});
-
-async function daemon(s: Sandbox): Promise<Daemon> {
-  const d = await startAuthDaemon(s);
-  daemons.push(d);
-  return d;
-}
+const t = serveTests();
+/** `lash serve` with bearer tokens, killed after the test. */
+const daemon = (s: Sandbox): Promise<Daemon> => t.daemon(s, [], { auth: true });
 
 /** alice's session with one turn started; resolves once the run waits on its approval. */
 async function pendingApproval(d: Daemon, alice: string) {
@@ -57,7 +35,7 @@ const writeNote = {
 
 describe("lash serve: approvals over HTTP", () => {
   it("a run waits on a pending approval; a second client (an admin) approves it over HTTP and the run goes on", async () => {
-    sb = await sandbox([writeNote, { text: "written" }]);
+    const sb = await t.sandbox([writeNote, { text: "written" }]);
     writeConfig(sb, { tools: { write_file: { approval: "always" } } });
     const alice = await createToken(sb, "alice");
     const root = await createToken(sb, "root", true);
@@ -98,7 +76,7 @@ describe("lash serve: approvals over HTTP", () => {
   });
 
   it("a denial's reason reaches the model, naming who denied it; bad answers are 400/404", async () => {
-    sb = await sandbox([writeNote, { text: "understood" }]);
+    const sb = await t.sandbox([writeNote, { text: "understood" }]);
     writeConfig(sb, { tools: { write_file: { approval: "always" } } });
     const alice = await createToken(sb, "alice");
     const d = await daemon(sb);
@@ -137,7 +115,7 @@ describe("lash serve: approvals over HTTP", () => {
   });
 
   it("kill -9 while pending: after a restart the same approval is pending again, and approving runs the tool once", async () => {
-    sb = await sandbox([
+    const sb = await t.sandbox([
       { toolCalls: [{ id: "call-1", name: "shell", arguments: { command: "echo ran >> count.txt" } }] },
       { text: "counted" },
     ]);

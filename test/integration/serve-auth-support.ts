@@ -3,8 +3,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
-import { lash, SANDBOX_POLICY, type Sandbox, start } from "./cli-support.ts";
-import type { Daemon } from "./serve-support.ts";
+import { lash, SANDBOX_POLICY, type Sandbox } from "./cli-support.ts";
+import { api, type Daemon, type Reply } from "./serve-support.ts";
 
 /** `$LASH_HOME/config.json` with this policy (the sandbox mode of the suite kept) and extra keys. */
 export function writeConfig(sb: Sandbox, policy: object, extra: object = {}): void {
@@ -31,41 +31,14 @@ export async function createToken(sb: Sandbox, principal: string, admin = false)
   return token;
 }
 
-/** `lash serve --port 0` with tokens (no `--no-auth`); resolves once it printed its URL. */
-export async function startAuthDaemon(sb: Sandbox, extra: readonly string[] = []): Promise<Daemon> {
-  const proc = start(["serve", "--port", "0", ...extra], { env: sb.env, cwd: sb.cwd });
-  const line = await proc.waitForLine(
-    (l) => l.startsWith("lash serve: listening on") || l.startsWith("__exited__"),
-  );
-  const m = /listening on (http:\/\/\S+)/.exec(line);
-  if (!m) throw new Error(`lash serve did not start: ${line}\n${(await proc.done).stderr}`);
-  return { url: m[1] as string, proc };
-}
-
-export interface Reply {
-  readonly status: number;
-  readonly body: Record<string, unknown>;
-}
-
 /** One HTTP call as the holder of `token` (none: no Authorization header). */
-export async function as(
+export const as = (
   daemon: Daemon,
   token: string | undefined,
   method: string,
   path: string,
   body?: unknown,
-): Promise<Reply> {
-  const headers: Record<string, string> = {};
-  if (token !== undefined) headers.authorization = `Bearer ${token}`;
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(`${daemon.url}${path}`, {
-    method,
-    headers,
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-}
+): Promise<Reply> => api(daemon.url, method, path, body, token);
 
 export interface StreamEvent {
   readonly seq: number;

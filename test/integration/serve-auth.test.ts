@@ -3,42 +3,20 @@
 // invisible to other principals (403), an agent's `acl`, and the two-step rule.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
-import { lash, type Sandbox, sandbox } from "./cli-support.ts";
-import {
-  as,
-  createToken,
-  readUntil,
-  startAuthDaemon,
-  untilFinished,
-  writeConfig,
-} from "./serve-auth-support.ts";
-import type { Daemon } from "./serve-support.ts";
+import { describe, expect, it, vi } from "vitest";
+import { lash, type Sandbox } from "./cli-support.ts";
+import { as, createToken, readUntil, untilFinished, writeConfig } from "./serve-auth-support.ts";
+import { type Daemon, serveTests } from "./serve-support.ts";
 
 vi.setConfig({ testTimeout: 120_000 });
 
-let sb: Sandbox | undefined;
-const daemons: Daemon[] = [];
-
-afterEach(async () => {
-  for (const d of daemons.splice(0))
-    if (d.proc.child.exitCode === null && d.proc.child.signalCode === null) {
-      d.proc.child.kill("SIGKILL");
-      await d.proc.done;
-    }
-  await sb?.cleanup();
-  sb = undefined;
-});
-
-async function daemon(s: Sandbox): Promise<Daemon> {
-  const d = await startAuthDaemon(s);
-  daemons.push(d);
-  return d;
-}
+const t = serveTests();
+/** `lash serve` with bearer tokens, killed after the test. */
+const daemon = (s: Sandbox): Promise<Daemon> => t.daemon(s, [], { auth: true });
 
 describe("lash serve token", () => {
   it("create prints the token once; list never shows it; revoke takes effect in a running daemon", async () => {
-    sb = await sandbox([]);
+    const sb = await t.sandbox([]);
     const env = { env: sb.env, cwd: sb.cwd };
     const alice = await createToken(sb, "alice");
     const created = await lash(["serve", "token", "create", "--principal", "root", "--admin", "--json"], env);
@@ -77,7 +55,7 @@ describe("lash serve token", () => {
 
 describe("lash serve: principals", () => {
   it("no token 401 (naming the header and the command); a wrong token 401", async () => {
-    sb = await sandbox([]);
+    const sb = await t.sandbox([]);
     const d = await daemon(sb);
     const none = await as(d, undefined, "GET", "/v1/sessions");
     expect(none.status).toBe(401);
@@ -92,7 +70,7 @@ describe("lash serve: principals", () => {
   });
 
   it("a session is invisible to another principal (403), visible to its owner and admins", async () => {
-    sb = await sandbox([{ text: "hi alice" }]);
+    const sb = await t.sandbox([{ text: "hi alice" }]);
     const alice = await createToken(sb, "alice");
     const bob = await createToken(sb, "bob");
     const root = await createToken(sb, "root", true);
@@ -131,7 +109,7 @@ describe("lash serve: principals", () => {
   });
 
   it("an agent's acl: only the principals it lists may run it (admins too); 403 names the agent and the fix", async () => {
-    sb = await sandbox([]);
+    const sb = await t.sandbox([]);
     mkdirSync(join(sb.cwd, "agents"));
     writeFileSync(
       join(sb.cwd, "agents", "reviewer.agent.md"),
@@ -163,7 +141,7 @@ describe("lash serve: principals", () => {
   });
 
   it("the two-step rule: the run's starter may not approve, may deny; another principal approves", async () => {
-    sb = await sandbox([
+    const sb = await t.sandbox([
       { toolCalls: [{ id: "call-1", name: "shell", arguments: { command: "echo one >> steps.txt" } }] },
       { toolCalls: [{ id: "call-2", name: "shell", arguments: { command: "echo two >> steps.txt" } }] },
       { text: "done" },

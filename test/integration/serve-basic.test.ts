@@ -1,25 +1,13 @@
 // `lash serve` end to end: a real daemon child process, the mock wire server as the model.
-import { afterEach, describe, expect, it } from "vitest";
-import { type Sandbox, sandbox } from "./cli-support.ts";
-import { api, type Daemon, readSse, startDaemon } from "./serve-support.ts";
+import { describe, expect, it } from "vitest";
+import { api, readSse, serveTests } from "./serve-support.ts";
 
-let sb: Sandbox | undefined;
-let daemon: Daemon | undefined;
-
-afterEach(async () => {
-  if (daemon && daemon.proc.child.exitCode === null) {
-    daemon.proc.child.kill("SIGKILL");
-    await daemon.proc.done;
-  }
-  daemon = undefined;
-  await sb?.cleanup();
-  sb = undefined;
-});
+const t = serveTests();
 
 describe("lash serve", () => {
   it("creates a session, runs a turn and streams its events to the end", async () => {
-    sb = await sandbox([{ text: "Hello from the daemon", textChunks: 3 }]);
-    daemon = await startDaemon(sb);
+    const sb = await t.sandbox([{ text: "Hello from the daemon", textChunks: 3 }]);
+    const daemon = await t.daemon(sb);
     expect((await api(daemon.url, "GET", "/health")).body).toEqual({ ok: true });
     const created = await api(daemon.url, "POST", "/v1/sessions", { title: "t" });
     expect(created.status).toBe(201);
@@ -57,8 +45,8 @@ describe("lash serve", () => {
   });
 
   it("a reader that reconnects mid-stream with Last-Event-ID gets exactly the rest", async () => {
-    sb = await sandbox([{ text: "abcdefghijklmnopqrst", textChunks: 20, chunkDelayMs: 20 }]);
-    daemon = await startDaemon(sb);
+    const sb = await t.sandbox([{ text: "abcdefghijklmnopqrst", textChunks: 20, chunkDelayMs: 20 }]);
+    const daemon = await t.daemon(sb);
     const url = daemon.url;
     const id = (await api(url, "POST", "/v1/sessions", {})).body.id as string;
     const runId = (await api(url, "POST", `/v1/sessions/${id}/turns`, { text: "go" })).body.id as string;
@@ -81,12 +69,12 @@ describe("lash serve", () => {
   });
 
   it("cancels a running turn: what finished is kept, the run ends cancelled", async () => {
-    sb = await sandbox([
+    const sb = await t.sandbox([
       {
         toolCalls: [{ id: "w", name: "shell", arguments: { command: "echo 1 >> started.txt; sleep 60" } }],
       },
     ]);
-    daemon = await startDaemon(sb);
+    const daemon = await t.daemon(sb);
     const url = daemon.url;
     const id = (await api(url, "POST", "/v1/sessions", {})).body.id as string;
     const runId = (await api(url, "POST", `/v1/sessions/${id}/turns`, { text: "go" })).body.id as string;
@@ -102,8 +90,8 @@ describe("lash serve", () => {
   it("drops an event-stream reader that cannot keep up, without slowing the run; it catches up by reconnecting", async () => {
     const chunk = "y".repeat(64 * 1024);
     const chunks = 160; // ~10 MB of text: more than the sockets in between can hold
-    sb = await sandbox([{ text: chunk.repeat(chunks), textChunks: chunks }]);
-    daemon = await startDaemon(sb, ["--sse-buffer", "20"]);
+    const sb = await t.sandbox([{ text: chunk.repeat(chunks), textChunks: chunks }]);
+    const daemon = await t.daemon(sb, ["--sse-buffer", "20"]);
     const url = daemon.url;
     const id = (await api(url, "POST", "/v1/sessions", {})).body.id as string;
     let finished!: () => void;

@@ -5,45 +5,24 @@
 import { join } from "node:path";
 import { ClientError, createClient, LashClient, NotFound, type ServerEvent } from "@lash/client";
 import { Chunk, Effect, Stream } from "effect";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { checkOpenApi } from "../../packages/server/test/openapi-check.ts";
-import { type Sandbox, type Spawned, sandbox, start } from "./cli-support.ts";
+import type { Sandbox, Spawned } from "./cli-support.ts";
+import { serveTests } from "./serve-support.ts";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const t = serveTests();
 
 /**
- * `lash serve --no-auth` on `port` (0: any) in the sandbox; resolves with its URL from the
- * first stdout line. (Tokens and principals are the auth tests' subject; the client's bearer
- * token is exercised by the README test.)
+ * `lash serve --no-auth` on `port` (0: any) in the sandbox with its state in the sandbox's
+ * LASH_HOME. (Tokens and principals are the auth tests' subject; the client's bearer token is
+ * exercised by the README test.)
  */
 async function serve(box: Sandbox, port = 0): Promise<{ daemon: Spawned; url: string; port: number }> {
-  const daemon = start(
-    ["serve", "--no-auth", "--port", String(port), "--state", join(box.home, "serve.db")],
-    {
-      env: box.env,
-      cwd: box.cwd,
-    },
-  );
-  cleanups.push(async () => {
-    if (daemon.child.exitCode === null && daemon.child.signalCode === null) daemon.child.kill("SIGKILL");
-    await daemon.done;
-  });
-  const line = await daemon.waitForLine(
-    (l) => l.startsWith("lash serve: listening on ") || l.startsWith("__exited__"),
-  );
-  const url = /https?:\/\/\S+/.exec(line)?.[0];
-  if (url === undefined) throw new Error(`lash serve did not start: ${line}`);
-  return { daemon, url, port: Number(new URL(url).port) };
+  const d = await t.daemon(box, ["--state", join(box.home, "serve.db")], { port });
+  return { daemon: d.proc, url: d.url, port: Number(new URL(d.url).port) };
 }
 
-async function newBox(replies: Parameters<typeof sandbox>[0]): Promise<Sandbox> {
-  const box = await sandbox(replies);
-  cleanups.push(() => box.cleanup());
-  return box;
-}
+const newBox = (replies: Parameters<typeof t.sandbox>[0]): Promise<Sandbox> => t.sandbox(replies);
 
 const seqs = (events: readonly ServerEvent[]) => events.map((e) => e.seq);
 

@@ -1,34 +1,12 @@
-// `lash serve` durability: kill -9 during a tool call and restart on the same state; SIGTERM drain.
-import { existsSync, readFileSync } from "node:fs";
+// `lash serve` durability: kill -9 during a tool call and restart on the same state; kill -9
+// right after a commit; SIGTERM drain.
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { type Sandbox, sandbox } from "./cli-support.ts";
-import { api, type Daemon, readSse, type SseEvent, startDaemon } from "./serve-support.ts";
+import { describe, expect, it } from "vitest";
+import { api, fileLine, readSse, type SseEvent, serveTests } from "./serve-support.ts";
 
-let sb: Sandbox | undefined;
-const daemons: Daemon[] = [];
-
-afterEach(async () => {
-  for (const d of daemons.splice(0))
-    if (d.proc.child.exitCode === null && d.proc.child.signalCode === null) {
-      d.proc.child.kill("SIGKILL");
-      await d.proc.done;
-    }
-  await sb?.cleanup();
-  sb = undefined;
-});
-
-const daemon = async (s: Sandbox, extra: readonly string[] = []) => {
-  const d = await startDaemon(s, extra);
-  daemons.push(d);
-  return d;
-};
-
-/** Resolves once `file` exists and has a line (the tool's signal that it ran). */
-async function fileLine(file: string): Promise<void> {
-  while (!existsSync(file) || readFileSync(file, "utf8").trim() === "")
-    await new Promise((r) => setTimeout(r, 20));
-}
+const t = serveTests();
+const daemon = t.daemon;
 
 const lines = (file: string) => readFileSync(file, "utf8").split("\n").filter(Boolean);
 
@@ -39,7 +17,7 @@ function expectFullSequence(events: readonly SseEvent[]): void {
 
 describe("lash serve durability", () => {
   it("kill -9 during a tool call: the restarted daemon resumes the run, runs no tool and no model call twice, and the stream continues", async () => {
-    sb = await sandbox([
+    const sb = await t.sandbox([
       {
         toolCalls: [
           { id: "c1", name: "shell", arguments: { command: "echo ran >> counter.txt && sleep 60" } },
@@ -110,7 +88,7 @@ describe("lash serve durability", () => {
   });
 
   it("SIGTERM drains: new turns get 503, a run that finishes in time completes, one that does not is resumed by the next daemon", async () => {
-    sb = await sandbox([
+    const sb = await t.sandbox([
       { toolCalls: [{ id: "b1", name: "shell", arguments: { command: "echo b >> b.txt && sleep 60" } }] },
       {
         toolCalls: [
@@ -137,7 +115,6 @@ describe("lash serve durability", () => {
     const refused = await api(first.url, "POST", `/v1/sessions/${sa}/turns`, { text: "late" });
     expect(refused.status).toBe(503);
     expect(refused.body.code).toBe("draining");
-    const { writeFileSync } = await import("node:fs");
     writeFileSync(join(sb.cwd, "go"), "");
     const exited = await first.proc.done;
     expect(exited.code).toBe(0);
@@ -154,5 +131,34 @@ describe("lash serve durability", () => {
     expect(b.resumes).toBe(1);
     expect(lines(join(sb.cwd, "b.txt"))).toEqual(["b"]);
     expect(sb.server.requests).toHaveLength(4);
+  });
+
+  it("kill -9 right after the commit, before the run recorded it: the next daemon finishes the run from the commit, with its text, and asks the model nothing", async () => {
+    const sb = await t.sandbox([{ text: "the committed answer" }, { text: "asked again" }]);
+    // the test hook: the daemon kills itself (SIGKILL) once the turn is committed
+    const first = await daemon(sb, [], { env: { LASH_TEST_KILL_AFTER_COMMIT: "1" } });
+    const sessionId = (await api(first.url, "POST", "/v1/sessions", {})).body.id as string;
+    const runId = (await api(first.url, "POST", `/v1/sessions/${sessionId}/turns`, { text: "answer" })).body
+      .id as string;
+    const died = await first.proc.done;
+    expect(died.signal).toBe("SIGKILL");
+    expect(sb.server.requests).toHaveLength(1);
+
+    const second = await daemon(sb);
+    const rest = await readSse(`${second.url}/v1/runs/${runId}/events`);
+    expect(rest.events.at(-1)!.data.data).toMatchObject({
+      state: "completed",
+      text: "the committed answer",
+      outcome: { type: "finished", finish: { kind: "assistantMessage", text: "the committed answer" } },
+    });
+    expectFullSequence(rest.events);
+    const run = (await api(second.url, "GET", `/v1/runs/${runId}`)).body;
+    expect(run).toMatchObject({ state: "completed", text: "the committed answer", resumes: 1 });
+    // not run again: one model call in all, and the session holds the turn once
+    expect(sb.server.requests).toHaveLength(1);
+    const messages = (await api(second.url, "GET", `/v1/sessions/${sessionId}/messages`)).body.messages as {
+      role: string;
+    }[];
+    expect(messages.map((m) => m.role)).toEqual(["user", "assistant"]);
   });
 });

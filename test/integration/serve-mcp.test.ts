@@ -6,23 +6,15 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { chatMessages, lash, type Sandbox, sandbox, textOf } from "./cli-support.ts";
-import { api, type Daemon, readSse, startDaemon } from "./serve-support.ts";
+import { chatMessages, lash, type Sandbox, textOf } from "./cli-support.ts";
+import { api, readSse, serveTests } from "./serve-support.ts";
 
-let sb: Sandbox | undefined;
-let daemon: Daemon | undefined;
+const t = serveTests();
 let client: Client | undefined;
-
+// (registered after serveTests: after-each hooks run last-registered first, so the client closes before its daemon)
 afterEach(async () => {
   await client?.close().catch(() => undefined);
   client = undefined;
-  if (daemon && daemon.proc.child.exitCode === null) {
-    daemon.proc.child.kill("SIGKILL");
-    await daemon.proc.done;
-  }
-  daemon = undefined;
-  await sb?.cleanup();
-  sb = undefined;
 });
 
 const REVIEWER = `---
@@ -52,9 +44,9 @@ async function connect(url: string): Promise<{ client: Client; transport: Stream
 
 describe("lash serve: agents as MCP servers", () => {
   it("the MCP SDK client lists the agent's tool and calls it; the model got the input; the result is text", async () => {
-    sb = await sandbox([{ text: "Hello over MCP." }]);
+    const sb = await t.sandbox([{ text: "Hello over MCP." }]);
     await project(sb);
-    daemon = await startDaemon(sb);
+    const daemon = await t.daemon(sb);
     const { client: c, transport } = await connect(`${daemon.url}/v1/agents/hello/mcp`);
     expect(transport.sessionId).toBeTruthy();
     const { tools } = await c.listTools();
@@ -75,9 +67,9 @@ describe("lash serve: agents as MCP servers", () => {
   });
 
   it("a typed agent: its schemas are the tool's, the result's structuredContent is the typed value", async () => {
-    sb = await sandbox([{ text: JSON.stringify({ verdict: "LGTM", score: 8 }) }]);
+    const sb = await t.sandbox([{ text: JSON.stringify({ verdict: "LGTM", score: 8 }) }]);
     await project(sb);
-    daemon = await startDaemon(sb);
+    const daemon = await t.daemon(sb);
     const { client: c, transport } = await connect(`${daemon.url}/v1/agents/reviewer/mcp`);
     const { tools } = await c.listTools();
     expect(tools[0]!.inputSchema).toMatchObject({
@@ -118,9 +110,9 @@ describe("lash serve: agents as MCP servers", () => {
   });
 
   it("a call the client cancels cancels the agent's run", async () => {
-    sb = await sandbox([{ hang: true }]);
+    const sb = await t.sandbox([{ hang: true }]);
     await project(sb);
-    daemon = await startDaemon(sb);
+    const daemon = await t.daemon(sb);
     const { client: c } = await connect(`${daemon.url}/v1/agents/hello/mcp`);
     const abort = new AbortController();
     const call = c.callTool({ name: "hello", arguments: { input: "wait forever" } }, undefined, {

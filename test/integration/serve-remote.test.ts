@@ -1,21 +1,11 @@
 // `lash remote` against a real `lash serve` and the mock wire server: the -p surface on a daemon.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import {
-  jsonLines,
-  lash,
-  SANDBOX_POLICY,
-  type Sandbox,
-  type Spawned,
-  sandbox,
-  start,
-} from "./cli-support.ts";
+import { describe, expect, it } from "vitest";
+import { jsonLines, lash, SANDBOX_POLICY, type Sandbox, type sandbox, start } from "./cli-support.ts";
+import { serveTests } from "./serve-support.ts";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const t = serveTests();
 
 interface Daemon {
   readonly url: string;
@@ -26,8 +16,7 @@ interface Daemon {
 
 /** `lash serve` with a token for alice, or `--no-auth` (`auth: false`: every caller is the local admin). */
 async function daemon(replies: Parameters<typeof sandbox>[0], config?: object, auth = true): Promise<Daemon> {
-  const box = await sandbox(replies);
-  cleanups.push(() => box.cleanup());
+  const box = await t.sandbox(replies);
   if (config) {
     mkdirSync(box.home, { recursive: true });
     writeFileSync(join(box.home, "config.json"), JSON.stringify(config));
@@ -41,19 +30,7 @@ async function daemon(replies: Parameters<typeof sandbox>[0], config?: object, a
     expect(created.code, created.stderr).toBe(0);
     token = created.stdout.trim();
   }
-  const child: Spawned = start(["serve", "--port", "0", ...(auth ? [] : ["--no-auth"])], {
-    env: box.env,
-    cwd: box.cwd,
-  });
-  cleanups.push(async () => {
-    if (child.child.exitCode === null && child.child.signalCode === null) child.child.kill("SIGKILL");
-    await child.done;
-  });
-  const line = await child.waitForLine(
-    (l) => l.startsWith("lash serve: listening on ") || l.startsWith("__exited__"),
-  );
-  const url = /https?:\/\/\S+/.exec(line)?.[0];
-  if (url === undefined) throw new Error(`lash serve did not start: ${line}`);
+  const { url } = await t.daemon(box, [], { auth });
   return {
     url,
     token,
@@ -109,28 +86,12 @@ describe("lash remote", { timeout: 90_000 }, () => {
   });
 
   it("kill -9 of the daemon mid-run: lash remote follows the restarted daemon and ends with the run", async () => {
-    const box = await sandbox([
+    const box = await t.sandbox([
       { text: "one two three four", textChunks: 4, hangAfterChunks: 3 },
       { text: "one two three four", textChunks: 4 },
     ]);
-    cleanups.push(() => box.cleanup());
-    const state = join(box.home, "serve.db");
-    const startDaemon = (port: number) => {
-      const child = start(["serve", "--no-auth", "--port", String(port), "--state", state], {
-        env: box.env,
-        cwd: box.cwd,
-      });
-      cleanups.push(async () => {
-        if (child.child.exitCode === null && child.child.signalCode === null) child.child.kill("SIGKILL");
-        await child.done;
-      });
-      return child;
-    };
-    const first = startDaemon(0);
-    const line = await first.waitForLine(
-      (l) => l.startsWith("lash serve: listening on ") || l.startsWith("__exited__"),
-    );
-    const url = /https?:\/\/\S+/.exec(line)?.[0] ?? line;
+    const state = ["--state", join(box.home, "serve.db")];
+    const { url, proc: first } = await t.daemon(box, state);
     const remote = start(["remote", "--server", url, "-p", "count", "--output-format", "stream-json"], {
       env: box.env,
       cwd: box.cwd,
@@ -138,7 +99,7 @@ describe("lash remote", { timeout: 90_000 }, () => {
     await remote.waitForLine((l) => l.includes('"type":"textDelta"') || l.startsWith("__exited__"));
     first.child.kill("SIGKILL");
     await first.done;
-    startDaemon(Number(new URL(url).port));
+    await t.daemon(box, state, { port: Number(new URL(url).port) });
     const done = await remote.done;
     expect(done.code, done.stderr).toBe(0);
     const lines = jsonLines(done.stdout);

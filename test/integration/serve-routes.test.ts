@@ -1,28 +1,12 @@
 // `lash serve` routes: per-session queueing, limits (429, 413), cancel, delete, fork, errors.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { lash, type Sandbox, sandbox } from "./cli-support.ts";
-import { api, type Daemon, readSse, startDaemon } from "./serve-support.ts";
+import { describe, expect, it } from "vitest";
+import { lash } from "./cli-support.ts";
+import { api, fileLine, readSse, serveTests } from "./serve-support.ts";
 
-let sb: Sandbox | undefined;
-let daemon: Daemon | undefined;
-
-afterEach(async () => {
-  if (daemon && daemon.proc.child.exitCode === null) {
-    daemon.proc.child.kill("SIGKILL");
-    await daemon.proc.done;
-  }
-  daemon = undefined;
-  await sb?.cleanup();
-  sb = undefined;
-});
-
-async function fileLine(file: string): Promise<void> {
-  while (!existsSync(file) || readFileSync(file, "utf8").trim() === "")
-    await new Promise((r) => setTimeout(r, 20));
-}
+const t = serveTests();
 
 /** A JSON body with a title of about `size` bytes, sent chunked (no Content-Length). */
 function chunkedPost(url: string, size: number): Promise<{ status: number; body: string }> {
@@ -44,7 +28,7 @@ function chunkedPost(url: string, size: number): Promise<{ status: number; body:
 
 describe("lash serve routes", () => {
   it("runs one turn at a time per session: a second turn queues, the queue is bounded, a queued run cancels", async () => {
-    sb = await sandbox([
+    const sb = await t.sandbox([
       {
         toolCalls: [
           {
@@ -57,7 +41,7 @@ describe("lash serve routes", () => {
       { text: "one" },
       { text: "three" },
     ]);
-    daemon = await startDaemon(sb, ["--max-queued", "1"]);
+    const daemon = await t.daemon(sb, ["--max-queued", "1"]);
     const url = daemon.url;
     const id = (await api(url, "POST", "/v1/sessions", {})).body.id as string;
     const r1 = (await api(url, "POST", `/v1/sessions/${id}/turns`, { text: "first" })).body;
@@ -98,8 +82,8 @@ describe("lash serve routes", () => {
   });
 
   it("answers bad requests with JSON errors that name the fix", async () => {
-    sb = await sandbox([]);
-    daemon = await startDaemon(sb);
+    const sb = await t.sandbox([]);
+    const daemon = await t.daemon(sb);
     const url = daemon.url;
     const big = await api(
       url,
@@ -134,7 +118,7 @@ describe("lash serve routes", () => {
   });
 
   it("refuses --no-auth off loopback and bad flags, naming the fix; --help describes the flags", async () => {
-    sb = await sandbox([]);
+    const sb = await t.sandbox([]);
     const open = await lash(["serve", "--host", "0.0.0.0", "--no-auth"], { env: sb.env, cwd: sb.cwd });
     expect(open.code).toBe(2);
     expect(open.stderr).toContain("--no-auth is only allowed on a loopback address");
@@ -159,7 +143,7 @@ describe("lash serve routes", () => {
   });
 
   it("executes at most --max-runs runs across sessions; a failed turn names its cause", async () => {
-    sb = await sandbox([
+    const sb = await t.sandbox([
       {
         toolCalls: [
           {
@@ -172,7 +156,7 @@ describe("lash serve routes", () => {
       { text: "first done" },
       { text: "second done" },
     ]);
-    daemon = await startDaemon(sb, ["--max-runs", "1"]);
+    const daemon = await t.daemon(sb, ["--max-runs", "1"]);
     const url = daemon.url;
     const a = (await api(url, "POST", "/v1/sessions", {})).body.id as string;
     const b = (await api(url, "POST", "/v1/sessions", {})).body.id as string;

@@ -132,6 +132,8 @@ export interface LocalContext extends CliContext {
    * `interactive`: an explicit `--approval-mode approve-all|reject-all|fail` keeps its approver.
    */
   readonly setApprover: (approver: ApproverShape) => void;
+  /** Every policy layer a session's calls are decided under (config's, then the session's own). */
+  readonly policyLayers: (sessionId: string) => readonly NamedLayer[];
 }
 
 /**
@@ -603,6 +605,7 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
     setApprover(approver) {
       if (approvalMode === "interactive") approvals.set(approver);
     },
+    policyLayers: gov.layersOf,
     gitBranch: () => gitBranch(ctx.settings.cwd),
     pluginStatus: () => ({
       ...runtime.runSync(Effect.map(LashRuntime, (rt) => rt.pluginStatus())),

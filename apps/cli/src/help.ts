@@ -14,7 +14,7 @@ Usage
   lash export <session|last> [--format html|json|md] [-o file]
   lash import <file.json>            recreate a session from a JSON export
   lash trace view <file.jsonl> [-o out.html]
-  lash policy explain <tool> [args-json]
+  lash policy explain <tool> [args-json] [--agent <name>]
                                      how the tool policy decides a call (lash help policy)
   lash init                          scaffold a project: lash.yaml, agents/hello.agent.md, a skill
   lash build [--json] [--check-mcp]  check the project's agents and write .lash/build/<hash>.json
@@ -166,10 +166,12 @@ Config keys (unknown keys are an error)
 API keys are read from the environment only; tools and MCP servers never receive them.
 `,
   policy: `Usage
-  lash policy explain <tool> [args-json] [--cwd <dir>]
-      prints the policy layers in effect, the verdict for this call (allow / deny / ask), which
-      layer and rule decided and why, the tool's effects and (when assessed) its risk.
-      e.g. lash policy explain write_file '{"path": ".env", "content": "x"}'
+  lash policy explain <tool> [args-json] [--agent <name>] [--cwd <dir>]
+      prints the policy layers in effect (the configs', the project file's from the build —
+      lash.yaml / lash.json, as \`lash run\` applies it — and with --agent that agent's), the
+      verdict for this call (allow / deny / ask), which layer and rule decided and why, the
+      tool's effects and (when assessed) its risk.
+      e.g. lash policy explain write_file '{"path": ".env", "content": "x"}' --agent reviewer
 
 The policy (config key "policy", in $LASH_HOME/config.json and <cwd>/.lash/config.json)
   {

@@ -1,6 +1,9 @@
 // The tool policy in the CLI: the runtime's `Governance` from config (`policy` in the user's
 // and the project's config, each a layer) and `lash policy explain <tool> [args-json]`.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
+import type { Manifest, ResolvedAgent } from "@lash/agents";
 import type { GovernanceShape, Plugin, RiskSummary, ToolDefinition, ToolEffectKind } from "@lash/core";
 import {
   decodePolicyLayer,
@@ -12,6 +15,7 @@ import {
   type PolicyLayer,
   resolvePolicy,
   riskAssessor,
+  SESSION_LAYERS_KEY,
   SessionPolicies,
 } from "@lash/policy";
 import type { Capability } from "@lash/subagents";
@@ -80,7 +84,7 @@ export function policyOf(config: LashConfig): Policy {
 }
 
 /** Where a session's policy layers (beyond the config's) are kept in its durable state. */
-export const SESSION_LAYERS_KEY = "policy-layers";
+export { SESSION_LAYERS_KEY };
 
 export interface CliGovernance {
   readonly policy: Policy;
@@ -105,6 +109,11 @@ export interface CliGovernance {
   readonly childState: (child: { readonly parentSessionId: string; readonly capability: Capability }) => {
     readonly [key: string]: unknown;
   };
+  /**
+   * Every layer a session's calls are decided under: the config's (and this process's extra
+   * layers), then the session's own (restored from its state at each turn, or a child's).
+   */
+  readonly layersOf: (sessionId: string) => readonly NamedLayer[];
   /** The durable state a new root session of this process starts with: its extra layers. */
   readonly rootState: (layers?: readonly NamedLayer[]) => { readonly [key: string]: unknown };
   /**
@@ -240,16 +249,115 @@ export function cliGovernance(
     sessionLayers: (id) => sessions.layersOf(id),
     ...(options.assessRisk ? { assessRisk: options.assessRisk } : {}),
   });
-  return { policy, warnings: checked.warnings, governance, onChild, childState, rootState, plugin };
+  const layersOf = (sessionId: string): readonly NamedLayer[] => [
+    ...checked.layers,
+    ...sessions.layersOf(sessionId),
+  ];
+  return { policy, warnings: checked.warnings, governance, onChild, childState, rootState, layersOf, plugin };
 }
 
 const USAGE = `Usage
-  lash policy explain <tool> [args-json] [--cwd <dir>]
-      which layers apply (user config, project config, their profiles), the verdict for this
-      call (allow / deny / ask), which layer and rule decided and why, the tool's effects and,
-      when a risk evaluator is available, the risk. Example:
-        lash policy explain write_file '{"path": ".env", "content": "x"}'
+  lash policy explain <tool> [args-json] [--agent <name>] [--cwd <dir>]
+      which layers apply (user config, project config, their profiles, the project file's
+      policy from the build — lash.yaml / lash.json — and with --agent that agent's spec), the
+      verdict for this call (allow / deny / ask), which layer and rule decided and why, the
+      tool's effects and, when a risk evaluator is available, the risk. Example:
+        lash policy explain write_file '{"path": ".env", "content": "x"}' --agent reviewer
 `;
+
+/** The decode errors already printed, per manifest (an entry function opens many sessions). */
+const reportedLayerErrors = new WeakMap<Manifest, Set<string>>();
+
+/**
+ * The policy layers a run adds after the config's: the project file's `policy`, then the
+ * agent's own (`agent:<name>`). The build decoded both; a layer that no longer decodes
+ * (a manifest written by another lash, or edited by hand) fails closed — nothing may run —
+ * and the decode error (the file, the bad key, the likeliest one) goes to `report` once.
+ */
+export function runLayers(
+  manifest: Manifest,
+  agent: ResolvedAgent | undefined,
+  report: (message: string) => void = (m) => process.stderr.write(m),
+): NamedLayer[] {
+  const reported = reportedLayerErrors.get(manifest) ?? new Set<string>();
+  reportedLayerErrors.set(manifest, reported);
+  const layer = (value: unknown, name: string, file: string): NamedLayer => {
+    const decoded = decodePolicyLayer(value, `policy of ${name}`);
+    if (Either.isRight(decoded)) return { name, layer: decoded.right };
+    const message = `[lash] error: ${decoded.left.message}\n  (from ${file}; the build in .lash/build no longer decodes) — until it is fixed this layer denies every tool ("*"). Fix it in ${file} and run \`lash build\`.\n`;
+    if (!reported.has(message)) {
+      reported.add(message);
+      report(message);
+    }
+    return { name, layer: { deny: ["*"] } satisfies PolicyLayer };
+  };
+  const projectFile =
+    manifest.inputs.map((i) => i.path).find((p) => /^lash\.(ya?ml|json)$/.test(p)) ??
+    "the project file (lash.yaml)";
+  const out: NamedLayer[] = [];
+  if (manifest.project.policy !== undefined)
+    out.push(layer(manifest.project.policy, "project file", projectFile));
+  if (agent?.policy !== undefined) out.push(layer(agent.policy, `agent:${agent.name}`, agent.source));
+  return out;
+}
+
+const PROJECT_FILES = ["lash.yaml", "lash.yml", "lash.json"];
+
+/**
+ * The layers a run adds after the config's, as `lash run [agent]` and `lash serve`'s agent
+ * sessions take them from the workspace's build: the project file's `policy`, then the
+ * agent's (`--agent`). Also what to tell the user about them.
+ */
+async function buildLayers(
+  cwd: string,
+  home: string,
+  agentName: string | undefined,
+  io: MainIO,
+): Promise<{ readonly layers: readonly NamedLayer[]; readonly notes: readonly string[] }> {
+  const { BuildError, findAgent, readManifest, RunRequestError } = await import("@lash/agents");
+  let manifest: Manifest | undefined;
+  try {
+    manifest = readManifest(cwd, { home });
+  } catch (e) {
+    if (e instanceof BuildError)
+      throw new CliError(
+        `lash policy explain: ${e.message} (the layers of a run come from the build)`,
+        ExitCode.failed,
+      );
+    throw e;
+  }
+  const source = PROJECT_FILES.find((f) => existsSync(join(cwd, f)));
+  if (!manifest) {
+    if (agentName !== undefined)
+      throw new CliError(
+        `lash policy explain: --agent ${agentName}: ${cwd} has no build; define the agent (agents/*.agent.md or *.yaml) and run \`lash build\``,
+        ExitCode.usage,
+      );
+    return {
+      layers: [],
+      notes: source
+        ? [`${source} is not built: its policy applies to \`lash run\` once you run \`lash build\``]
+        : [],
+    };
+  }
+  let agent: ResolvedAgent | undefined;
+  if (agentName !== undefined) {
+    try {
+      agent = findAgent(manifest, agentName);
+    } catch (e) {
+      if (e instanceof RunRequestError)
+        throw new CliError(`lash policy explain: ${e.message}`, ExitCode.usage);
+      throw e;
+    }
+  }
+  const layers = runLayers(manifest, agent, (m) => io.stderr.write(m));
+  const notes = [`build: ${manifest.hash.slice(0, 12)}${source ? ` (project file ${source})` : ""}`];
+  if (agent === undefined && layers.length > 0)
+    notes.push(
+      "the project file's layer applies to `lash run` and to agent sessions of `lash serve`; plain `lash` sessions have the config's layers only",
+    );
+  return { layers, notes };
+}
 
 /** The tool definitions `explain` knows without starting anything: the built-ins and spawn_agent. */
 async function knownTools(root: string): Promise<Map<string, ToolDefinition>> {
@@ -265,7 +373,11 @@ export async function runPolicyCommand(argv: readonly string[], io: MainIO): Pro
     try {
       return parseArgs({
         args: [...argv],
-        options: { cwd: { type: "string" }, help: { type: "boolean", short: "h" } },
+        options: {
+          cwd: { type: "string" },
+          agent: { type: "string" },
+          help: { type: "boolean", short: "h" },
+        },
         allowPositionals: true,
         strict: true,
       });
@@ -306,7 +418,10 @@ export async function runPolicyCommand(argv: readonly string[], io: MainIO): Pro
   const cwd = values.cwd ?? process.cwd();
   const paths = resolvePaths(io.env, cwd);
   const loaded = loadConfig(paths.config, paths.projectConfig);
-  const policy = policyOf(loaded.config);
+  // every layer the runtime would decide with: the config's, then the build's (project file, agent)
+  const built = await buildLayers(cwd, paths.home, values.agent, io);
+  const checked = sandboxFromUserOnly([...policyLayersOf(loaded.config), ...built.layers]);
+  const policy = resolvePolicy(checked.layers);
   const tools = await knownTools(cwd);
   const tool = tools.get(name);
   let effects: readonly ToolEffectKind[] | undefined;
@@ -328,6 +443,9 @@ export async function runPolicyCommand(argv: readonly string[], io: MainIO): Pro
   const files = loaded.files.length > 0 ? loaded.files.join(", ") : "none";
   const call: PolicyCall = { name, args, ...(tool ? { tool } : {}), ...(effects ? { effects } : {}) };
   io.stdout.write(`config files: ${files}\n`);
+  for (const n of built.notes) io.stdout.write(`${n}\n`);
+  if (values.agent !== undefined) io.stdout.write(`agent: ${values.agent}\n`);
+  for (const w of checked.warnings) io.stdout.write(`warning: ${w}\n`);
   if (note) io.stdout.write(`note: ${note}\n`);
   io.stdout.write(explain(policy, call, { root: cwd, assessRisk: riskAssessor(cwd) }));
   if (!tool && !name.startsWith("mcp__"))

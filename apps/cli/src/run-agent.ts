@@ -6,12 +6,12 @@ import { isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { AgentSessionPlan, Manifest, ResolvedAgent } from "@lash/agents";
 import { LashRuntime, type TurnResult } from "@lash/core";
-import { decodePolicyLayer, type NamedLayer, type PolicyLayer } from "@lash/policy";
 import type { AgentTool } from "@lash/subagents";
-import { Effect, Either } from "effect";
+import { Effect } from "effect";
 import { APPROVAL_MODES, type ApprovalMode, parseRunFlags, type RunFlags } from "./args.ts";
 import { CliError, ExitCode, errorMessage, usageError } from "./errors.ts";
 import type { MainIO } from "./io.ts";
+import { runLayers } from "./policy.ts";
 
 interface RunAgentArgs {
   readonly inputJson?: string;
@@ -173,41 +173,7 @@ async function openContext(
   });
 }
 
-/** The decode errors already printed, per manifest (an entry function opens many sessions). */
-const reportedLayerErrors = new WeakMap<Manifest, Set<string>>();
-
-/**
- * The policy layers a run adds after the config's: the project file's `policy`, then the
- * agent's own (`agent:<name>`). The build decoded both; a layer that no longer decodes
- * (a manifest written by another lash, or edited by hand) fails closed — nothing may run —
- * and the decode error (the file, the bad key, the likeliest one) goes to `report` once.
- */
-export function runLayers(
-  manifest: Manifest,
-  agent: ResolvedAgent | undefined,
-  report: (message: string) => void = (m) => process.stderr.write(m),
-): NamedLayer[] {
-  const reported = reportedLayerErrors.get(manifest) ?? new Set<string>();
-  reportedLayerErrors.set(manifest, reported);
-  const layer = (value: unknown, name: string, file: string): NamedLayer => {
-    const decoded = decodePolicyLayer(value, `policy of ${name}`);
-    if (Either.isRight(decoded)) return { name, layer: decoded.right };
-    const message = `[lash] error: ${decoded.left.message}\n  (from ${file}; the build in .lash/build no longer decodes) — until it is fixed this layer denies every tool ("*"). Fix it in ${file} and run \`lash build\`.\n`;
-    if (!reported.has(message)) {
-      reported.add(message);
-      report(message);
-    }
-    return { name, layer: { deny: ["*"] } satisfies PolicyLayer };
-  };
-  const projectFile =
-    manifest.inputs.map((i) => i.path).find((p) => /^lash\.(ya?ml|json)$/.test(p)) ??
-    "the project file (lash.yaml)";
-  const out: NamedLayer[] = [];
-  if (manifest.project.policy !== undefined)
-    out.push(layer(manifest.project.policy, "project file", projectFile));
-  if (agent?.policy !== undefined) out.push(layer(agent.policy, `agent:${agent.name}`, agent.source));
-  return out;
-}
+export { runLayers } from "./policy.ts";
 
 /** `--approval-mode`, else the project file's `defaults.approvalMode` (checked: a bad one is a usage error). */
 function approvalModeOf(flags: RunFlags, manifest: Manifest): { approvalMode?: ApprovalMode } {

@@ -3,7 +3,6 @@
 // SIGINT/SIGTERM, which drain it. `lash serve token …` manages bearer tokens.
 import { isIP } from "node:net";
 import { parseRunFlags } from "./args.ts";
-import { policyLayersOf } from "./config.ts";
 import { CliError, ExitCode, usageError } from "./errors.ts";
 import type { MainIO } from "./io.ts";
 import { serveStateFile } from "./paths.ts";
@@ -146,8 +145,9 @@ export async function runServe(argv: readonly string[], io: MainIO): Promise<num
           ...(s.tools ? { tools: s.tools } : {}),
         },
         setApprover: ctx.setApprover,
-        // the two-step rule reads the session's layers (config's; agent/principal layers join once the context keeps them per session)
-        policyLayers: () => policyLayersOf(setup.loaded.config),
+        // the two-step rule reads the session's layers: config's, then its agent's and principal's
+        // (the server stores those in the session's state; the governance restores them per turn)
+        policyLayers: ctx.policyLayers,
         ...(setup.loaded.config.serve?.principals
           ? { principals: setup.loaded.config.serve.principals }
           : {}),

@@ -1,6 +1,7 @@
 // `lash policy explain <tool> [args-json]` as a real process: the layers of the user's and the
-// project's config, the verdict, the deciding layer and rule, the effects; bad input is a usage
-// error naming the problem.
+// project's config, the project file's (lash.yaml, from the build) and an agent's (--agent),
+// the verdict, the deciding layer and rule, the effects; bad input is a usage error naming the
+// problem.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,8 +13,10 @@ let dir: string;
 let home: string;
 let project: string;
 
-const run = (args: string[], cwd = project) => {
-  const r = spawnSync(process.execPath, [MAIN, "policy", ...args], {
+const run = (args: string[], cwd = project) => lash(["policy", ...args], cwd);
+
+const lash = (args: string[], cwd = project) => {
+  const r = spawnSync(process.execPath, [MAIN, ...args], {
     cwd,
     env: { PATH: process.env.PATH ?? "", HOME: dir, LASH_HOME: home, NO_COLOR: "1" },
     encoding: "utf8",
@@ -132,5 +135,56 @@ describe("lash policy explain", () => {
     expect(r.stderr).toContain(
       'policy.tools.shell.aproval: unknown key "aproval" (known keys: "approval"); did you mean "approval"?',
     );
+  });
+
+  describe("with a project file and agents (the layers of `lash run` and `lash serve`)", () => {
+    let ws: string;
+    beforeAll(() => {
+      ws = join(dir, "workspace");
+      mkdirSync(join(ws, "agents"), { recursive: true });
+      writeFileSync(
+        join(ws, "lash.yaml"),
+        "agents: [agents]\npolicy:\n  tools:\n    shell:\n      approval: always\n",
+      );
+      writeFileSync(
+        join(ws, "agents", "reader.agent.md"),
+        "---\nname: reader\ndescription: Reads.\ntools: [read_file, shell]\npolicy:\n  deny: [shell]\n---\nREAD\n",
+      );
+    });
+
+    it("before `lash build`: says the project file is not built yet; --agent is an error naming lash build", () => {
+      const r = run(["explain", "shell", '{"command": "ls"}'], ws);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain(
+        "lash.yaml is not built: its policy applies to `lash run` once you run `lash build`",
+      );
+      const agent = run(["explain", "shell", "--agent", "reader"], ws);
+      expect(agent.code).toBe(2);
+      expect(agent.stderr).toContain("has no build");
+      expect(agent.stderr).toContain("lash build");
+    });
+
+    it("after `lash build`: the project file's layer decides; with --agent the agent's deny does (strictest wins)", () => {
+      expect(lash(["build"], ws).code).toBe(0);
+      const r = run(["explain", "shell", '{"command": "ls"}'], ws);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/^build: [0-9a-f]{12} \(project file lash\.yaml\)$/m);
+      expect(r.stdout).toContain("the project file's layer applies to `lash run`");
+      expect(r.stdout).toMatch(/^ {2}project file: \{/m);
+      expect(r.stdout).toContain("verdict: ask\n");
+      expect(r.stdout).toContain('decided by: project file — tools.shell.approval = "always"');
+
+      const agent = run(["explain", "shell", '{"command": "ls"}', "--agent", "reader"], ws);
+      expect(agent.code, agent.stderr).toBe(0);
+      expect(agent.stdout).toContain("agent: reader\n");
+      expect(agent.stdout).toMatch(/^ {2}agent:reader: \{/m);
+      expect(agent.stdout).toContain("verdict: deny\n");
+      expect(agent.stdout).toContain('decided by: agent:reader — deny "shell"');
+
+      const unknown = run(["explain", "shell", "--agent", "writer"], ws);
+      expect(unknown.code).toBe(2);
+      expect(unknown.stderr).toContain("no agent named `writer`");
+      expect(unknown.stderr).toContain("agents: reader");
+    });
   });
 });

@@ -337,6 +337,7 @@ export const govern = (
             ...(verdict.risk ? { risk: verdict.risk } : {}),
             preview,
             previewHash: hashOf(preview),
+            ...(verdict.always ? { always: true } : {}),
           });
         }
         request = { id: yield* g.newId(), sessionId: ctx.sessionId, turnId: ctx.turnId, items };

@@ -68,6 +68,11 @@ export interface ApprovalItem {
   readonly preview?: ToolPreview;
   /** Hash of the preview (canonical JSON), recorded with the decision. */
   readonly previewHash: string;
+  /**
+   * The policy asks about every call of this tool (`approval: "always"`): approving it "for
+   * the session" approves this call only; the next one is asked about again.
+   */
+  readonly always?: boolean;
 }
 
 /** The calls of one model response that need an answer, asked about together. */

@@ -41,6 +41,7 @@ export {
   patchPaths,
   pathArguments,
   resolvePolicy,
+  SESSION_LAYERS_KEY,
   SessionPolicies,
   secondApproverThreshold,
 } from "./policy.ts";

@@ -496,6 +496,13 @@ export function explain(policy: Policy, call: PolicyCall, options: DecideOptions
  * parent's plus its own (capability, agent spec). Feed `layersOf` to `makeGovernance`'s
  * `sessionLayers`; register a child when it is spawned (or resumed).
  */
+/**
+ * Where a session's own policy layers (beyond its host's config: an agent's, a principal's,
+ * a subagent's capability) are kept in its durable state. A host's governance restores them
+ * at every turn, so they hold after a restart; a daemon writes them at session creation.
+ */
+export const SESSION_LAYERS_KEY = "policy-layers";
+
 export class SessionPolicies {
   readonly #layers = new Map<string, readonly NamedLayer[]>();
 

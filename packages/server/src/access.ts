@@ -10,7 +10,7 @@
 // - Principal layers: config's `serve.principals.<name>.policy`, added after the session's
 //   other layers, so it can only narrow them (allow = intersection, deny = union).
 import { SessionStore } from "@lash/core";
-import type { NamedLayer } from "@lash/policy";
+import { type NamedLayer, SESSION_LAYERS_KEY } from "@lash/policy";
 import { Cause, Effect, Exit, Layer, Option } from "effect";
 import { Forbidden, NotFound, type Principal } from "./api.ts";
 import { Access, Host, type ServeHost } from "./services.ts";
@@ -21,6 +21,32 @@ export const AGENT_KEY = "serve.agent";
 
 /** The owner of a session the daemon did not create (e.g. one `lash` made in the same database). */
 export const DEFAULT_OWNER = "local";
+
+/** The layers of principal `name` (config's `serve.principals.<name>.policy`), named `principal:<name>`. */
+export const principalLayersOf = (host: ServeHost, name: string): readonly NamedLayer[] => {
+  const layer = host.principals?.[name]?.policy;
+  return layer ? [{ name: `principal:${name}`, layer }] : [];
+};
+
+/**
+ * The durable state that keeps a session's own policy layers (its agent's, then its
+ * principal's): the host's governance restores them at every turn, so they hold for every run
+ * of the session, after a daemon restart and in a resumed run.
+ */
+export const layersState = (layers: readonly NamedLayer[]): { readonly [key: string]: unknown } =>
+  layers.length > 0 ? { [SESSION_LAYERS_KEY]: layers } : {};
+
+/** The policy layers stored in a session's state (none: `[]`). */
+export const storedLayers = (state: { readonly [key: string]: unknown }): readonly NamedLayer[] => {
+  const v = state[SESSION_LAYERS_KEY];
+  return Array.isArray(v) ? (v as NamedLayer[]) : [];
+};
+
+/** `layers` then those of `more` whose name is not among them yet (a principal's layer once). */
+export const withLayers = (
+  layers: readonly NamedLayer[],
+  more: readonly NamedLayer[],
+): readonly NamedLayer[] => [...layers, ...more.filter((m) => !layers.some((l) => l.name === m.name))];
 
 /** May `principal` see a session (or approval) of `owner`? */
 export const canSee = (principal: Principal, owner: string): boolean =>
@@ -101,10 +127,7 @@ export const makeAccess = (host: ServeHost) =>
           }),
         );
       }),
-    principalLayers: (principal): readonly NamedLayer[] => {
-      const layer = host.principals?.[principal.name]?.policy;
-      return layer ? [{ name: `principal:${principal.name}`, layer }] : [];
-    },
+    principalLayers: (principal): readonly NamedLayer[] => principalLayersOf(host, principal.name),
   });
 
 export const AccessLive = Layer.effect(Access, Effect.map(Host, makeAccess));

@@ -33,46 +33,23 @@ const errorFields = {
   message: Schema.String,
 };
 
-export class BadRequest extends Schema.TaggedError<BadRequest>()(
-  "BadRequest",
-  errorFields,
-  HttpApiSchema.annotations({ status: 400 }),
-) {}
-export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
-  "Unauthorized",
-  errorFields,
-  HttpApiSchema.annotations({ status: 401 }),
-) {}
-export class Forbidden extends Schema.TaggedError<Forbidden>()(
-  "Forbidden",
-  errorFields,
-  HttpApiSchema.annotations({ status: 403 }),
-) {}
-export class NotFound extends Schema.TaggedError<NotFound>()(
-  "NotFound",
-  errorFields,
-  HttpApiSchema.annotations({ status: 404 }),
-) {}
-export class Conflict extends Schema.TaggedError<Conflict>()(
-  "Conflict",
-  errorFields,
-  HttpApiSchema.annotations({ status: 409 }),
-) {}
-export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()(
-  "PayloadTooLarge",
-  errorFields,
-  HttpApiSchema.annotations({ status: 413 }),
-) {}
-export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()(
-  "TooManyRequests",
-  errorFields,
-  HttpApiSchema.annotations({ status: 429 }),
-) {}
-export class Unavailable extends Schema.TaggedError<Unavailable>()(
-  "Unavailable",
-  errorFields,
-  HttpApiSchema.annotations({ status: 503 }),
-) {}
+/**
+ * One error class of the API: `{ _tag, code, message }` answered with `status`. Called as
+ * `class X extends apiError<X>()("X", 404) {}` (the class names itself, as `Schema.TaggedError` wants).
+ */
+const apiError =
+  <Self>() =>
+  <Tag extends string>(tag: Tag, status: number) =>
+    Schema.TaggedError<Self>()(tag, errorFields, HttpApiSchema.annotations({ status }));
+
+export class BadRequest extends apiError<BadRequest>()("BadRequest", 400) {}
+export class Unauthorized extends apiError<Unauthorized>()("Unauthorized", 401) {}
+export class Forbidden extends apiError<Forbidden>()("Forbidden", 403) {}
+export class NotFound extends apiError<NotFound>()("NotFound", 404) {}
+export class Conflict extends apiError<Conflict>()("Conflict", 409) {}
+export class PayloadTooLarge extends apiError<PayloadTooLarge>()("PayloadTooLarge", 413) {}
+export class TooManyRequests extends apiError<TooManyRequests>()("TooManyRequests", 429) {}
+export class Unavailable extends apiError<Unavailable>()("Unavailable", 503) {}
 
 // ---------------------------------------------------------------------------------------
 // principals and auth

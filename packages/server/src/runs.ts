@@ -2,10 +2,11 @@
 // session, `maxConcurrentRuns` across sessions), every event into the durable log. After
 // a crash the daemon resumes what was running from core's journal and re-queues the rest.
 import { randomUUID } from "node:crypto";
-import { LashRuntime, type TurnError, type TurnResult } from "@lash/core";
-import type { TurnActivity } from "@lash/sansio";
+import { LashRuntime, SessionStore, type TurnError, type TurnResult } from "@lash/core";
+import { type Message, messageText, type TurnActivity, type TurnOutcome } from "@lash/sansio";
 import type Database from "better-sqlite3";
-import { Cause, Effect, Exit, Fiber, Layer } from "effect";
+import { Cause, Data, Effect, Exit, Fiber, Layer } from "effect";
+import { storedLayers } from "./access.ts";
 import { Conflict, NotFound, Run, type RunState, TooManyRequests, Unavailable } from "./api.ts";
 import { type EventLogImpl, eventKey } from "./events.ts";
 import {
@@ -40,6 +41,26 @@ interface RunRow {
   error: string | null;
   resumes: number;
 }
+
+/** What a finished run records: a turn's result, or what its commit keeps of it (after a crash). */
+type Finished = Pick<TurnResult, "outcome" | "text" | "finalValue">;
+
+/** A recovered run whose turn is neither pending nor committed (closed by another writer). */
+class TurnLost extends Data.TaggedError("TurnLost")<{ readonly message: string }> {}
+
+/** The text and value of an outcome, as core's `TurnResult` reports them. */
+const finishedOf = (outcome: TurnOutcome): Finished => ({
+  outcome,
+  text:
+    outcome.type === "finished" && outcome.finish.kind === "assistantMessage"
+      ? outcome.finish.text
+      : outcome.type === "stopped"
+        ? (outcome.text ?? "")
+        : "",
+  ...(outcome.type === "finished" && outcome.finish.kind !== "assistantMessage"
+    ? { finalValue: outcome.finish.value }
+    : {}),
+});
 
 const TERMINAL: ReadonlySet<RunState> = new Set(["completed", "failed", "cancelled"]);
 export const isTerminal = (s: RunState): boolean => TERMINAL.has(s);
@@ -346,6 +367,11 @@ export class RunManagerImpl implements RunManagerShape {
     }
     const onEvent = (ev: TurnActivity): void => {
       if (this.stopped) return;
+      // Tests only: LASH_TEST_KILL_AFTER_COMMIT=1 makes the daemon die (SIGKILL, as `kill -9`)
+      // right after a turn's commit, before its run records the result, so that a test can
+      // check the recovery from the commit (test/integration/serve-durability.test.ts).
+      if (ev.type === "turnFinished" && process.env.LASH_TEST_KILL_AFTER_COMMIT === "1")
+        process.kill(process.pid, "SIGKILL");
       const { seq: _seq, sessionId: _sid, at: _at, ...data } = ev;
       if (turnId === undefined) {
         turnId = ev.turnId;
@@ -378,6 +404,7 @@ export class RunManagerImpl implements RunManagerShape {
     const attached = this.attached;
     const noteSession = this.noteSession;
     const emitResumed = (n: number) => this.emit(sessionId, r.id, "runResumed", { attempt: n });
+    const committed = (turn: string) => this.committedTurn(r.id, sessionId, turn);
     const program = Effect.gen(function* () {
       const rt = yield* LashRuntime;
       const session = yield* rt.getSession(sessionId);
@@ -385,48 +412,81 @@ export class RunManagerImpl implements RunManagerShape {
       const agent = session.state["serve.agent"];
       noteSession(sessionId, session.model, agent);
       if (resume) emitResumed(attempt);
-      if (typeof agent === "string") {
-        live.agent = agent;
-        // an agent session of an earlier daemon: its in-memory plugins and policy layers again
-        if (!attached.has(sessionId) && host.agentSession) {
-          const spec = host.agentSession(agent);
-          yield* rt.attachPlugins(sessionId, spec.plugins);
-          if (spec.policyLayers.length > 0) host.setSessionLayers?.(sessionId, spec.policyLayers);
-        }
+      // an agent's settings: its plugins (after a restart) and its `maxTurns` for every run
+      const spec =
+        typeof agent === "string" && host.agentSession
+          ? yield* Effect.try(() => host.agentSession!(agent))
+          : undefined;
+      if (typeof agent === "string") live.agent = agent;
+      if (!attached.has(sessionId)) {
+        // a session of an earlier daemon: its in-memory plugins again, and its policy layers
+        // (agent's and principal's, as stored at creation) for a host that keeps them in memory
+        if (spec) yield* rt.attachPlugins(sessionId, spec.plugins);
+        const layers = storedLayers(session.state);
+        if (layers.length > 0) host.setSessionLayers?.(sessionId, layers);
       }
       attached.add(sessionId);
       if (resume) {
         const resumed = yield* rt.resumePending(sessionId, { onEvent, wait: true });
         if (resumed) return resumed;
-        if (turnId !== undefined) return undefined; // committed before the crash recorded it
+        // committed before the crash let this run record its result: finish it from the commit
+        if (turnId !== undefined) return yield* committed(turnId);
       }
-      return yield* rt.turn(sessionId, { text: r.input }, { onEvent, resumePending: true, wait: true });
+      return yield* rt.turn(
+        sessionId,
+        { text: r.input },
+        {
+          onEvent,
+          resumePending: true,
+          wait: true,
+          ...(spec?.maxTurns !== undefined ? { maxTurns: spec.maxTurns } : {}),
+        },
+      );
     });
     const fiber = this.host.runtime.runFork(program);
     live.fiber = fiber;
     fiber.addObserver((exit) => this.settle(r.id, sessionId, live, exit));
   }
 
-  private settle(
-    runId: string,
-    sessionId: string,
-    live: Live,
-    exit: Exit.Exit<TurnResult | undefined, unknown>,
-  ): void {
+  /**
+   * The result of a run whose turn committed before the daemon could record it (a crash
+   * right after the commit): the outcome its `turnFinished` event logged, else the outcome
+   * the committed messages give (the last assistant message's text). Never run again.
+   */
+  private committedTurn(runId: string, sessionId: string, turnId: string) {
+    const log = this.log;
+    return Effect.gen(function* () {
+      const store = yield* SessionStore;
+      const nodes = (yield* store.sessionNodes(sessionId)).filter(
+        (n) => n.turnId === turnId && n.kind === "message",
+      );
+      if (nodes.length === 0)
+        return yield* new TurnLost({
+          message: `turn ${turnId} was cut off by a crash and then closed without a commit (abandoned by another writer); its run cannot finish — start a new turn`,
+        });
+      const logged = log.read(sessionId, 0, runId).find((e) => e.type === "turnFinished");
+      const outcome = (logged?.data as { outcome?: TurnOutcome } | undefined)?.outcome;
+      if (outcome) return finishedOf(outcome);
+      const last = nodes.map((n) => n.payload as Message).findLast((m) => m.role === "assistant");
+      return finishedOf({
+        type: "finished",
+        finish: { kind: "assistantMessage", text: last ? messageText(last) : "" },
+      });
+    });
+  }
+
+  private settle(runId: string, sessionId: string, live: Live, exit: Exit.Exit<Finished, unknown>): void {
     if (this.stopped) return; // left resumable
     if (Exit.isSuccess(exit)) {
       const res = exit.value;
-      if (!res) this.finish(runId, { state: "completed" });
-      else {
-        const o = res.outcome;
-        const cancelled = o.type === "stopped" && o.reason === "cancelled";
-        this.finish(runId, {
-          state: cancelled || live.cancelRequested ? "cancelled" : "completed",
-          outcome: o,
-          text: res.text,
-          ...(res.finalValue !== undefined ? { value: res.finalValue } : {}),
-        });
-      }
+      const o = res.outcome;
+      const cancelled = o.type === "stopped" && o.reason === "cancelled";
+      this.finish(runId, {
+        state: cancelled || live.cancelRequested ? "cancelled" : "completed",
+        outcome: o,
+        text: res.text,
+        ...(res.finalValue !== undefined ? { value: res.finalValue } : {}),
+      });
     } else if (Exit.isInterrupted(exit) || live.cancelRequested) {
       this.finish(runId, { state: "cancelled" });
     } else {
@@ -434,9 +494,11 @@ export class RunManagerImpl implements RunManagerShape {
       const code =
         e._tag === "TurnError"
           ? String(e.reason)
-          : e._tag === "SessionNotFound"
-            ? "session_not_found"
-            : "internal";
+          : e._tag === "TurnLost"
+            ? "turn_lost"
+            : e._tag === "SessionNotFound"
+              ? "session_not_found"
+              : "internal";
       this.finish(runId, { state: "failed", error: { code, message: String(e.message ?? e) } });
     }
     this.live.delete(runId);

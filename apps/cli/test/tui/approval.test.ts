@@ -104,9 +104,11 @@ describe("the approval prompt", () => {
     // (+1 −0 when write_file previews its diff)
     expect(f).toMatch(/Edit a\.txt\s+(\+1 −0\s+)?write_file/);
     expect(f).toContain("write_file needs approval");
+    // the policy always asks about write_file: `a` gives no session grant, and the hint says so
     expect(f).toContain(
-      "y approve once · a approve write_file for this session · n deny with a reason · e edit arguments",
+      "y approve once · a also once (write_file is always asked) · n deny with a reason · e edit arguments",
     );
+    expect(f).not.toContain("for this session");
     expect(f).toContain("Waiting for your approval");
     expect(f).toMatch(/○ Write a\.txt\s+waiting for approval/);
     expect(f).toContain('why  write_file needs approval: approval = "always" in layer config\n');
@@ -146,6 +148,26 @@ describe("the approval prompt", () => {
       { by: "user", decisions: [{ callId: "w1", decision: "approve", scope: "session" }] },
     ]);
     expect(m.all()).toContain("✓ Approved write_file for this session · by you");
+  });
+
+  it("a on a tool the policy always asks about: the hint says this call only, and the next call is asked again", async () => {
+    const m = await mount([
+      { toolCalls: [write("w1", "a.txt", "one\n")] },
+      { toolCalls: [write("w2", "b.txt", "two\n")] },
+      { text: "both written" },
+    ]);
+    await m.type("write two files\r");
+    let f = await m.wait((x) => x.includes("Allow this tool call?"));
+    expect(f).toContain("a also once (write_file is always asked)");
+    await m.type("a");
+    f = await m.wait((x) => x.includes("Allow this tool call?") && x.includes("b.txt"));
+    expect(f).toContain("a also once (write_file is always asked)");
+    await m.type("a");
+    await m.wait((x) => x.includes("both written"));
+    await m.controller.idle();
+    // what the hint said happened: asked twice, each call approved on its own
+    expect(m.t.answers.map((a) => a.decisions.map((d) => d.callId))).toEqual([["w1"], ["w2"]]);
+    expect(readFileSync(join(m.t.cwd, "b.txt"), "utf8")).toBe("two\n");
   });
 
   it("n denies with a reason typed inline: the call does not run and the model reads the reason", async () => {
@@ -228,7 +250,8 @@ describe("the approval prompt", () => {
     let f = await m.wait((x) => x.includes("Allow these 3 tool calls? (0 of 3 answered)"));
     expect(f).toMatch(/❯ 1\. Edit a\.txt/);
     expect(f).toMatch(/2\. Edit b\.txt/);
-    expect(f).toContain("all calls left: Y approve · A approve for the session · N deny");
+    // (every call is always asked: A gives no session approval either)
+    expect(f).toContain("all calls left: Y approve · A approve each once (always asked) · N deny");
     await m.type("y"); // a.txt; the selection moves to b.txt
     f = await m.wait((x) => x.includes("(1 of 3 answered)"));
     expect(f).toMatch(/❯ 2\. Edit b\.txt/);

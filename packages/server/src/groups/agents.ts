@@ -12,6 +12,7 @@ import { LashRuntime, SessionStore } from "@lash/core";
 import { validateJson } from "@lash/core/internal";
 import { extractJson } from "@lash/subagents";
 import { Effect } from "effect";
+import { layersState } from "../access.ts";
 import {
   AgentInfo,
   AgentReply,
@@ -107,6 +108,7 @@ export const createAgentSession = (principal: Principal, name: string) =>
           message: `cannot open a session of agent ${JSON.stringify(name)}: ${e instanceof Error ? e.message : String(e)}`,
         }),
     });
+    const layers = [...spec.policyLayers, ...access.principalLayers(principal)];
     const session = yield* Effect.tryPromise({
       try: () =>
         host.runtime.runPromise(
@@ -114,7 +116,8 @@ export const createAgentSession = (principal: Principal, name: string) =>
             rt.createSession({
               ...spec.create,
               ...(spec.plugins.length > 0 ? { plugins: spec.plugins } : {}),
-              state: { ...spec.create.state, [OWNER_KEY]: principal.name },
+              // the agent's layers, then the principal's (strictest wins), kept with the session
+              state: { ...spec.create.state, [OWNER_KEY]: principal.name, ...layersState(layers) },
             }),
           ),
         ),
@@ -124,7 +127,7 @@ export const createAgentSession = (principal: Principal, name: string) =>
           message: `cannot create a session of agent ${JSON.stringify(name)}: ${e instanceof Error ? e.message : String(e)}; check the daemon's store and model settings`,
         }),
     });
-    host.setSessionLayers?.(session.id, [...spec.policyLayers, ...access.principalLayers(principal)]);
+    host.setSessionLayers?.(session.id, layers);
     return session.id;
   });
 

@@ -5,6 +5,7 @@ import { randomBytes } from "node:crypto";
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform";
 import { LashRuntime, SessionStore } from "@lash/core";
 import { Effect } from "effect";
+import { layersState, storedLayers, withLayers } from "../access.ts";
 import { Conflict, CurrentPrincipal, LashApi, NotFound } from "../api.ts";
 import type { EventLogImpl } from "../events.ts";
 import { Access, EventLog, Host, Metrics, RunManager, Settings } from "../services.ts";
@@ -74,7 +75,12 @@ export const SessionsGroupLive = HttpApiBuilder.group(LashApi, "sessions", (hand
                 .createSession({
                   ...spec.create,
                   ...(payload.title !== undefined ? { title: payload.title } : {}),
-                  state: { ...(spec.create.state ?? {}), ...owner, "serve.agent": name },
+                  state: {
+                    ...(spec.create.state ?? {}),
+                    ...owner,
+                    "serve.agent": name,
+                    ...layersState(layers),
+                  },
                 })
                 .pipe(Effect.tap((s) => rt.attachPlugins(s.id, spec.plugins))),
             ),
@@ -88,7 +94,7 @@ export const SessionsGroupLive = HttpApiBuilder.group(LashApi, "sessions", (hand
                 ...(payload.mode !== undefined ? { mode: payload.mode } : {}),
                 ...(payload.title !== undefined ? { title: payload.title } : {}),
                 ...(payload.systemPrompt !== undefined ? { systemPrompt: payload.systemPrompt } : {}),
-                state: owner,
+                state: { ...owner, ...layersState(layers) },
               }),
             ),
           );
@@ -122,7 +128,9 @@ export const SessionsGroupLive = HttpApiBuilder.group(LashApi, "sessions", (hand
     .handle("fork", ({ path, payload }) =>
       Effect.gen(function* () {
         const principal = yield* CurrentPrincipal;
-        yield* (yield* Access).checkSession(principal, path.id);
+        const access = yield* Access;
+        yield* access.checkSession(principal, path.id);
+        const principalLayers = access.principalLayers(principal);
         // core's fork, with the caller as the new session's owner (its durable state is the source's)
         const forked = yield* core(
           Effect.gen(function* () {
@@ -152,7 +160,12 @@ export const SessionsGroupLive = HttpApiBuilder.group(LashApi, "sessions", (hand
               turnCount: 0,
               frameId,
               origin: { sessionId: path.id, nodeId: at },
-              state: { ...source.state, "serve.owner": principal.name },
+              // the source's layers, then the new owner's: a fork never loosens either
+              state: {
+                ...source.state,
+                "serve.owner": principal.name,
+                ...layersState(withLayers(storedLayers(source.state), principalLayers)),
+              },
             });
           }),
         );

@@ -177,9 +177,21 @@ function keysLine(prompt: ApprovalPrompt): string {
     return `enter deny${prompt.all ? " every call left" : ` ${item.tool}`} (the reason goes to the model; may be empty) · esc back`;
   if (prompt.mode === "edit")
     return "enter run it with these arguments · alt+enter new line · esc back (the draft is kept) · ctrl+c cancel the turn";
-  const one = `y approve once · a approve ${item.tool} for this session · n deny with a reason · e edit arguments`;
+  // a tool the policy always asks about gets no session grant: `a` approves this call only
+  const a = item.always
+    ? `a also once (${item.tool} is always asked)`
+    : `a approve ${item.tool} for this session`;
+  const one = `y approve once · ${a} · n deny with a reason · e edit arguments`;
   if (prompt.items.length === 1) return `${one} · esc cancel the turn`;
-  return `${one} · ↑/↓ choose a call · all calls left: Y approve · A approve for the session · N deny · esc cancel the turn`;
+  const left = prompt.items.filter((i) => !prompt.answers.has(i.callId));
+  const always = [...new Set(left.filter((i) => i.always).map((i) => i.tool))];
+  const all =
+    always.length === 0
+      ? "A approve for the session"
+      : left.every((i) => i.always)
+        ? "A approve each once (always asked)"
+        : `A approve for the session (${always.join(", ")} once: always asked)`;
+  return `${one} · ↑/↓ choose a call · all calls left: Y approve · ${all} · N deny · esc cancel the turn`;
 }
 
 export function ApprovalView(props: {
