@@ -156,7 +156,7 @@ export function unenforcedKeys(
 }
 
 const unenforcedText = (what: string, keys: readonly string[]) =>
-  `${what} asks for ${keys.join(", ")}, which this lash process does not apply: a subagent's or a resumed session's own policy layers can deny tools and require approval, but writes, sandbox, limits and redaction come only from the config, the project file (lash.yaml) and the agent \`lash run\` runs; set them there`;
+  `${what} asks for ${keys.join(", ")}, which this lash process does not apply: a session's own policy layers (a subagent's, a resumed session's, a \`lash serve\` principal's) can deny tools and require approval, but writes, sandbox, limits and redaction come only from the config, the project file (lash.yaml) and the agent \`lash run\` or \`lash serve\` runs; set them there (for a principal: keep its \`serve.principals.<name>.policy\` to tools, deny and approval)`;
 
 /** Decode stored layers; one that no longer decodes fails closed (nothing may run). */
 function decodeStoredLayers(value: unknown): NamedLayer[] | undefined {

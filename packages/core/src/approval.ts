@@ -390,7 +390,8 @@ export const govern = (
         if (!d) return { ...base, decision: "deny", reason: "the approver gave no answer for this call" };
         if (d.decision === "deny")
           return { ...base, decision: "deny", ...(d.reason !== undefined ? { reason: d.reason } : {}) };
-        const scope = d.scope ?? "once";
+        // a tool the policy always asks about gets no session grant: the record says what happened
+        const scope = item.always ? "once" : (d.scope ?? "once");
         return {
           ...base,
           decision: "approve",

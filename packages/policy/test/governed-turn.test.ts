@@ -184,6 +184,11 @@ describe("approve for the session", () => {
       [{ path: "b.txt" }],
     ]);
     expect(s.runs).toEqual(["read_file:a.txt", "read_file:b.txt"]);
+    // asked for the session, recorded as what it was: approved once
+    const scopes = s.events.flatMap((e) =>
+      e.type === "approvalResolved" ? e.decisions.map((d) => (d as { scope?: string }).scope) : [],
+    );
+    expect(scopes).toEqual(["once", "once"]);
   });
 });
 

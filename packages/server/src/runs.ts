@@ -62,6 +62,13 @@ const finishedOf = (outcome: TurnOutcome): Finished => ({
     : {}),
 });
 
+/**
+ * Tests only: LASH_TEST_KILL_AFTER_COMMIT=1 makes the daemon die (SIGKILL, as `kill -9`) right
+ * after a turn's commit, before its run records the result, so that a test can check the
+ * recovery from the commit (test/integration/serve-durability.test.ts).
+ */
+const KILL_AFTER_COMMIT = process.env.LASH_TEST_KILL_AFTER_COMMIT === "1";
+
 const TERMINAL: ReadonlySet<RunState> = new Set(["completed", "failed", "cancelled"]);
 export const isTerminal = (s: RunState): boolean => TERMINAL.has(s);
 
@@ -367,11 +374,7 @@ export class RunManagerImpl implements RunManagerShape {
     }
     const onEvent = (ev: TurnActivity): void => {
       if (this.stopped) return;
-      // Tests only: LASH_TEST_KILL_AFTER_COMMIT=1 makes the daemon die (SIGKILL, as `kill -9`)
-      // right after a turn's commit, before its run records the result, so that a test can
-      // check the recovery from the commit (test/integration/serve-durability.test.ts).
-      if (ev.type === "turnFinished" && process.env.LASH_TEST_KILL_AFTER_COMMIT === "1")
-        process.kill(process.pid, "SIGKILL");
+      if (ev.type === "turnFinished" && KILL_AFTER_COMMIT) process.kill(process.pid, "SIGKILL");
       const { seq: _seq, sessionId: _sid, at: _at, ...data } = ev;
       if (turnId === undefined) {
         turnId = ev.turnId;
