@@ -3,7 +3,7 @@
 // fires it; `kill -9` and a restart on the same state db lose and repeat no firing (the
 // mock's request log, grouped by the firing key each request carries, is the witness).
 // `lash loop list|trigger|pause|resume` as real CLI processes against the daemon.
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { chatMessages, lash, type Sandbox, sandbox, textOf } from "./cli-support.ts";
@@ -35,7 +35,6 @@ You check the queue.
 async function project(box: Sandbox, every: string): Promise<void> {
   const opts = { env: box.env, cwd: box.cwd };
   writeFileSync(join(box.cwd, "lash.yaml"), "agents: [agents]\n");
-  const { mkdirSync } = await import("node:fs");
   mkdirSync(join(box.cwd, "agents"), { recursive: true });
   writeFileSync(join(box.cwd, "agents", "ticker.agent.md"), TICKER(every));
   const build = await lash(["build"], opts);
@@ -112,4 +111,98 @@ describe("lash serve: loops", () => {
     expect(missing.body.code).toBe("loop_not_found");
     expect(missing.body.message).toContain("ticker");
   });
+
+  it("every 2s: kill -9 and a restart on the same state db lose and repeat no firing; lash loop pause/list/trigger/resume", async () => {
+    sb = await sandbox(Array.from({ length: 200 }, (_, i) => ({ text: `tick ${i}` })));
+    await project(sb, "2s");
+    daemon = await startDaemon(sb);
+    const first = daemon.url;
+    await until(first, (f) => f.filter((x) => x.state === "completed").length >= 2);
+    // kill -9 between firings (none in flight: a run cut off mid-call is resumed, not re-fired)
+    await until(first, (f) => f.length > 0 && f.every((x) => x.state === "completed"));
+    const due = ((await api(first, "GET", "/v1/loops")).body.loops as { nextFiring: number }[])[0]!
+      .nextFiring;
+    daemon.proc.child.kill("SIGKILL");
+    await daemon.proc.done;
+    const killedAt = Date.now();
+    // the scenario needs a firing time to pass with no daemon: wait for the wall clock to pass it
+    while (Date.now() <= due) await new Promise((r) => setTimeout(r, due - Date.now() + 1));
+
+    daemon = await startDaemon(sb);
+    const url = daemon.url;
+    await until(url, (f) => f.filter((x) => x.scheduledAt > killedAt && x.state === "completed").length >= 2);
+
+    const env = { ...sb.env, LASH_SERVER_URL: url };
+    const opts = { env, cwd: sb.cwd };
+    const paused = await lash(["loop", "pause", "ticker"], opts);
+    expect(paused.stderr).toBe("");
+    expect(paused.code).toBe(0);
+    expect(paused.stdout).toMatch(/^ticker {2}every 2s {2}paused {2}next - {2}last ticker@\S+ \w+\n$/);
+    // paused: no new firing is claimed; wait for the claimed ones to end
+    const all = await until(url, (f) => f.every((x) => x.state !== "queued" && x.state !== "running"));
+
+    // every scheduled time from the first to the last firing, 2 s apart, each claimed once and completed
+    const times = all.map((x) => x.scheduledAt).sort((a, b) => a - b);
+    expect(times.length).toBeGreaterThanOrEqual(4);
+    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBe(2000);
+    expect(all.every((x) => x.state === "completed" && x.kind !== "manual")).toBe(true);
+    expect(all.map((x) => x.key).sort()).toEqual(times.map((t) => `ticker@${new Date(t).toISOString()}`));
+    // the mock saw each firing's key, and only those; once each, or twice for a run the
+    // restart resumed mid-call (the unfinished call is repeated; the firing is not)
+    const perKey = new Map<string, number>();
+    for (const r of sb.server.requests) {
+      const key = keyOf(r.body);
+      expect(key).toBeDefined();
+      perKey.set(key!, (perKey.get(key!) ?? 0) + 1);
+    }
+    expect([...perKey.keys()].sort()).toEqual(all.map((x) => x.key).sort());
+    for (const f of all) {
+      const run = await api(url, "GET", `/v1/runs/${f.runId}`);
+      expect(run.body.sessionId).toBe(f.sessionId);
+      const runs = await api(url, "GET", `/v1/sessions/${f.sessionId}/runs`);
+      expect((runs.body.runs as unknown[]).length).toBe(1);
+      expect(perKey.get(f.key)).toBe((run.body.resumes as number) > 0 ? perKey.get(f.key) : 1);
+      expect(perKey.get(f.key)).toBeLessThanOrEqual(2);
+    }
+    // the firing due while no daemon ran was run at start (missed: run), once
+    expect(all.find((x) => x.scheduledAt === due)).toMatchObject({ kind: "missed", state: "completed" });
+    // firings came on both sides of the kill
+    expect(times.some((t) => t < killedAt)).toBe(true);
+    expect(times.some((t) => t > killedAt)).toBe(true);
+
+    const list = await lash(["loop", "list"], opts);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain("ticker  every 2s  paused");
+    const json = JSON.parse((await lash(["loop", "list", "--json"], opts)).stdout) as {
+      loops: { name: string; paused: boolean }[];
+    };
+    expect(json.loops).toMatchObject([{ name: "ticker", paused: true }]);
+
+    const before = sb.server.requests.length;
+    const trig = await lash(["loop", "trigger", "ticker", "--instruction", "CLI-TRIGGER now"], opts);
+    expect(trig.stderr).toBe("");
+    expect(trig.code).toBe(0);
+    const key = /^triggered (ticker@manual:\S+) \(queued\)\n$/.exec(trig.stdout)?.[1];
+    expect(key).toBeDefined();
+    await until(url, (f) => f.some((x) => x.key === key && x.state === "completed"));
+    expect(sb.server.requests).toHaveLength(before + 1);
+    expect(textOf(chatMessages(sb.server.requests.at(-1)!.body).at(-1)!.content)).toBe(
+      `CLI-TRIGGER now\n\n(scheduled run ${key})`,
+    );
+    const firingsOut = await lash(["loop", "firings", "ticker", "--limit", "1"], opts);
+    expect(firingsOut.stdout.startsWith(`${key}  manual  completed  attempts 1  session `)).toBe(true);
+
+    const resumed = await lash(["loop", "resume", "ticker"], opts);
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toMatch(/^ticker {2}every 2s {2}active {2}next \d{4}-/);
+    expect((await api(url, "GET", "/v1/loops")).body.loops).toMatchObject([{ paused: false }]);
+
+    const unknown = await lash(["loop", "trigger", "tocker"], opts);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("no loop named");
+    expect(unknown.stderr).toContain("[NotFound loop_not_found]");
+    const noServer = await lash(["loop", "list"], { env: sb.env, cwd: sb.cwd });
+    expect(noServer.code).toBe(2);
+    expect(noServer.stderr).toContain("--server");
+  }, 120_000);
 });
