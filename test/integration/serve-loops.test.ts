@@ -3,7 +3,7 @@
 // fires it; `kill -9` and a restart on the same state db lose and repeat no firing (the
 // mock's request log, grouped by the firing key each request carries, is the witness).
 // `lash loop list|trigger|pause|resume` as real CLI processes against the daemon.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { chatMessages, lash, type Sandbox, sandbox, textOf } from "./cli-support.ts";
@@ -11,8 +11,14 @@ import { api, type Daemon, startDaemon } from "./serve-support.ts";
 
 let sb: Sandbox | undefined;
 let daemon: Daemon | undefined;
+let second: Daemon | undefined;
 
 afterEach(async () => {
+  if (second && second.proc.child.exitCode === null) {
+    second.proc.child.kill("SIGKILL");
+    await second.proc.done;
+  }
+  second = undefined;
   if (daemon && daemon.proc.child.exitCode === null) {
     daemon.proc.child.kill("SIGKILL");
     await daemon.proc.done;
@@ -71,7 +77,51 @@ const keyOf = (body: unknown): string | undefined => {
   return m?.[1];
 };
 
+const README = readFileSync(join(import.meta.dirname, "..", "..", "README.md"), "utf8");
+
+/** The README's example loop spec (the block after `<!-- serve-loops:spec -->`). */
+function readmeSpec(): string {
+  const marker = "<!-- serve-loops:spec -->";
+  const at = README.indexOf(marker);
+  expect(at).toBeGreaterThan(0);
+  const m = /^\s*```markdown\n([\s\S]*?)\n```/.exec(README.slice(at + marker.length));
+  expect(m).not.toBeNull();
+  return `${m![1]!}\n`;
+}
+
 describe("lash serve: loops", () => {
+  it("the README's example loop builds and is listed with its settings", async () => {
+    sb = await sandbox([]);
+    const opts = { env: sb.env, cwd: sb.cwd };
+    mkdirSync(join(sb.cwd, "agents"));
+    writeFileSync(join(sb.cwd, "agents", "triage.agent.md"), readmeSpec());
+    const build = await lash(["build"], opts);
+    expect(build.stderr).toBe("");
+    expect(build.code).toBe(0);
+    daemon = await startDaemon(sb);
+    const loops = (await api(daemon.url, "GET", "/v1/loops")).body.loops as Record<string, unknown>[];
+    expect(loops).toEqual([
+      {
+        name: "triage",
+        agent: "triage",
+        schedule: { cron: "0 9 * * 1-5", tz: "Europe/Berlin" },
+        instruction: "Triage the issues opened since your last run and write triage.md.",
+        missed: "run",
+        concurrency: 1,
+        timeout: "10m",
+        retry: { attempts: 3, backoff: "30s" },
+        paused: false,
+        nextFiring: expect.any(Number),
+      },
+    ]);
+    // 09:00 in Berlin is 07:00 or 08:00 UTC, on a weekday
+    const next = new Date(loops[0]!.nextFiring as number);
+    expect([7, 8]).toContain(next.getUTCHours());
+    expect(next.getUTCMinutes()).toBe(0);
+    expect([1, 2, 3, 4, 5]).toContain(next.getUTCDay());
+    expect(next.getTime()).toBeGreaterThan(Date.now());
+  });
+
   it("lists the loop, triggers a manual firing that runs as an ordinary agent session", async () => {
     sb = await sandbox(Array.from({ length: 20 }, (_, i) => ({ text: `done ${i}` })));
     await project(sb, "1d");
@@ -204,5 +254,40 @@ describe("lash serve: loops", () => {
     const noServer = await lash(["loop", "list"], { env: sb.env, cwd: sb.cwd });
     expect(noServer.code).toBe(2);
     expect(noServer.stderr).toContain("--server");
+  }, 120_000);
+
+  it("two daemon processes on one state db: every firing is claimed and run once", async () => {
+    sb = await sandbox(Array.from({ length: 200 }, (_, i) => ({ text: `tick ${i}` })));
+    await project(sb, "2s");
+    daemon = await startDaemon(sb);
+    const a = daemon.url;
+    // the second daemon starts with no run in flight (a starting daemon takes over unfinished runs)
+    expect((await lash(["loop", "pause", "ticker", "--server", a], { env: sb.env, cwd: sb.cwd })).code).toBe(
+      0,
+    );
+    await until(a, (f) => f.every((x) => x.state !== "queued" && x.state !== "running"));
+    const before = new Set((await firings(a)).map((x) => x.key));
+    second = await startDaemon(sb);
+    const b = second.url;
+    expect(b).not.toBe(a);
+    const resumed = await api(b, "POST", "/v1/loops/ticker/resume");
+    expect(resumed.body.paused).toBe(false);
+    const resumedAt = Date.now();
+    // both daemons' schedulers now race for each firing
+    await until(a, (f) => f.filter((x) => x.scheduledAt > resumedAt && x.state === "completed").length >= 4);
+    await api(a, "POST", "/v1/loops/ticker/pause");
+    const all = await until(b, (f) => f.every((x) => x.state !== "queued" && x.state !== "running"));
+    const raced = all.filter((x) => !before.has(x.key));
+    expect(raced.length).toBeGreaterThanOrEqual(4);
+    const times = raced.map((x) => x.scheduledAt).sort((p, q) => p - q);
+    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBe(2000);
+    const perKey = new Map<string, number>();
+    for (const r of sb.server.requests) perKey.set(keyOf(r.body)!, (perKey.get(keyOf(r.body)!) ?? 0) + 1);
+    for (const f of raced) {
+      expect(f.state).toBe("completed");
+      expect(perKey.get(f.key)).toBe(1);
+      const runs = await api(a, "GET", `/v1/sessions/${f.sessionId}/runs`);
+      expect((runs.body.runs as unknown[]).length).toBe(1);
+    }
   }, 120_000);
 });
