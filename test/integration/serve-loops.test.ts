@@ -7,6 +7,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { chatMessages, lash, type Sandbox, sandbox, textOf } from "./cli-support.ts";
+import { as, createToken, startAuthDaemon } from "./serve-auth-support.ts";
 import { api, type Daemon, startDaemon } from "./serve-support.ts";
 
 let sb: Sandbox | undefined;
@@ -147,14 +148,21 @@ describe("lash serve: loops", () => {
     const done = await until(daemon.url, (f) => f.some((x) => x.key === key && x.state === "completed"));
     const firing = done.find((x) => x.key === key)!;
     const run = await api(daemon.url, "GET", `/v1/runs/${firing.runId}`);
-    expect(run.body).toMatchObject({
-      state: "completed",
-      sessionId: firing.sessionId,
-      principal: "loop:ticker",
-    });
+    // a manual firing's session is the caller's (here the --no-auth principal "local")
+    expect(run.body).toMatchObject({ state: "completed", sessionId: firing.sessionId, principal: "local" });
+    expect(firing).toMatchObject({ triggeredBy: "local" });
     const session = await api(daemon.url, "GET", `/v1/sessions/${firing.sessionId}`);
     expect(session.body).toMatchObject({ agent: "ticker", title: key });
     expect(sb.server.requests.map((r) => keyOf(r.body))).toEqual([key]);
+
+    // no body at all: the loop's own instruction
+    const bare = await api(daemon.url, "POST", "/v1/loops/ticker/trigger");
+    expect(bare.status).toBe(202);
+    expect(bare.body.instruction).toBe("TICK-INSTRUCTION check the queue.");
+    const empty = await api(daemon.url, "POST", "/v1/loops/ticker/trigger", { instruction: " " });
+    expect(empty.status).toBe(400);
+    expect(empty.body.code).toBe("empty_instruction");
+    await until(daemon.url, (f) => f.some((x) => x.key === bare.body.key && x.state === "completed"));
 
     const missing = await api(daemon.url, "POST", "/v1/loops/nope/trigger", {});
     expect(missing.status).toBe(404);
@@ -208,7 +216,7 @@ describe("lash serve: loops", () => {
     expect([...perKey.keys()].sort()).toEqual(all.map((x) => x.key).sort());
     for (const f of all) {
       const run = await api(url, "GET", `/v1/runs/${f.runId}`);
-      expect(run.body.sessionId).toBe(f.sessionId);
+      expect(run.body).toMatchObject({ sessionId: f.sessionId, principal: "loop:ticker" });
       const runs = await api(url, "GET", `/v1/sessions/${f.sessionId}/runs`);
       expect((runs.body.runs as unknown[]).length).toBe(1);
       expect(perKey.get(f.key)).toBe((run.body.resumes as number) > 0 ? perKey.get(f.key) : 1);
@@ -290,4 +298,51 @@ describe("lash serve: loops", () => {
       expect((runs.body.runs as unknown[]).length).toBe(1);
     }
   }, 120_000);
+
+  it("access as for a chat: read lists a loop and its firings, execute triggers/pauses; a manual firing's session is the caller's", async () => {
+    sb = await sandbox([{ text: "triaged" }]);
+    const opts = { env: sb.env, cwd: sb.cwd };
+    mkdirSync(join(sb.cwd, "agents"));
+    writeFileSync(
+      join(sb.cwd, "agents", "ticker.agent.md"),
+      TICKER("1d").replace("missed: run", "missed: run\nacl: { alice: execute, bob: read }"),
+    );
+    expect((await lash(["build"], opts)).code).toBe(0);
+    const alice = await createToken(sb, "alice");
+    const bob = await createToken(sb, "bob");
+    const carol = await createToken(sb, "carol");
+    const admin = await createToken(sb, "root", true);
+    daemon = await startAuthDaemon(sb);
+
+    expect((await as(daemon, undefined, "GET", "/v1/loops")).status).toBe(401);
+    expect((await as(daemon, carol, "GET", "/v1/loops")).body).toEqual({ loops: [] });
+    const hidden = await as(daemon, carol, "GET", "/v1/loops/ticker/firings");
+    expect(hidden.status).toBe(403);
+    expect(hidden.body.message).toContain("acl");
+    expect(((await as(daemon, bob, "GET", "/v1/loops")).body.loops as { name: string }[])[0]!.name).toBe(
+      "ticker",
+    );
+    expect((await as(daemon, bob, "GET", "/v1/loops/ticker/firings")).status).toBe(200);
+    for (const path of ["/v1/loops/ticker/trigger", "/v1/loops/ticker/pause", "/v1/loops/ticker/resume"]) {
+      const r = await as(daemon, bob, "POST", path, path.endsWith("trigger") ? {} : undefined);
+      expect(r.status).toBe(403);
+      expect(r.body.message).toContain('grants it only "read"');
+    }
+    const paused = await as(daemon, alice, "POST", "/v1/loops/ticker/pause");
+    expect(paused.body).toMatchObject({ name: "ticker", paused: true });
+    const trig = await as(daemon, alice, "POST", "/v1/loops/ticker/trigger", {});
+    expect(trig.status).toBe(202);
+    expect(trig.body.triggeredBy).toBe("alice");
+    let firing: Record<string, unknown> | undefined;
+    while (firing?.state !== "completed")
+      firing = (
+        (await as(daemon, alice, "GET", "/v1/loops/ticker/firings")).body.firings as Record<string, unknown>[]
+      )[0];
+    // alice follows her firing's session; bob (read only) does not see it, an admin does
+    expect((await as(daemon, alice, "GET", `/v1/sessions/${firing.sessionId}`)).body).toMatchObject({
+      owner: "alice",
+    });
+    expect((await as(daemon, bob, "GET", `/v1/sessions/${firing.sessionId}`)).status).toBe(403);
+    expect((await as(daemon, admin, "GET", `/v1/sessions/${firing.sessionId}`)).status).toBe(200);
+  });
 });

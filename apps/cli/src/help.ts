@@ -351,7 +351,8 @@ Effects: read_file/glob/grep/update_plan/spawn_agent read; write_file/edit/apply
   timeout: 10m (the run is cancelled, the firing recorded timeout), retry: { attempts: 3,
   backoff: 30s } (doubled per attempt). Each firing runs once even with two daemons on one
   state db: its key is claimed in the db. Its run is an ordinary session of the agent
-  (title: the firing key; owner loop:<name>, seen by admin tokens).
+  (title: the firing key; owner loop:<name>, seen by admin tokens; a triggered firing's
+  session is the caller's).
 `,
 };
 

@@ -295,6 +295,8 @@ export class LoopFiring extends Schema.Class<LoopFiring>("LoopFiring")({
   startedAt: Schema.optional(Schema.Number),
   finishedAt: Schema.optional(Schema.Number),
   error: Schema.optional(Schema.Struct({ code: Schema.String, message: Schema.String })),
+  /** A manual firing: the principal that triggered it (its session is theirs). */
+  triggeredBy: Schema.optional(Schema.String),
 }) {}
 
 /** A scheduled agent: an agent whose spec has `schedule` and `instruction`. */

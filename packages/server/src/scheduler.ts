@@ -62,7 +62,12 @@ export interface FiringError {
 export interface LoopRunner {
   readonly start: (
     loop: LoopDef,
-    firing: { readonly key: string; readonly text: string },
+    firing: {
+      readonly key: string;
+      readonly text: string;
+      /** Who triggered a manual firing (its session is theirs); absent: the loop's own principal. */
+      readonly principal?: Principal;
+    },
   ) => Effect.Effect<{ readonly sessionId: string; readonly runId: string }, FiringError>;
   readonly wait: (
     runId: string,
@@ -128,6 +133,7 @@ interface FiringRow {
   run_id: string | null;
   instruction: string;
   claimed_at: number;
+  principal: string | null;
   started_at: number | null;
   finished_at: number | null;
   error: string | null;
@@ -148,6 +154,7 @@ const toFiring = (r: FiringRow): LoopFiring =>
     ...(r.started_at !== null ? { startedAt: r.started_at } : {}),
     ...(r.finished_at !== null ? { finishedAt: r.finished_at } : {}),
     ...(r.error !== null ? { error: JSON.parse(r.error) as FiringError } : {}),
+    ...(r.principal !== null ? { triggeredBy: (JSON.parse(r.principal) as { name: string }).name } : {}),
   });
 
 /** The scheduler's tables (in the state db). */
@@ -164,6 +171,7 @@ export function createLoopTables(db: Database.Database): void {
       run_id TEXT,
       instruction TEXT NOT NULL,
       claimed_at INTEGER NOT NULL,
+      principal TEXT,
       started_at INTEGER,
       finished_at INTEGER,
       error TEXT
@@ -195,8 +203,8 @@ export const makeScheduler = (
     createLoopTables(db);
     const st = {
       claim: db.prepare(
-        `INSERT INTO loop_firings (key, loop, scheduled_at, kind, state, attempts, instruction, claimed_at)
-         VALUES (@key, @loop, @scheduled_at, @kind, @state, 0, @instruction, @claimed_at) ON CONFLICT(key) DO NOTHING`,
+        `INSERT INTO loop_firings (key, loop, scheduled_at, kind, state, attempts, instruction, claimed_at, principal)
+         VALUES (@key, @loop, @scheduled_at, @kind, @state, 0, @instruction, @claimed_at, @principal) ON CONFLICT(key) DO NOTHING`,
       ),
       get: db.prepare(`SELECT * FROM loop_firings WHERE key = ?`),
       list: db.prepare(
@@ -252,6 +260,7 @@ export const makeScheduler = (
       kind: FiringRow["kind"],
       state: FiringState,
       instruction: string,
+      principal?: Principal,
     ) =>
       Effect.map(
         Clock.currentTimeMillis,
@@ -264,6 +273,7 @@ export const makeScheduler = (
             state,
             instruction,
             claimed_at: now,
+            principal: principal ? JSON.stringify({ name: principal.name, admin: principal.admin }) : null,
           }).changes === 1,
       );
 
@@ -284,7 +294,13 @@ export const makeScheduler = (
             attempt += 1;
             const now = yield* Clock.currentTimeMillis;
             const started = yield* Effect.either(
-              runner.start(loop, { key, text: firingText(r.instruction, key) }),
+              runner.start(loop, {
+                key,
+                text: firingText(r.instruction, key),
+                ...(r.principal !== null
+                  ? { principal: new Principal(JSON.parse(r.principal) as { name: string; admin: boolean }) }
+                  : {}),
+              }),
             );
             if (started._tag === "Left") {
               if (started.left.code === "draining") return; // the next daemon adopts it
@@ -449,7 +465,7 @@ export const makeScheduler = (
       get: (name) => Effect.flatMap(loopOf(name), describe),
       firings: (name, limit) =>
         Effect.map(loopOf(name), () => (st.list.all(name, limit) as FiringRow[]).map(toFiring)),
-      trigger: (name, instruction) =>
+      trigger: (name, instruction, principal) =>
         Effect.gen(function* () {
           const loop = yield* loopOf(name);
           if (!(yield* Deferred.isDone(gate)))
@@ -462,7 +478,7 @@ export const makeScheduler = (
             );
           const now = yield* Clock.currentTimeMillis;
           const key = `${loop.name}@manual:${new Date(now).toISOString()}:${randomBytes(3).toString("hex")}`;
-          yield* claim(loop, key, now, "manual", "queued", instruction ?? loop.instruction);
+          yield* claim(loop, key, now, "manual", "queued", instruction ?? loop.instruction, principal);
           yield* fork(execute(loop, key));
           return toFiring(row(key)!);
         }),
@@ -501,7 +517,7 @@ export const SchedulerLive = Layer.scoped(
     const runner: LoopRunner = {
       start: (loop, firing) =>
         Effect.gen(function* () {
-          const principal = loopPrincipal(loop);
+          const principal = firing.principal ?? loopPrincipal(loop);
           const sessionId = yield* createAgentSession(principal, loop.agent, firing.key);
           const run = yield* runs.start({ sessionId, text: firing.text, principal });
           return { sessionId, runId: run.id };

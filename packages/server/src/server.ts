@@ -72,6 +72,8 @@ const json = (res: ServerResponse, status: number, body: unknown): void => {
 };
 
 const MCP_PATH = /^\/v1\/agents\/([^/]+)\/mcp\/?$/;
+/** `POST /v1/loops/<name>/trigger` may come without a body: it is the empty payload `{}`. */
+const LOOP_TRIGGER_PATH = /^\/v1\/loops\/[^/]+\/trigger\/?$/;
 
 export async function startServer(
   host: ServeHost,
@@ -156,6 +158,22 @@ export async function startServer(
     if (path === "/v1/openapi.json" && req.method === "GET") {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(openapi);
+      return;
+    }
+    if (
+      req.method === "POST" &&
+      LOOP_TRIGGER_PATH.test(path) &&
+      (req.headers["content-length"] === "0" ||
+        (req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined))
+    ) {
+      req.resume();
+      const replay = Object.assign(Readable.from([Buffer.from("{}")]), {
+        url: req.url,
+        method: req.method,
+        headers: { ...req.headers, "content-length": "2", "content-type": "application/json" },
+        socket: req.socket,
+      });
+      handler(replay as unknown as IncomingMessage, res);
       return;
     }
     const tooLarge = () =>

@@ -216,7 +216,11 @@ export interface SchedulerShape {
   /** Its firings, newest first. */
   readonly firings: (name: string, limit: number) => Effect.Effect<readonly LoopFiring[], NotFound>;
   /** A manual firing (its own dedup key), run like a scheduled one; returned once claimed. */
-  readonly trigger: (name: string, instruction?: string) => Effect.Effect<LoopFiring, NotFound | Unavailable>;
+  readonly trigger: (
+    name: string,
+    instruction?: string,
+    principal?: Principal,
+  ) => Effect.Effect<LoopFiring, NotFound | Unavailable>;
   /** Pause or resume the loop's scheduled firings (persisted in the state db). */
   readonly setPaused: (name: string, paused: boolean) => Effect.Effect<Loop, NotFound>;
 }

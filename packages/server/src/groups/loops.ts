@@ -46,7 +46,19 @@ export const LoopsGroupLive = HttpApiBuilder.group(LashApi, "loops", (handlers) 
       }),
     )
     .handle("trigger", ({ path, payload }) =>
-      Effect.flatMap(allowed(path.name, "execute"), (s) => s.trigger(path.name, payload.instruction)),
+      Effect.gen(function* () {
+        const principal = yield* CurrentPrincipal;
+        const scheduler = yield* allowed(path.name, "execute");
+        if (payload.instruction !== undefined && payload.instruction.trim() === "")
+          return yield* Effect.fail(
+            new BadRequest({
+              code: "empty_instruction",
+              message:
+                'instruction is empty: send {"instruction": "<what to do>"}, or {} for the loop\'s own',
+            }),
+          );
+        return yield* scheduler.trigger(path.name, payload.instruction, principal);
+      }),
     )
     .handle("pause", ({ path }) =>
       Effect.flatMap(allowed(path.name, "execute"), (s) => s.setPaused(path.name, true)),
