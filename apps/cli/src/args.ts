@@ -415,6 +415,15 @@ const NOT_TYPOS = new Set([
   "trance",
   "truce",
   "trice",
+  // one edit from "loop"
+  "look",
+  "loom",
+  "loot",
+  "loon",
+  "hoop",
+  "coop",
+  "poop",
+  "goop",
 ]);
 
 /** Optimal-string-alignment distance (Damerau–Levenshtein with adjacent transpositions). */

@@ -35,7 +35,9 @@ export async function runLoop(argv: readonly string[], io: MainIO): Promise<numb
   }
   const [verb = "list", name, ...extra] = positionals;
   if (!(VERBS as readonly string[]).includes(verb))
-    throw usageError(`lash loop ${verb}: unknown; use one of ${VERBS.join(", ")} (see lash help loop)`);
+    throw usageError(
+      `lash loop ${verb}: unknown; use one of ${VERBS.join(", ")} (see lash help loop). To send it to the model as a prompt: lash -p "loop ${[verb, name, ...extra].filter(Boolean).join(" ")}"`,
+    );
   if (verb !== "list" && name === undefined)
     throw usageError(`lash loop ${verb}: which loop? lash loop ${verb} <name> (lash loop list shows them)`);
   if (extra.length > 0 || (verb === "list" && name !== undefined))
