@@ -5,6 +5,7 @@
 // `lash loop list|trigger|pause|resume` as real CLI processes against the daemon.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createClient } from "@lash/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { chatMessages, lash, type Sandbox, sandbox, textOf } from "./cli-support.ts";
 import { as, createToken, startAuthDaemon } from "./serve-auth-support.ts";
@@ -121,6 +122,20 @@ describe("lash serve: loops", () => {
     expect(next.getUTCMinutes()).toBe(0);
     expect([1, 2, 3, 4, 5]).toContain(next.getUTCDay());
     expect(next.getTime()).toBeGreaterThan(Date.now());
+
+    // the same through @lash/client (what the web console uses)
+    const client = createClient({ baseUrl: daemon.url });
+    expect((await client.loops.list()).map((l) => l.name)).toEqual(["triage"]);
+    expect((await client.loops.pause("triage")).paused).toBe(true);
+    expect((await client.loops.list())[0]!.nextFiring).toBeUndefined();
+    const firing = await client.loops.trigger("triage", { instruction: "Only the security label." });
+    expect(firing).toMatchObject({ loop: "triage", kind: "manual", instruction: "Only the security label." });
+    expect((await client.loops.firings("triage", { limit: 5 }))[0]!.key).toBe(firing.key);
+    expect((await client.loops.resume("triage")).paused).toBe(false);
+    const err = await client.loops.trigger("triag").catch((e: unknown) => e);
+    expect(err).toMatchObject({ _tag: "NotFound", code: "loop_not_found" });
+    const bad = await client.loops.firings("triage", { limit: 0 }).catch((e: unknown) => e);
+    expect(bad).toMatchObject({ _tag: "BadRequest", code: "invalid_limit" });
   });
 
   it("lists the loop, triggers a manual firing that runs as an ordinary agent session", async () => {
