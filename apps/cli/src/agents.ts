@@ -388,6 +388,7 @@ function showAgent(a: ResolvedAgent, m: Manifest): string {
     ...(a.maxTurns !== undefined ? [`  maxTurns: ${a.maxTurns}`] : []),
     ...(a.budget ? [`  budget:  ${JSON.stringify(a.budget)}`] : []),
     ...(a.schedule !== undefined ? [`  schedule: ${JSON.stringify(a.schedule)}`] : []),
+    ...(a.loop ? [`  loop:    ${JSON.stringify(a.loop)}`] : []),
     ...(a.input ? [`  input:   ${JSON.stringify(a.input)}`] : []),
     ...(a.output ? [`  output:  ${JSON.stringify(a.output)}`] : []),
     ...(a.policy ? [`  policy:  ${JSON.stringify(a.policy)}`] : []),

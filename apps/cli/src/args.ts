@@ -68,6 +68,7 @@ export type Command =
   | { readonly kind: "skills"; readonly argv: readonly string[] }
   | { readonly kind: "remote"; readonly argv: readonly string[] }
   | { readonly kind: "serve"; readonly argv: readonly string[] }
+  | { readonly kind: "loop"; readonly argv: readonly string[] }
   | { readonly kind: "login" | "logout"; readonly argv: readonly string[] };
 
 export interface SessionsArgs {
@@ -102,6 +103,7 @@ export const SUBCOMMANDS = [
   "skills",
   "remote",
   "serve",
+  "loop",
   "login",
   "logout",
   "help",
@@ -294,6 +296,8 @@ export function parseCommand(argv: readonly string[]): Command {
       return { kind: "remote", argv: rest };
     case "serve":
       return { kind: "serve", argv: rest };
+    case "loop":
+      return { kind: "loop", argv: rest };
     case "login":
     case "logout":
       return { kind: first, argv: rest };
@@ -411,6 +415,15 @@ const NOT_TYPOS = new Set([
   "trance",
   "truce",
   "trice",
+  // one edit from "loop"
+  "look",
+  "loom",
+  "loot",
+  "loon",
+  "hoop",
+  "coop",
+  "poop",
+  "goop",
 ]);
 
 /** Optimal-string-alignment distance (Damerau–Levenshtein with adjacent transpositions). */

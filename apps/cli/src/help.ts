@@ -25,6 +25,8 @@ Usage
   lash remote --server <url> -p [prompt]
                                      one-shot against a \`lash serve\` daemon (lash help remote)
   lash serve [--port n] [--host h]    run the HTTP daemon: sessions, turns, event streams (lash help serve)
+  lash loop list|firings|trigger|pause|resume [<name>]
+                                     the scheduled agents of a \`lash serve\` daemon (lash help loop)
   lash login codex [--device-code]   sign in with a ChatGPT plan (for codex/… models)
   lash logout [codex]                forget that sign-in
   lash help [command]
@@ -328,6 +330,31 @@ Effects: read_file/glob/grep/update_plan/spawn_agent read; write_file/edit/apply
       GET /v1/agents; POST /v1/agents/<name>/chat {"input": …, "sessionId"?} runs one as lash run
       does (…/chat/stream: its events); /v1/agents/<name>/mcp serves it as an MCP server
       (Streamable HTTP, one tool named after the agent with its input/output schemas).
+  Loops: an agent whose spec has schedule: and instruction: is fired by the daemon (lash help loop).
+      GET /v1/loops, GET /v1/loops/<name>/firings, POST /v1/loops/<name>/trigger {"instruction"?},
+      POST /v1/loops/<name>/pause | resume.
+`,
+  loop: `Usage
+  lash loop list [--json]
+      the loops of a \`lash serve\` daemon: schedule, active or paused, next and last firing
+  lash loop firings <name> [--limit n] [--json]
+      its firings, newest first: key (<loop>@<scheduled time>), kind (schedule, missed, manual),
+      state (queued, running, completed, failed, timeout, skipped), attempts, session and run
+  lash loop trigger <name> [--instruction <text>] [--json]
+      a manual firing now (its own key); --instruction replaces the spec's for this firing
+  lash loop pause <name> | resume <name>
+      stop / restart its scheduled firings (kept across daemon restarts; trigger still works;
+      firings due while paused are not run later)
+      --server          the daemon's URL (default $LASH_SERVER_URL)
+      --token           a bearer token from \`lash serve token create\` (default $LASH_SERVER_TOKEN)
+  A loop is an agent spec with schedule: (a cron string, { cron, tz } or { every: 15m }) and
+  instruction: (what each firing sends); optional missed: run|skip (firings due while no daemon
+  ran: run each once at start, default, or record them skipped), concurrency: n (default 1),
+  timeout: 10m (the run is cancelled, the firing recorded timeout), retry: { attempts: 3,
+  backoff: 30s } (doubled per attempt). Each firing runs once even with two daemons on one
+  state db: its key is claimed in the db. Its run is an ordinary session of the agent
+  (title: the firing key; owner loop:<name>, seen by admin tokens; a triggered firing's
+  session is the caller's).
 `,
 };
 

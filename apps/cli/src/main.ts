@@ -89,6 +89,10 @@ async function dispatch(command: Command, io: MainIO): Promise<number> {
       const { runServe } = await import("./serve.ts");
       return runServe(command.argv, io);
     }
+    case "loop": {
+      const { runLoop } = await import("./loop.ts");
+      return runLoop(command.argv, io);
+    }
     case "login":
     case "logout": {
       const { runLogin, runLogout } = await import("./login.ts");

@@ -69,6 +69,8 @@ describe("a typo'd subcommand", () => {
       "docs for export",
       "do it",
       "make",
+      "look at the logs",
+      "loom video summary",
     ];
     const flagged: string[] = [];
     for (const p of prompts) {

@@ -13,6 +13,8 @@ import type {
   Approval,
   CreateSession,
   DecideApproval,
+  Loop,
+  LoopFiring,
   Run,
   Session,
 } from "@lash/server/api";
@@ -65,6 +67,16 @@ export interface LashClientPromise {
       input: unknown,
       options?: { readonly sessionId?: string } & EventsOptions,
     ): EventStream;
+  };
+  /** Loops: agents with a schedule (`GET /v1/loops`, firings, trigger, pause, resume). */
+  readonly loops: {
+    list(): Promise<readonly Loop[]>;
+    /** Newest first (default 50, at most 1000). */
+    firings(name: string, options?: { readonly limit?: number }): Promise<readonly LoopFiring[]>;
+    /** A manual firing (202 once claimed); `instruction` replaces the loop's for this firing. */
+    trigger(name: string, options?: { readonly instruction?: string }): Promise<LoopFiring>;
+    pause(name: string): Promise<Loop>;
+    resume(name: string): Promise<Loop>;
   };
   /**
    * A session's events (until closed) or a run's (until its `runFinished`), reconnecting with
@@ -125,6 +137,29 @@ export function createClient(options: ClientOptions): LashClientPromise {
         call(api.agents.chat({ path: { name }, payload: { input, sessionId: chatOptions.sessionId } })),
       chatStream: (name, input, chatOptions = {}) =>
         streamAgentChat(connection, name, { input, sessionId: chatOptions.sessionId }, chatOptions),
+    },
+    loops: {
+      list: () => call(Effect.map(api.loops.list(), (r) => r.loops)),
+      firings: (name, firingOptions = {}) =>
+        call(
+          Effect.map(
+            api.loops.firings({
+              path: { name },
+              urlParams: firingOptions.limit === undefined ? {} : { limit: firingOptions.limit },
+            }),
+            (r) => r.firings,
+          ),
+        ),
+      trigger: (name, triggerOptions = {}) =>
+        call(
+          api.loops.trigger({
+            path: { name },
+            payload:
+              triggerOptions.instruction === undefined ? {} : { instruction: triggerOptions.instruction },
+          }),
+        ),
+      pause: (name) => call(api.loops.pause({ path: { name } })),
+      resume: (name) => call(api.loops.resume({ path: { name } })),
     },
     events: (target, eventOptions) => streamEvents(connection, target, eventOptions),
   };

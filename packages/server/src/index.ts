@@ -5,6 +5,21 @@ export { openStateDb, SCHEMA_VERSION, StateDbError } from "./db.ts";
 export { EventLogImpl, eventKey } from "./events.ts";
 export type { McpHandler } from "./mcp.ts";
 export { isTerminal, RunManagerImpl } from "./runs.ts";
+export {
+  DEFAULT_BACKOFF_MS,
+  type FiringError,
+  firingKey,
+  firingText,
+  type LoopDef,
+  type LoopRunner,
+  loopsOf,
+  MAX_MISSED,
+  makeScheduler,
+  type NextFiring,
+  nextFiringOf,
+  parseDuration,
+  type SchedulerImpl,
+} from "./scheduler.ts";
 export { type RunningServer, serveSettings, startServer } from "./server.ts";
 export * from "./services.ts";
 export { SseReader, sseCursor, sseFrame, sseResponse } from "./sse.ts";
