@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { createClient } from "@lash/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { chatMessages, lash, type Sandbox, sandbox, textOf } from "./cli-support.ts";
-import { as, createToken, startAuthDaemon } from "./serve-auth-support.ts";
+import { as, createToken } from "./serve-auth-support.ts";
 import { api, type Daemon, startDaemon } from "./serve-support.ts";
 
 let sb: Sandbox | undefined;
@@ -348,7 +348,7 @@ describe("lash serve: loops", () => {
     const bob = await createToken(sb, "bob");
     const carol = await createToken(sb, "carol");
     const admin = await createToken(sb, "root", true);
-    daemon = await startAuthDaemon(sb);
+    daemon = await startDaemon(sb, [], { auth: true });
 
     expect((await as(daemon, undefined, "GET", "/v1/loops")).status).toBe(401);
     expect((await as(daemon, carol, "GET", "/v1/loops")).body).toEqual({ loops: [] });

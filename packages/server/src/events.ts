@@ -5,17 +5,10 @@ import { createHash } from "node:crypto";
 import type Database from "better-sqlite3";
 import { Effect, Layer, Queue, Stream } from "effect";
 import type { ServerEvent } from "./api.ts";
+import { type EventRow, sseFrame } from "./frame.ts";
 import { EventLog, type EventLogShape, Settings, StateDb } from "./services.ts";
-import { sseFrame } from "./sse.ts";
 
-export interface EventRow {
-  session_id: string;
-  seq: number;
-  run_id: string;
-  type: string;
-  at: number;
-  data: string;
-}
+export type { EventRow };
 
 const toEvent = (r: EventRow): ServerEvent =>
   ({

@@ -9,20 +9,11 @@
 import { Readable } from "node:stream";
 import { HttpServerResponse } from "@effect/platform";
 import type { ServerEvent } from "./api.ts";
-import type { EventLogImpl, EventRow, Subscription } from "./events.ts";
+import type { EventLogImpl, Subscription } from "./events.ts";
+import { rowFrame, sseFrame } from "./frame.ts";
 import type { MetricsShape } from "./services.ts";
 
-const json = (s: string) => JSON.stringify(s);
-
-/** One event in the SSE wire format. */
-export const sseFrame = (e: ServerEvent): string =>
-  `id: ${e.seq}\nevent: ${e.type}\ndata: {"seq":${e.seq},"sessionId":${json(e.sessionId)},"runId":${json(e.runId)},"type":${json(e.type)},"at":${e.at},"data":${JSON.stringify(e.data ?? null)}}\n\n`;
-
-/** A stored event in the SSE wire format, from its row (its data is stored as JSON). */
-const rowFrame = (r: EventRow): Buffer =>
-  Buffer.from(
-    `id: ${r.seq}\nevent: ${r.type}\ndata: {"seq":${r.seq},"sessionId":${json(r.session_id)},"runId":${json(r.run_id)},"type":${json(r.type)},"at":${r.at},"data":${r.data}}\n\n`,
-  );
+export { sseFrame };
 
 export const KEEPALIVE_MS = 15_000;
 /** Stored events read per page while a reader catches up. */
