@@ -161,4 +161,41 @@ describe("lash serve durability", () => {
     }[];
     expect(messages.map((m) => m.role)).toEqual(["user", "assistant"]);
   });
+
+  it("two daemons on one state db: the second leaves the first's running run alone; after the first is killed, the next daemon to start adopts it, once", async () => {
+    const sb = await t.sandbox([
+      {
+        toolCalls: [
+          {
+            id: "c1",
+            name: "shell",
+            arguments: { command: "echo ran >> counter.txt; while [ ! -f release ]; do sleep 0.05; done" },
+          },
+        ],
+      },
+      { text: "adopted" },
+    ]);
+    const first = await daemon(sb);
+    const { body: session } = await api(first.url, "POST", "/v1/sessions", {});
+    const { body: run } = await api(first.url, "POST", `/v1/sessions/${session.id}/turns`, { text: "go" });
+    await fileLine(join(sb.cwd, "counter.txt"));
+    // a second daemon on the same state db while the first executes the run: not its to resume
+    const second = await daemon(sb);
+    expect((await api(second.url, "GET", "/ready")).body).toEqual({ ready: true, resumed: 0 });
+    first.proc.child.kill("SIGKILL");
+    await first.proc.done;
+    // the first is gone: the next daemon that starts adopts its run (the second, already up, does not)
+    const third = await daemon(sb);
+    expect((await api(third.url, "GET", "/ready")).body).toEqual({ ready: true, resumed: 1 });
+    writeFileSync(join(sb.cwd, "release"), "");
+    const events = await readSse(`${third.url}/v1/runs/${run.id}/events`);
+    expect(events.events.at(-1)!.data.data).toMatchObject({ state: "completed", text: "adopted" });
+    expect((await api(second.url, "GET", `/v1/runs/${run.id}`)).body).toMatchObject({
+      state: "completed",
+      resumes: 1,
+    });
+    // the cut-off tool was not run again; the model was asked once more, after it
+    expect(lines(join(sb.cwd, "counter.txt"))).toEqual(["ran"]);
+    expect(sb.server.requests).toHaveLength(2);
+  });
 });

@@ -8,8 +8,11 @@ import type Database from "better-sqlite3";
 import { Cause, Data, Effect, Exit, Fiber, Layer } from "effect";
 import { storedLayers } from "./access.ts";
 import { Conflict, NotFound, Run, type RunState, TooManyRequests, Unavailable } from "./api.ts";
+import { ensureOwnerColumn } from "./daemons.ts";
 import { type EventLogImpl, eventKey } from "./events.ts";
 import {
+  DaemonOwner,
+  type DaemonOwnerShape,
   EventLog,
   Host,
   Metrics,
@@ -40,6 +43,8 @@ interface RunRow {
   value: string | null;
   error: string | null;
   resumes: number;
+  /** The daemon that executes it (`daemons.ts`). */
+  owner: string | null;
 }
 
 /** What a finished run records: a turn's result, or what its commit keeps of it (after a crash). */
@@ -94,6 +99,7 @@ export class RunManagerImpl implements RunManagerShape {
   private ord: number;
   private readonly st: {
     insert: Database.Statement;
+    claim: Database.Statement;
     get: Database.Statement;
     list: Database.Statement;
     byTurn: Database.Statement;
@@ -103,6 +109,7 @@ export class RunManagerImpl implements RunManagerShape {
   };
 
   private readonly log: EventLogImpl;
+  private readonly owner: DaemonOwnerShape;
   private readonly host: ServeHost;
   private readonly settings: ServeSettings;
   private readonly metrics: MetricsShape;
@@ -113,15 +120,19 @@ export class RunManagerImpl implements RunManagerShape {
     host: ServeHost,
     settings: ServeSettings,
     metrics: MetricsShape,
+    owner: DaemonOwnerShape,
   ) {
+    this.owner = owner;
+    ensureOwnerColumn(db, "runs");
     this.log = log;
     this.host = host;
     this.settings = settings;
     this.metrics = metrics;
     this.st = {
       insert: db.prepare(
-        `INSERT INTO runs (id, ord, session_id, principal, admin, state, input, created_at) VALUES (?, ?, ?, ?, ?, 'queued', ?, ?)`,
+        `INSERT INTO runs (id, ord, session_id, principal, admin, state, input, created_at, owner) VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?)`,
       ),
+      claim: db.prepare(`UPDATE runs SET owner = ? WHERE id = ? AND owner IS ?`),
       get: db.prepare(`SELECT * FROM runs WHERE id = ?`),
       list: db.prepare(`SELECT * FROM runs WHERE session_id = ? ORDER BY ord`),
       byTurn: db.prepare(`SELECT * FROM runs WHERE session_id = ? AND turn_id = ?`),
@@ -222,6 +233,7 @@ export class RunManagerImpl implements RunManagerShape {
         input.principal.admin ? 1 : 0,
         input.text,
         Date.now(),
+        this.owner.id,
       );
       this.noteSession(session.id, session.model, session.state["serve.agent"]);
       this.emit(input.sessionId, id, "runQueued", {
@@ -541,8 +553,12 @@ export class RunManagerImpl implements RunManagerShape {
 
   /** Resume runs a previous daemon left running, re-queue its queued ones; returns how many resumed. */
   recover = (): number => {
-    // in their original order: a session's earlier (cut-off) run resumes before its queued ones
-    const rows = this.st.unfinished.all() as RunRow[];
+    // in their original order: a session's earlier (cut-off) run resumes before its queued ones;
+    // only what a daemon that no longer runs left (another live daemon on this db keeps its
+    // own), each claimed once
+    const rows = (this.st.unfinished.all() as RunRow[]).filter(
+      (r) => !this.owner.alive(r.owner) && this.st.claim.run(this.owner.id, r.id, r.owner).changes === 1,
+    );
     for (const r of rows) this.queue.push(r.id);
     this.pump();
     return rows.filter((r) => r.state !== "queued").length;
@@ -587,6 +603,6 @@ export const RunManagerLive = Layer.effect(
     const host = yield* Host;
     const settings = yield* Settings;
     const metrics = yield* Metrics;
-    return new RunManagerImpl(db, log, host, settings, metrics);
+    return new RunManagerImpl(db, log, host, settings, metrics, yield* DaemonOwner);
   }),
 );

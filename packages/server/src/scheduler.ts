@@ -32,8 +32,18 @@ import {
   type RunState,
   Unavailable,
 } from "./api.ts";
+import { ensureOwnerColumn, registerDaemon } from "./daemons.ts";
 import { createAgentSession } from "./groups/agents.ts";
-import { Access, Host, RunManager, Scheduler, type SchedulerShape, StateDb } from "./services.ts";
+import {
+  Access,
+  DaemonOwner,
+  type DaemonOwnerShape,
+  Host,
+  RunManager,
+  Scheduler,
+  type SchedulerShape,
+  StateDb,
+} from "./services.ts";
 
 /** Missed firings run at start per loop (the newest); older ones are dropped. */
 export const MAX_MISSED = 100;
@@ -137,6 +147,8 @@ interface FiringRow {
   started_at: number | null;
   finished_at: number | null;
   error: string | null;
+  /** The daemon that claimed (or adopted) it (`daemons.ts`). */
+  owner: string | null;
 }
 
 const toFiring = (r: FiringRow): LoopFiring =>
@@ -198,14 +210,24 @@ export const makeScheduler = (
   db: Database.Database,
   loops: readonly LoopDef[],
   runner: LoopRunner,
+  owner?: DaemonOwnerShape,
 ): Effect.Effect<SchedulerImpl, never, Scope.Scope> =>
   Effect.gen(function* () {
     createLoopTables(db);
+    ensureOwnerColumn(db, "loop_firings");
+    // this scheduler's daemon (a scheduler of its own registers itself)
+    const me =
+      owner ??
+      (yield* Effect.acquireRelease(
+        Effect.sync(() => registerDaemon(db)),
+        (r) => Effect.sync(r.close),
+      ));
     const st = {
       claim: db.prepare(
-        `INSERT INTO loop_firings (key, loop, scheduled_at, kind, state, attempts, instruction, claimed_at, principal)
-         VALUES (@key, @loop, @scheduled_at, @kind, @state, 0, @instruction, @claimed_at, @principal) ON CONFLICT(key) DO NOTHING`,
+        `INSERT INTO loop_firings (key, loop, scheduled_at, kind, state, attempts, instruction, claimed_at, principal, owner)
+         VALUES (@key, @loop, @scheduled_at, @kind, @state, 0, @instruction, @claimed_at, @principal, @owner) ON CONFLICT(key) DO NOTHING`,
       ),
+      adopt: db.prepare(`UPDATE loop_firings SET owner = ? WHERE key = ? AND owner IS ?`),
       get: db.prepare(`SELECT * FROM loop_firings WHERE key = ?`),
       list: db.prepare(
         `SELECT * FROM loop_firings WHERE loop = ? ORDER BY scheduled_at DESC, claimed_at DESC LIMIT ?`,
@@ -274,6 +296,7 @@ export const makeScheduler = (
             instruction,
             claimed_at: now,
             principal: principal ? JSON.stringify({ name: principal.name, admin: principal.admin }) : null,
+            owner: me.id,
           }).changes === 1,
       );
 
@@ -381,7 +404,10 @@ export const makeScheduler = (
       Effect.gen(function* () {
         yield* Deferred.await(gate);
         const nextAfter = next.get(loop.name)!;
-        for (const r of st.unfinished.all(loop.name) as FiringRow[]) yield* fork(execute(loop, r.key));
+        // what a daemon that no longer runs left unfinished (a live one keeps its own), claimed once
+        for (const r of st.unfinished.all(loop.name) as FiringRow[])
+          if (!me.alive(r.owner) && st.adopt.run(me.id, r.key, r.owner).changes === 1)
+            yield* fork(execute(loop, r.key));
         const startedAt = yield* Clock.currentTimeMillis;
         const last = (st.lastScheduled.get(loop.name) as { at: number | null }).at;
         const resumedAt = loopState(loop.name)?.resumed_at ?? null;
@@ -528,6 +554,6 @@ export const SchedulerLive = Layer.scoped(
         ),
       cancel: (runId) => Effect.ignore(runs.cancel(runId)),
     };
-    return yield* makeScheduler(db, loopsOf(host.manifest?.agents ?? []), runner);
+    return yield* makeScheduler(db, loopsOf(host.manifest?.agents ?? []), runner, yield* DaemonOwner);
   }),
 );

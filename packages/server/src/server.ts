@@ -11,6 +11,7 @@ import { AccessLive } from "./access.ts";
 import { LashApi } from "./api.ts";
 import { ApprovalsLive } from "./approvals.ts";
 import { AuthorizationLive } from "./auth.ts";
+import { DaemonOwnerLive } from "./daemons.ts";
 import { StateDbLive } from "./db.ts";
 import { type EventLogImpl, EventLogLive } from "./events.ts";
 import { AgentsGroupLive } from "./groups/agents.ts";
@@ -86,7 +87,7 @@ export async function startServer(
     Layer.succeed(Settings, settings),
     StateDbLive(settings.stateDb),
   );
-  const l1 = Layer.provideMerge(Layer.mergeAll(EventLogLive, MetricsLive, AccessLive), base);
+  const l1 = Layer.provideMerge(Layer.mergeAll(EventLogLive, MetricsLive, AccessLive, DaemonOwnerLive), base);
   const l2 = Layer.provideMerge(RunManagerLive, l1);
   const services = Layer.provideMerge(Layer.mergeAll(ApprovalsLive, AuthorizationLive, SchedulerLive), l2);
   const groups = Layer.mergeAll(

@@ -100,6 +100,16 @@ export interface StateDbHandle extends Database.Database {}
 
 export class StateDb extends Context.Tag("@lash/server/StateDb")<StateDb, StateDbHandle>() {}
 
+/** This daemon among those sharing the state db — `daemons.ts`. */
+export interface DaemonOwnerShape {
+  /** This daemon's id (what its runs and firings record as `owner`). */
+  readonly id: string;
+  /** Whether the daemon `owner` still runs (null: no owner, so not alive). */
+  readonly alive: (owner: string | null) => boolean;
+}
+
+export class DaemonOwner extends Context.Tag("@lash/server/DaemonOwner")<DaemonOwner, DaemonOwnerShape>() {}
+
 // ---------------------------------------------------------------------------------------
 // events — `events.ts`
 
