@@ -360,6 +360,8 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
     }),
     // policy limits: what the model sees of one tool result
     outputBudgetPlugin({
+      // cut outputs kept whole as artifacts, read with read_artifact (when that tool is on)
+      artifacts: settings.tools === undefined || (toolsAllowed ?? []).includes("read_artifact"),
       ...(gov.policy.limits.maxOutputBytes !== undefined
         ? { maxBytes: gov.policy.limits.maxOutputBytes }
         : {}),

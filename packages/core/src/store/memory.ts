@@ -22,6 +22,7 @@ import {
   type TurnCommit,
   type UsageRow,
 } from "../store.ts";
+import { artifactRefsOf } from "./artifacts.ts";
 import {
   duplicateNode,
   foreignNode,
@@ -33,7 +34,6 @@ import {
   stampKey,
   turnHashConflict,
 } from "./errors.ts";
-import { artifactRefsOf } from "./artifacts.ts";
 
 interface SessionEntry {
   record: SessionRecord;
@@ -379,7 +379,12 @@ export const makeMemoryStore = (): Effect.Effect<SessionStoreShape> =>
           const id = sha256BytesHex(a.bytes);
           const had = artifacts.get(id);
           if (had) return had.info;
-          const info: ArtifactInfo = { id, size: a.bytes.length, mediaType: a.mediaType, createdAt: a.createdAt };
+          const info: ArtifactInfo = {
+            id,
+            size: a.bytes.length,
+            mediaType: a.mediaType,
+            createdAt: a.createdAt,
+          };
           artifacts.set(id, { info, bytes: Uint8Array.from(a.bytes) });
           return info;
         }),

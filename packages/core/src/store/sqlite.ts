@@ -9,8 +9,8 @@ import * as Reactivity from "@effect/experimental/Reactivity";
 import * as SqlClient from "@effect/sql/SqlClient";
 import type { Connection } from "@effect/sql/SqlConnection";
 import { SqlError } from "@effect/sql/SqlError";
-import type { Statement } from "better-sqlite3";
 import { sha256BytesHex } from "@lash/sansio";
+import type { Statement } from "better-sqlite3";
 import { Effect, Layer, Schema, Scope } from "effect";
 import {
   type ArtifactInfo,
@@ -36,6 +36,7 @@ import {
   type TurnCommit,
   type UsageRow,
 } from "../store.ts";
+import { ARTIFACT_CHUNK_BYTES, ARTIFACT_FILE_BYTES, artifactRefsInJson } from "./artifacts.ts";
 import {
   duplicateNode,
   foreignNode,
@@ -46,7 +47,6 @@ import {
   sessionNotFound,
   turnHashConflict,
 } from "./errors.ts";
-import { ARTIFACT_CHUNK_BYTES, ARTIFACT_FILE_BYTES, artifactRefsInJson } from "./artifacts.ts";
 import { describeLockHolders } from "./lock-holders.ts";
 import {
   CommitStampSchema,
@@ -971,14 +971,14 @@ function makeShape(
                 const payloadJson = toJson(n.payload);
                 for (const a of artifactRefsInJson(payloadJson)) refs.push({ artifact_id: a, node_id: n.id });
                 return {
-                line: places[at]!.line,
-                depth: places[at++]!.depth,
-                id: n.id,
-                session_id: n.sessionId,
-                parent_id: n.parentId,
-                frame_id: n.frameId,
-                kind: n.kind,
-                turn_id: n.turnId,
+                  line: places[at]!.line,
+                  depth: places[at++]!.depth,
+                  id: n.id,
+                  session_id: n.sessionId,
+                  parent_id: n.parentId,
+                  frame_id: n.frameId,
+                  kind: n.kind,
+                  turn_id: n.turnId,
                   payload_json: payloadJson,
                   created_at: n.createdAt,
                 };
@@ -1281,7 +1281,10 @@ function makeShape(
               renameSync(tmp, file);
             },
             catch: (cause) =>
-              new StoreError({ message: `could not write artifact ${id} under ${artifactDir}: ${cause}`, cause }),
+              new StoreError({
+                message: `could not write artifact ${id} under ${artifactDir}: ${cause}`,
+                cause,
+              }),
           }),
         );
       }

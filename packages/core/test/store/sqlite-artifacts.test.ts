@@ -19,7 +19,10 @@ const counts = (filename: string) =>
   withRaw(filename, (sql) =>
     Effect.all([
       sql<{ n: number; size: number | null }>`SELECT count(*) AS n, sum(size) AS size FROM artifacts`,
-      sql<{ n: number; bytes: number | null }>`SELECT count(*) AS n, sum(length(data)) AS bytes FROM artifact_chunks`,
+      sql<{
+        n: number;
+        bytes: number | null;
+      }>`SELECT count(*) AS n, sum(length(data)) AS bytes FROM artifact_chunks`,
       sql<{ m: number | null }>`SELECT max(length(data)) AS m FROM artifact_chunks`,
     ]),
   );
@@ -69,7 +72,7 @@ describe("SqliteStore artifacts", () => {
           expect(Buffer.from(back!).equals(Buffer.from(data))).toBe(true);
         }),
       );
-      const [arts, chunks] = (yield* counts(filename)) as [{ n: number }[], { n: number }[]];
+      const [arts, chunks] = (yield* counts(filename)) as unknown as [{ n: number }[], { n: number }[]];
       expect(arts[0]!.n).toBe(1);
       expect(chunks[0]!.n).toBe(0);
       const gc = yield* Effect.scoped(
