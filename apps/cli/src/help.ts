@@ -6,7 +6,7 @@ Usage
   lash [options] [prompt]            interactive session (the prompt is sent first)
   lash -p [options] [prompt]         one-shot: run one turn and print the answer
                                      (the prompt may come on stdin: echo hi | lash -p)
-  lash sessions list|show <id>|rm <id>|abandon <id>
+  lash sessions list|show <id>|rm <id>|abandon <id>|gc
   lash config                        the effective config (secrets redacted)
   lash doctor [--repair]             check Node, database, provider keys, MCP servers, sandbox
   lash demo                          a scripted session against a built-in mock model (no key needed)
@@ -136,6 +136,10 @@ description) and load a skill with the load_skill tool, its files with read_skil
   lash sessions abandon <id|name>
       close the session's cut-off turn as abandoned (shown in the transcript, never re-run),
       so the session can be used again; its completed steps are dropped
+  lash sessions gc [--min-age <seconds>] [--json]
+      remove stored artifacts (full tool outputs kept by the output budget) that no node of
+      any session refers to on any branch; artifacts stored less than --min-age seconds ago
+      are kept (default 3600: a running turn may not have committed its reference yet)
 `,
   config: `Usage
   lash config [--json] [--cwd <dir>]
