@@ -351,6 +351,9 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
       shell: {
         secretEnvNames: secrets.names,
         passEnv: config.shell?.passEnv ?? [],
+        ...(config.shell?.maxOutputBytes !== undefined
+          ? { maxOutputBytes: config.shell.maxOutputBytes }
+          : {}),
         // policy sandbox: bwrap by default on Linux (a missing bwrap fails each shell call with the fix)
         ...(sandbox ? { sandbox } : {}),
       },

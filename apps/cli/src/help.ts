@@ -162,7 +162,8 @@ Config keys (unknown keys are an error)
     provider key, shared by every session; without them they are learned from rate-limit headers),
   redaction { keys? [secret strings, 8+ chars], env? [variable names] } (replaced by
     [REDACTED:<name>] in tool output; the variables are also kept from tools),
-  shell { passEnv? [variable names] } (credentials the shell tool may see; user config only)
+  shell { passEnv? [variable names] (credentials the shell tool may see; user config only),
+          maxOutputBytes? (bytes of output the shell tool keeps, default 30000) }
   policy { profile?, allow?, deny?, approval?, tools?, workspace?, limits?, redaction?, writes?,
     sandbox?, risk? } (the tool policy; the user's and the project's are separate layers:
     lash help policy),

@@ -210,6 +210,7 @@ export function outputBudgetPlugin(options: OutputBudgetOptions = {}): Plugin {
     direction: "head" | "tail",
     output: ToolOutput,
     store: ArtifactsShape,
+    slim: boolean,
   ): Effect.Effect<ProjectedResult | undefined, StoreError> =>
     Effect.gen(function* () {
       const texts = output.content.flatMap((c) => (c.type === "text" ? [c.text] : []));
@@ -227,14 +228,32 @@ export function outputBudgetPlugin(options: OutputBudgetOptions = {}): Plugin {
       const text =
         direction === "head" ? `${cut.kept}\n\n${marker}\n${hint}` : `${marker}\n${hint}\n\n${cut.kept}`;
       const others = output.content.filter((c) => c.type !== "text");
+      const note = `[${bytes.length} bytes: the full output is artifact ${info.id}]`;
+      const value = slim ? slimmed(output.value, note) : undefined;
+      const details = slim ? slimmed(output.details, note) : undefined;
       return {
         content: [{ type: "text", text }, ...others],
         full: [
           { type: "attachment", mediaType: ARTIFACT_TEXT, ref: artifactRef(info.id), name: `${name} output` },
           ...others,
         ],
+        ...(value !== undefined ? { value } : {}),
+        ...(details !== undefined ? { details } : {}),
       } satisfies ProjectedResult;
     });
+
+  /**
+   * `value`/`details` with each top-level string over the budget replaced by `note`
+   * (shell's stdout/stderr hold the output again); undefined when nothing is long.
+   */
+  const slimmed = (v: unknown, note: string): unknown => {
+    const long = (x: unknown) => typeof x === "string" && x.length > maxBytes;
+    if (long(v)) return note;
+    if (typeof v !== "object" || v === null || Array.isArray(v)) return undefined;
+    const entries = Object.entries(v);
+    if (!entries.some(([, x]) => long(x))) return undefined;
+    return Object.fromEntries(entries.map(([k, x]) => [k, long(x) ? note : x]));
+  };
 
   const project = (
     callId: string,
@@ -275,13 +294,34 @@ export function outputBudgetPlugin(options: OutputBudgetOptions = {}): Plugin {
             if (Option.isSome(store)) {
               // read_artifact's own pages are already within the budget it is given
               if (call.name === "read_artifact") return { content: output.content };
-              const projected = yield* projectToArtifact(
+              // RLM programs receive the structured value: it is slimmed in standard sessions only
+              const stored = yield* Effect.either(
+                projectToArtifact(
+                  call.name,
+                  call.tool?.truncate ?? "head",
+                  output,
+                  store.value,
+                  ctx.session.mode === "standard",
+                ),
+              );
+              if (stored._tag === "Right") return stored.right ?? { content: output.content };
+              // the store failed: cut as without artifacts (the graph keeps the full text)
+              const callId = call.lashCallId ?? call.callId;
+              const plain = project(
+                callId,
+                call.callId,
                 call.name,
                 call.tool?.truncate ?? "head",
                 output,
-                store.value,
+                () => {},
               );
-              return projected ?? { content: output.content };
+              return {
+                ...plain,
+                content: [
+                  ...plain.content,
+                  { type: "text", text: `(The full output could not be stored: ${stored.left.message})` },
+                ],
+              };
             }
           }
           const callId = call.lashCallId ?? call.callId;
