@@ -40,7 +40,8 @@ Model and behaviour
       --no-project-instructions leave AGENTS.md / CLAUDE.md (workspace up to the git root)
                                 out of the system prompt (config projectInstructions: false)
       --tools <a,b,…>           allow only these tools (read_file, write_file, edit, apply_patch,
-                                glob, grep, shell, update_plan, spawn_agent, mcp__<server>__<tool>)
+                                glob, grep, shell, update_plan, read_artifact, spawn_agent,
+                                mcp__<server>__<tool>)
       --cwd <dir>               workspace directory (default: the current directory)
       --trace <file.jsonl>      append a JSONL trace of every turn (\`lash trace view\` renders it)
       --trace-level standard|extended
