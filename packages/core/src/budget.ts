@@ -233,7 +233,9 @@ export function outputBudgetPlugin(options: OutputBudgetOptions = {}): Plugin {
       const details = slim ? slimmed(output.details, note) : undefined;
       return {
         content: [{ type: "text", text }, ...others],
+        // RLM programs read a result's full content: it keeps the text, and the reference beside it
         full: [
+          ...(slim ? [] : output.content.filter((c) => c.type === "text")),
           { type: "attachment", mediaType: ARTIFACT_TEXT, ref: artifactRef(info.id), name: `${name} output` },
           ...others,
         ],
@@ -294,7 +296,8 @@ export function outputBudgetPlugin(options: OutputBudgetOptions = {}): Plugin {
             if (Option.isSome(store)) {
               // read_artifact's own pages are already within the budget it is given
               if (call.name === "read_artifact") return { content: output.content };
-              // RLM programs receive the structured value: it is slimmed in standard sessions only
+              // RLM programs receive the structured value and the full text: standard sessions only
+              // keep the reference alone
               const stored = yield* Effect.either(
                 projectToArtifact(
                   call.name,

@@ -7,6 +7,8 @@ import type { Message, ToolResultPart } from "@lash/sansio";
 import { sha256Hex } from "@lash/sansio";
 import { Effect, Layer } from "effect";
 import {
+  Artifacts,
+  type ArtifactsShape,
   artifactRef,
   IdGenerator,
   LashRuntime,
@@ -14,7 +16,9 @@ import {
   ModelCatalog,
   makeMemoryStore,
   outputBudgetPlugin,
+  type SessionRecord,
   SessionStore,
+  StoreError,
   type ToolDefinition,
 } from "../src/index.ts";
 import { callTools, say, scriptedProvider, testModel } from "./support.ts";
@@ -97,6 +101,46 @@ describe("output budget with artifacts", () => {
       }
       // garbage collection keeps it: the nodes refer to it
       expect((yield* store.collectArtifacts({ storedBefore: Number.MAX_SAFE_INTEGER })).removed).toEqual([]);
+    }),
+  );
+
+  const hookRun = (mode: "standard" | "rlm", artifacts: ArtifactsShape) =>
+    outputBudgetPlugin({ artifacts: true }).hooks!.projectToolResult!(
+      { session: { id: "s", mode } as SessionRecord, turnId: "t" },
+      { callId: "c", name: "dump", args: {}, tool: dump },
+      { content: [{ type: "text", text: TEXT }], value: { stdout: TEXT } },
+    ).pipe(Effect.provideService(Artifacts, artifacts));
+
+  it.effect("RLM sessions keep the full text (programs read it) and the reference beside it", () =>
+    Effect.gen(function* () {
+      const store = yield* makeMemoryStore();
+      const r = yield* hookRun("rlm", Artifacts.fromStore(store));
+      const id = sha256Hex(TEXT);
+      expect(r.full).toEqual([
+        { type: "text", text: TEXT },
+        {
+          type: "attachment",
+          mediaType: "text/plain; charset=utf-8",
+          ref: artifactRef(id),
+          name: "dump output",
+        },
+      ]);
+      expect(r.value).toBeUndefined();
+      expect(yield* store.artifactInfo(id)).toBeDefined();
+    }),
+  );
+
+  it.effect("a store that fails: the plain cut, the full text in the graph, and the reason", () =>
+    Effect.gen(function* () {
+      const broken: ArtifactsShape = {
+        put: () => Effect.fail(new StoreError({ message: "disk full" })),
+        info: () => Effect.succeed(undefined),
+        read: () => Effect.succeed(undefined),
+      };
+      const r = yield* hookRun("standard", broken);
+      expect(r.full).toEqual([{ type: "text", text: TEXT }]);
+      expect(JSON.stringify(r.content)).toContain("The full output could not be stored: disk full");
+      expect(JSON.stringify(r.content)).not.toContain("row 1\\n");
     }),
   );
 });
