@@ -401,10 +401,14 @@ export const makeMemoryStore = (): Effect.Effect<SessionStoreShape> =>
         Effect.sync(() => {
           const removed: string[] = [];
           let bytes = 0;
+          // a turn not yet committed refers to its artifacts from its journal
+          const journaled = new Set<string>();
+          for (const j of journal.values())
+            if (j.outcome !== undefined) for (const id of artifactRefsOf(j.outcome)) journaled.add(id);
           for (const [id, a] of artifacts) {
             const refs = artifactRefs.get(id);
             if (refs) for (const nid of refs) if (!nodes.has(nid)) refs.delete(nid);
-            if ((refs?.size ?? 0) > 0 || a.info.createdAt > storedBefore) continue;
+            if ((refs?.size ?? 0) > 0 || journaled.has(id) || a.info.createdAt > storedBefore) continue;
             artifacts.delete(id);
             artifactRefs.delete(id);
             removed.push(id);

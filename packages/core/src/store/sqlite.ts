@@ -1353,12 +1353,14 @@ function makeShape(
     }) {
       const gone = yield* write(
         Effect.gen(function* () {
-          // references from nodes that no longer exist (their session was deleted) no longer count
+          // references from nodes that no longer exist (their session was deleted) no longer count;
+          // a turn not yet committed refers to its artifacts from its journal
           yield* sql`DELETE FROM artifact_refs WHERE NOT EXISTS
             (SELECT 1 FROM nodes n WHERE n.id = artifact_refs.node_id)`;
           const rows = yield* sql<ArtifactRow>`SELECT * FROM artifacts a
             WHERE a.created_at <= ${options.storedBefore}
-              AND NOT EXISTS (SELECT 1 FROM artifact_refs r WHERE r.artifact_id = a.id)`;
+              AND NOT EXISTS (SELECT 1 FROM artifact_refs r WHERE r.artifact_id = a.id)
+              AND NOT EXISTS (SELECT 1 FROM journal j WHERE instr(j.outcome_json, 'artifact:' || a.id) > 0)`;
           for (const r of rows) {
             yield* sql`DELETE FROM artifact_chunks WHERE artifact_id = ${r.id}`;
             yield* sql`DELETE FROM artifacts WHERE id = ${r.id}`;

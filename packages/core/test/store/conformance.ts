@@ -915,6 +915,30 @@ export function storeConformance(name: string, makeStore: MakeStore): void {
         }),
     );
 
+    it.scoped("a pending turn's journal keeps the artifacts its outcome refers to", () =>
+      Effect.gen(function* () {
+        const store = yield* makeStore();
+        const a = yield* store.putArtifact({
+          bytes: bytesOf("pending"),
+          mediaType: "text/plain",
+          createdAt: 1,
+        });
+        yield* store.createSession(session("s1"));
+        yield* store.journalPut({
+          key: "s1:t1:0:runTools:1",
+          sessionId: "s1",
+          turnId: "t1",
+          hash: "h",
+          status: "completed",
+          outcome: [{ full: [{ type: "attachment", mediaType: "text/plain", ref: artifactRef(a.id) }] }],
+          updatedAt: 1,
+        });
+        expect((yield* store.collectArtifacts({ storedBefore: 10 })).removed).toEqual([]);
+        yield* store.abandonTurn("s1", "t1");
+        expect((yield* store.collectArtifacts({ storedBefore: 10 })).removed).toEqual([a.id]);
+      }),
+    );
+
     it.scoped("a node committed before its artifact is put still keeps it (import order)", () =>
       Effect.gen(function* () {
         const store = yield* makeStore();
