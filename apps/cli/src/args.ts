@@ -53,7 +53,7 @@ export type Command =
   | { readonly kind: "run"; readonly flags: RunFlags }
   | {
       readonly kind: "sessions";
-      readonly action: "list" | "show" | "rm" | "abandon";
+      readonly action: "list" | "show" | "rm" | "abandon" | "gc";
       readonly args: SessionsArgs;
     }
   | { readonly kind: "config"; readonly cwd?: string; readonly json: boolean }
@@ -78,6 +78,8 @@ export interface SessionsArgs {
   readonly cwd?: string;
   readonly limit?: number;
   readonly yes: boolean;
+  /** `gc`: keep artifacts stored fewer than this many seconds ago. */
+  readonly minAgeSeconds?: number;
 }
 
 export interface DemoFlags {
@@ -311,10 +313,11 @@ export function parseCommand(argv: readonly string[]): Command {
         action !== "show" &&
         action !== "rm" &&
         action !== "ls" &&
-        action !== "abandon"
+        action !== "abandon" &&
+        action !== "gc"
       )
         throw usageError(
-          `unknown sessions command "${action}"; expected list, show <id>, rm <id> or abandon <id>`,
+          `unknown sessions command "${action}"; expected list, show <id>, rm <id>, abandon <id> or gc`,
         );
       const { values, positionals } = parse(
         more,
@@ -324,15 +327,21 @@ export function parseCommand(argv: readonly string[]): Command {
           cwd: { type: "string" },
           limit: { type: "string", short: "n" },
           yes: { type: "boolean", short: "y" },
+          "min-age": { type: "string" },
           help: { type: "boolean", short: "h" },
         },
         `lash sessions ${action}`,
       );
       if (values.help) return { kind: "help", topic: "sessions" };
       const act = action === "ls" ? "list" : action;
-      if (act !== "list" && positionals.length !== 1)
+      if (act !== "list" && act !== "gc" && positionals.length !== 1)
         throw usageError(`lash sessions ${act} expects one session id`);
+      if (act === "gc" && positionals.length > 0)
+        throw usageError("lash sessions gc takes no session id: it collects artifacts no session refers to");
       const limit = positiveInt(values.limit, "--limit");
+      const minAge = values["min-age"];
+      if (minAge !== undefined && !/^\d+$/.test(minAge))
+        throw usageError(`--min-age expects a whole number of seconds (e.g. --min-age 0), got "${minAge}"`);
       return {
         kind: "sessions",
         action: act,
@@ -343,6 +352,7 @@ export function parseCommand(argv: readonly string[]): Command {
           ...(values.cwd !== undefined ? { cwd: values.cwd } : {}),
           ...(limit !== undefined ? { limit } : {}),
           yes: values.yes ?? false,
+          ...(minAge !== undefined ? { minAgeSeconds: Number(minAge) } : {}),
         },
       };
     }

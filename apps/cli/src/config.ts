@@ -126,6 +126,11 @@ const RedactionConfig = Schema.Struct({
 const ShellConfig = Schema.Struct({
   /** Variables the shell tool receives although they look like credentials (user config only). */
   passEnv: opt(StrList),
+  /**
+   * Bytes of a command's output the shell tool keeps (the last ones; default 30000).
+   * What the model sees is then cut by the output budget, which keeps the whole as an artifact.
+   */
+  maxOutputBytes: opt(PosInt),
 });
 
 const FilesConfig = Schema.Struct({

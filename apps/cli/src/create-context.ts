@@ -353,6 +353,9 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
       shell: {
         secretEnvNames: secrets.names,
         passEnv: config.shell?.passEnv ?? [],
+        ...(config.shell?.maxOutputBytes !== undefined
+          ? { maxOutputBytes: config.shell.maxOutputBytes }
+          : {}),
         // policy sandbox: bwrap by default on Linux (a missing bwrap fails each shell call with the fix)
         ...(sandbox ? { sandbox } : {}),
       },
@@ -362,6 +365,8 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
     }),
     // policy limits: what the model sees of one tool result
     outputBudgetPlugin({
+      // cut outputs kept whole as artifacts, read with read_artifact (when that tool is on)
+      artifacts: settings.tools === undefined || (toolsAllowed ?? []).includes("read_artifact"),
       ...(gov.policy.limits.maxOutputBytes !== undefined
         ? { maxBytes: gov.policy.limits.maxOutputBytes }
         : {}),

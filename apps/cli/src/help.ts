@@ -6,7 +6,7 @@ Usage
   lash [options] [prompt]            interactive session (the prompt is sent first)
   lash -p [options] [prompt]         one-shot: run one turn and print the answer
                                      (the prompt may come on stdin: echo hi | lash -p)
-  lash sessions list|show <id>|rm <id>|abandon <id>
+  lash sessions list|show <id>|rm <id>|abandon <id>|gc
   lash config                        the effective config (secrets redacted)
   lash doctor [--repair]             check Node, database, provider keys, MCP servers, sandbox
   lash demo                          a scripted session against a built-in mock model (no key needed)
@@ -42,7 +42,8 @@ Model and behaviour
       --no-project-instructions leave AGENTS.md / CLAUDE.md (workspace up to the git root)
                                 out of the system prompt (config projectInstructions: false)
       --tools <a,b,…>           allow only these tools (read_file, write_file, edit, apply_patch,
-                                glob, grep, shell, update_plan, spawn_agent, mcp__<server>__<tool>)
+                                glob, grep, shell, update_plan, read_artifact, spawn_agent,
+                                mcp__<server>__<tool>)
       --cwd <dir>               workspace directory (default: the current directory)
       --trace <file.jsonl>      append a JSONL trace of every turn (\`lash trace view\` renders it)
       --trace-level standard|extended
@@ -138,6 +139,10 @@ description) and load a skill with the load_skill tool, its files with read_skil
   lash sessions abandon <id|name>
       close the session's cut-off turn as abandoned (shown in the transcript, never re-run),
       so the session can be used again; its completed steps are dropped
+  lash sessions gc [--min-age <seconds>] [--json]
+      remove stored artifacts (full tool outputs kept by the output budget) that no node of
+      any session refers to on any branch; artifacts stored less than --min-age seconds ago
+      are kept (default 3600: a running turn may not have committed its reference yet)
 `,
   config: `Usage
   lash config [--json] [--cwd <dir>]
@@ -160,7 +165,8 @@ Config keys (unknown keys are an error)
     provider key, shared by every session; without them they are learned from rate-limit headers),
   redaction { keys? [secret strings, 8+ chars], env? [variable names] } (replaced by
     [REDACTED:<name>] in tool output; the variables are also kept from tools),
-  shell { passEnv? [variable names] } (credentials the shell tool may see; user config only)
+  shell { passEnv? [variable names] (credentials the shell tool may see; user config only),
+          maxOutputBytes? (bytes of output the shell tool keeps, default 30000) }
   policy { profile?, allow?, deny?, approval?, tools?, workspace?, limits?, redaction?, writes?,
     sandbox?, risk? } (the tool policy; the user's and the project's are separate layers:
     lash help policy),

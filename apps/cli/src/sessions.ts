@@ -1,7 +1,9 @@
-// Session lookup, the `lash sessions list|show|rm|abandon` commands, and the
+// Session lookup, the `lash sessions list|show|rm|abandon|gc` commands, and the
 // messages every surface shows for a cut-off turn or a session another process writes.
 import {
   type ApprovalRecord,
+  ARTIFACT_GC_MIN_AGE_MS,
+  collectArtifacts,
   describeHolder,
   type GraphNode,
   LashRuntime,
@@ -342,5 +344,18 @@ export async function sessionsRm(ctx: LocalContext, args: SessionsArgs, out: Out
   const session = await findSession(ctx, args.id!);
   await ctx.rt.runPromise(Effect.flatMap(LashRuntime, (rt) => rt.deleteSession(session.id)));
   out.write(`deleted ${session.id}${session.title ? ` (${session.title})` : ""}\n`);
+  return ExitCode.ok;
+}
+
+/** `lash sessions gc`: remove the artifacts no node of any session refers to. */
+export async function sessionsGc(ctx: LocalContext, args: SessionsArgs, out: Out): Promise<number> {
+  const minAgeMs = (args.minAgeSeconds ?? ARTIFACT_GC_MIN_AGE_MS / 1000) * 1000;
+  const result = await ctx.rt.runPromise(collectArtifacts({ minAgeMs }));
+  if (args.json) out.write(`${JSON.stringify(result)}\n`);
+  else
+    out.write(
+      `removed ${result.removed.length} unreferenced artifact(s), ${result.bytes} bytes` +
+        `${result.removed.length > 0 ? `:\n${result.removed.map((id) => `  ${id}`).join("\n")}` : ""}\n`,
+    );
   return ExitCode.ok;
 }

@@ -1,5 +1,6 @@
 import type { Message, ToolResultContent } from "@lash/sansio";
 import { Clock, Context, Effect, Layer, Option } from "effect";
+import { Artifacts, type ArtifactsShape, artifactRef } from "./artifacts.ts";
 import type { Plugin, ProjectedResult } from "./plugin.ts";
 import {
   type GraphNode,
@@ -65,9 +66,21 @@ export interface OutputBudgetOptions {
   readonly maxLines?: number;
   /** Full outputs kept in memory for `read_output` (default 200); the store keeps every one when the runtime provides `ToolOutputs`. */
   readonly keep?: number;
+  /**
+   * Keep each cut output whole as a content-addressed artifact (when the runtime
+   * provides `Artifacts`, as `LashRuntime` does) and point the model at
+   * `read_artifact` (a tool of `@lash/tools`, which must then be in the catalog)
+   * instead of this plugin's `read_output`. The graph then holds a reference to
+   * the artifact (`full: [{type: "attachment", ref: "artifact:<sha256>"}]`), not a
+   * second copy of the text. Default false.
+   */
+  readonly artifacts?: boolean;
 }
 
 const encoder = new TextEncoder();
+
+/** The media type of a tool output kept as an artifact. */
+const ARTIFACT_TEXT = "text/plain; charset=utf-8";
 
 /** Cut `text` to the budget, keeping the head or the tail. Returns undefined when it fits. */
 export function cutText(
@@ -191,6 +204,59 @@ export function outputBudgetPlugin(options: OutputBudgetOptions = {}): Plugin {
       }),
   };
 
+  /** Artifact mode: the cut view plus a pointer to the stored whole output. */
+  const projectToArtifact = (
+    name: string,
+    direction: "head" | "tail",
+    output: ToolOutput,
+    store: ArtifactsShape,
+    slim: boolean,
+  ): Effect.Effect<ProjectedResult | undefined, StoreError> =>
+    Effect.gen(function* () {
+      const texts = output.content.flatMap((c) => (c.type === "text" ? [c.text] : []));
+      if (texts.length === 0) return undefined;
+      const whole = texts.join("\n");
+      const cut = cutText(whole, direction, maxBytes, maxLines);
+      if (!cut) return undefined;
+      const now = yield* Clock.currentTimeMillis;
+      const bytes = encoder.encode(whole);
+      const info = yield* store.put({ bytes, mediaType: ARTIFACT_TEXT, createdAt: now });
+      const marker = `[… ${cut.removedLines} of ${cut.totalLines} lines cut from the ${direction === "head" ? "end" : "start"} to fit the context budget …]`;
+      const hint =
+        `The full output of ${name} (${cut.totalLines} lines, ${bytes.length} bytes) is stored as artifact ${info.id}. ` +
+        `Read it in pages with read_artifact {"id": "${info.id}", "offset": N, "limit": M} (1-based line offset, a line limit).`;
+      const text =
+        direction === "head" ? `${cut.kept}\n\n${marker}\n${hint}` : `${marker}\n${hint}\n\n${cut.kept}`;
+      const others = output.content.filter((c) => c.type !== "text");
+      const note = `[${bytes.length} bytes: the full output is artifact ${info.id}]`;
+      const value = slim ? slimmed(output.value, note) : undefined;
+      const details = slim ? slimmed(output.details, note) : undefined;
+      return {
+        content: [{ type: "text", text }, ...others],
+        // RLM programs read a result's full content: it keeps the text, and the reference beside it
+        full: [
+          ...(slim ? [] : output.content.filter((c) => c.type === "text")),
+          { type: "attachment", mediaType: ARTIFACT_TEXT, ref: artifactRef(info.id), name: `${name} output` },
+          ...others,
+        ],
+        ...(value !== undefined ? { value } : {}),
+        ...(details !== undefined ? { details } : {}),
+      } satisfies ProjectedResult;
+    });
+
+  /**
+   * `value`/`details` with each top-level string over the budget replaced by `note`
+   * (shell's stdout/stderr hold the output again); undefined when nothing is long.
+   */
+  const slimmed = (v: unknown, note: string): unknown => {
+    const long = (x: unknown) => typeof x === "string" && x.length > maxBytes;
+    if (long(v)) return note;
+    if (typeof v !== "object" || v === null || Array.isArray(v)) return undefined;
+    const entries = Object.entries(v);
+    if (!entries.some(([, x]) => long(x))) return undefined;
+    return Object.fromEntries(entries.map(([k, x]) => [k, long(x) ? note : x]));
+  };
+
   const project = (
     callId: string,
     providerId: string,
@@ -220,11 +286,47 @@ export function outputBudgetPlugin(options: OutputBudgetOptions = {}): Plugin {
 
   return {
     name: "output-budget",
-    tools: [readOutput],
+    tools: options.artifacts === true ? [] : [readOutput],
     hooks: {
       projectToolResult: (ctx, call, output) =>
         Effect.gen(function* () {
           if (call.name === "read_output") return { content: output.content };
+          if (options.artifacts === true) {
+            const store = yield* Effect.serviceOption(Artifacts);
+            if (Option.isSome(store)) {
+              // read_artifact's own pages are already within the budget it is given
+              if (call.name === "read_artifact") return { content: output.content };
+              // RLM programs receive the structured value and the full text: standard sessions only
+              // keep the reference alone
+              const stored = yield* Effect.either(
+                projectToArtifact(
+                  call.name,
+                  call.tool?.truncate ?? "head",
+                  output,
+                  store.value,
+                  ctx.session.mode === "standard",
+                ),
+              );
+              if (stored._tag === "Right") return stored.right ?? { content: output.content };
+              // the store failed: cut as without artifacts (the graph keeps the full text)
+              const callId = call.lashCallId ?? call.callId;
+              const plain = project(
+                callId,
+                call.callId,
+                call.name,
+                call.tool?.truncate ?? "head",
+                output,
+                () => {},
+              );
+              return {
+                ...plain,
+                content: [
+                  ...plain.content,
+                  { type: "text", text: `(The full output could not be stored: ${stored.left.message})` },
+                ],
+              };
+            }
+          }
           const callId = call.lashCallId ?? call.callId;
           const cut: string[] = [];
           const projected = project(

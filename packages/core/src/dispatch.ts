@@ -490,8 +490,10 @@ export function runToolBatch(
           content: projected.content,
           isError: out.isError ?? false,
           ...(projected.full ? { full: projected.full } : {}),
-          ...(out.value !== undefined ? { value: out.value } : {}),
-          ...(out.details !== undefined ? { details: out.details } : {}),
+          ...((projected.value ?? out.value) !== undefined ? { value: projected.value ?? out.value } : {}),
+          ...((projected.details ?? out.details) !== undefined
+            ? { details: projected.details ?? out.details }
+            : {}),
           ...(out.control !== undefined && !out.isError ? { control: out.control } : {}),
           durationMs: clock.unsafeCurrentTimeMillis() - startedAt,
         };
@@ -503,7 +505,7 @@ export function runToolBatch(
           name: completed.name,
           isError: completed.isError,
           content: completed.content,
-          ...(out.details !== undefined ? { details: out.details } : {}),
+          ...(completed.details !== undefined ? { details: completed.details } : {}),
           durationMs: completed.durationMs ?? 0,
           replayed,
         });

@@ -11,6 +11,19 @@ export type {
 } from "./activity.ts";
 export type { ApprovalRecord } from "./approval.ts";
 export {
+  ARTIFACT_CHUNK_BYTES,
+  ARTIFACT_FILE_BYTES,
+  ARTIFACT_GC_MIN_AGE_MS,
+  Artifacts,
+  type ArtifactsShape,
+  artifactIdOfRef,
+  artifactRef,
+  artifactRefsOf,
+  type CollectArtifactsOptions,
+  collectArtifacts,
+  isArtifactId,
+} from "./artifacts.ts";
+export {
   type OutputBudgetOptions,
   outputBudgetPlugin,
   ToolOutputs,
@@ -142,6 +155,10 @@ export {
   type TableRecovery,
 } from "./store/sqlite-repair.ts";
 export {
+  type ArtifactGcOptions,
+  type ArtifactGcResult,
+  type ArtifactInfo,
+  type ArtifactPut,
   type CommitResult,
   type GraphNode,
   type JournalEntry,

@@ -32,6 +32,12 @@ export type BeforeToolCallResult =
 export interface ProjectedResult {
   readonly content: readonly ToolResultContent[];
   readonly full?: readonly ToolResultContent[];
+  /**
+   * Replace the tool's structured `value` / `details` in the graph (e.g. the output
+   * budget swaps long strings stored as an artifact for a reference). Absent: kept as the tool returned them.
+   */
+  readonly value?: unknown;
+  readonly details?: unknown;
 }
 
 /**

@@ -134,6 +134,43 @@ export interface ToolOutputRecord {
   readonly createdAt: number;
 }
 
+/**
+ * A content-addressed artifact: bytes stored once, keyed by their sha256 (hex).
+ * Nodes refer to one with an attachment part whose `ref` is `artifact:<id>`
+ * (see `artifactRef`); the store records those references at commit so that
+ * `collectArtifacts` finds the unreferenced ones.
+ */
+export interface ArtifactInfo {
+  /** sha256 of the bytes, 64 hex digits. */
+  readonly id: string;
+  readonly size: number;
+  readonly mediaType: string;
+  /** epoch ms of the first put */
+  readonly createdAt: number;
+}
+
+export interface ArtifactPut {
+  readonly bytes: Uint8Array;
+  readonly mediaType: string;
+  /** epoch ms */
+  readonly createdAt: number;
+}
+
+export interface ArtifactGcOptions {
+  /**
+   * Only artifacts first stored at or before this time (epoch ms) are removed: an
+   * artifact a running turn has put but not yet committed is not referenced yet.
+   */
+  readonly storedBefore: number;
+}
+
+export interface ArtifactGcResult {
+  /** Ids of the removed artifacts. */
+  readonly removed: readonly string[];
+  /** Their total size in bytes. */
+  readonly bytes: number;
+}
+
 /** Who writes a session now: one writer per session, across processes. */
 export interface SessionLease {
   readonly sessionId: string;
@@ -303,6 +340,21 @@ export interface SessionStoreShape {
    * first). `undefined` when there is none or the session is gone.
    */
   getToolOutput(sessionId: string, callId: string): Effect.Effect<ToolOutputRecord | undefined, StoreError>;
+
+  /**
+   * Store bytes as an artifact under their sha256 (stored once: a second put of
+   * the same bytes writes nothing and returns the first put's info).
+   */
+  putArtifact(artifact: ArtifactPut): Effect.Effect<ArtifactInfo, StoreError>;
+  /** An artifact's metadata; `undefined` when there is none with this id. */
+  artifactInfo(id: string): Effect.Effect<ArtifactInfo | undefined, StoreError>;
+  /** An artifact's bytes; `undefined` when there is none with this id. */
+  readArtifact(id: string): Effect.Effect<Uint8Array | undefined, StoreError>;
+  /**
+   * Remove the artifacts that no node of any session (any branch, deleted
+   * sessions' kept nodes included) refers to, stored at or before `storedBefore`.
+   */
+  collectArtifacts(options: ArtifactGcOptions): Effect.Effect<ArtifactGcResult, StoreError>;
 
   /** Give the lease up (a no-op when another holder has it). */
   releaseLease(sessionId: string, holder: string): Effect.Effect<void, StoreError>;

@@ -1,5 +1,6 @@
 import type { ToolControl, ToolResultContent, ToolSpec, Usage } from "@lash/sansio";
 import { Data, Effect } from "effect";
+import type { ArtifactsShape } from "./artifacts.ts";
 
 /** A JSON Schema object (draft 2020-12 subset) describing a tool's input. */
 export type JsonSchema = { readonly [key: string]: unknown };
@@ -83,6 +84,8 @@ export interface ToolHost {
     readonly name: string;
     readonly data: unknown;
   }) => void;
+  /** The runtime's content-addressed artifacts (what `read_artifact` reads). */
+  readonly artifacts?: ArtifactsShape;
 }
 
 export interface ToolDefinition<A = unknown> {

@@ -1,4 +1,5 @@
 import type { Message, Part, ToolCallPart, ToolResultPart } from "@lash/sansio";
+import { inlineArtifacts } from "./artifacts.ts";
 import { escapeHtml, highlightCode, highlightDiff, renderMarkdown } from "./markdown.ts";
 import type { ExportedNode, ExportedSession } from "./schema.ts";
 import {
@@ -501,7 +502,8 @@ show(data.leaf);
 `;
 
 /** The session as one self-contained HTML page (inline CSS and JS; no network access, enforced by a CSP). */
-export function renderSessionHtml(exported: ExportedSession, options: HtmlOptions = {}): string {
+export function renderSessionHtml(given: ExportedSession, options: HtmlOptions = {}): string {
+  const exported = inlineArtifacts(given);
   const view = buildView(exported);
   const s = exported.session;
   const title = options.title ?? s.title ?? s.id;

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type {
+  ArtifactInfo,
   CommitResult,
   GraphNode,
   NewNode,
@@ -8,6 +9,7 @@ import type {
   SessionStoreShape,
   UsageRow,
 } from "@lash/core";
+import { sha256BytesHex } from "@lash/sansio";
 import { Effect, Either, ParseResult, Schema } from "effect";
 import { EXPORT_SCHEMA_VERSION, ExportedSession } from "./schema.ts";
 
@@ -138,6 +140,15 @@ export async function importSession(
       state: info.state,
     };
     await settle(store.createSession(record));
+    // the artifacts first: the nodes that refer to them are committed next
+    for (const a of s.artifacts ?? []) {
+      const bytes = new Uint8Array(Buffer.from(a.data, "base64"));
+      if (sha256BytesHex(bytes) !== a.id)
+        throw new ImportError(
+          `artifact ${a.id} in the export does not match its content (sha256 ${sha256BytesHex(bytes)}): the export file is damaged; export the session again`,
+        );
+      await settle<ArtifactInfo>(store.putArtifact({ bytes, mediaType: a.mediaType, createdAt: Date.now() }));
+    }
 
     // one commit per run of nodes of the same turn, in insertion order
     const groups: { turnId: string | null; nodes: NewNode[] }[] = [];

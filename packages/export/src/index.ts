@@ -4,6 +4,7 @@ import { type ExportSource, loadSession } from "./load.ts";
 import { type MarkdownOptions, renderSessionMarkdown } from "./md.ts";
 import type { ExportedSession } from "./schema.ts";
 
+export { type ArtifactSource, artifactIdsOf, inlineArtifacts, loadArtifacts } from "./artifacts.ts";
 export { EXPORT_USAGE, type ExportCliContext, type ExportIo, runExportCli, runImportCli } from "./cli.ts";
 export { type HtmlOptions, renderSessionHtml } from "./html.ts";
 export { ImportError, type ImportOptions, type ImportResult, importSession, parseExport } from "./import.ts";

@@ -7,8 +7,10 @@ import type {
   UsageRow,
 } from "@lash/core";
 import { Effect } from "effect";
+import { loadArtifacts } from "./artifacts.ts";
 import {
   EXPORT_SCHEMA_VERSION,
+  type ExportedArtifact,
   type ExportedNode,
   type ExportedSession,
   type ExportedUsageRow,
@@ -83,6 +85,7 @@ export async function loadSession(
   let nodes: ExportedNode[];
   let usage: readonly UsageRow[];
   let children: readonly SessionRecord[];
+  let artifacts: ExportedArtifact[] = [];
   if (isStore(source)) {
     const s = source as SessionStoreShape;
     record = await settle<SessionRecord>(s.getSession(sessionId));
@@ -97,6 +100,7 @@ export async function loadSession(
     for (const n of own) nodes.push(nodeOf(n, false));
     usage = await settle<readonly UsageRow[]>(s.usage(sessionId));
     children = await settle<readonly SessionRecord[]>(s.children(sessionId));
+    artifacts = await loadArtifacts(s, nodes);
   } else {
     const rt = source;
     record = await settle<SessionRecord>(rt.getSession(sessionId));
@@ -117,5 +121,6 @@ export async function loadSession(
     nodes,
     usage: usage.map(usageOf),
     children: kids,
+    ...(artifacts.length > 0 ? { artifacts } : {}),
   };
 }

@@ -1,4 +1,5 @@
 import type { Message } from "@lash/sansio";
+import { inlineArtifacts } from "./artifacts.ts";
 import type { ExportedSession } from "./schema.ts";
 import {
   approvalOf,
@@ -157,5 +158,5 @@ function renderSession(exported: ExportedSession, options: MarkdownOptions, dept
 
 /** A readable Markdown transcript of the active branch (for pasting into an issue). */
 export function renderSessionMarkdown(exported: ExportedSession, options: MarkdownOptions = {}): string {
-  return `${renderSession(exported, options, 0)}\n`;
+  return `${renderSession(inlineArtifacts(exported), options, 0)}\n`;
 }

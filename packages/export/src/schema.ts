@@ -60,6 +60,18 @@ export const ExportedSessionInfo = Schema.Struct({
 });
 export type ExportedSessionInfo = typeof ExportedSessionInfo.Type;
 
+/**
+ * An artifact a node of the session refers to (`ref: "artifact:<id>"`), embedded
+ * whole: `data` is its bytes in base64, `id` their sha256 (checked on import).
+ */
+export const ExportedArtifact = Schema.Struct({
+  id: Schema.String,
+  mediaType: Schema.String,
+  size: Schema.Number,
+  data: Schema.String,
+});
+export type ExportedArtifact = typeof ExportedArtifact.Type;
+
 export interface ExportedSession {
   readonly format: "lash-session";
   readonly version: typeof EXPORT_SCHEMA_VERSION;
@@ -69,6 +81,8 @@ export interface ExportedSession {
   readonly usage: readonly ExportedUsageRow[];
   /** Subagent sessions spawned by this one's tool calls (`session.parentLink.callId`), recursively. */
   readonly children: readonly ExportedSession[];
+  /** The artifacts this session's nodes refer to (absent when there are none). */
+  readonly artifacts?: readonly ExportedArtifact[];
 }
 
 interface ExportedSessionEncoded {
@@ -78,6 +92,7 @@ interface ExportedSessionEncoded {
   readonly nodes: readonly (typeof ExportedNode.Encoded)[];
   readonly usage: readonly (typeof ExportedUsageRow.Encoded)[];
   readonly children: readonly ExportedSessionEncoded[];
+  readonly artifacts?: readonly (typeof ExportedArtifact.Encoded)[];
 }
 
 export const ExportedSession: Schema.Schema<ExportedSession, ExportedSessionEncoded> = Schema.Struct({
@@ -89,4 +104,5 @@ export const ExportedSession: Schema.Schema<ExportedSession, ExportedSessionEnco
   children: Schema.Array(
     Schema.suspend((): Schema.Schema<ExportedSession, ExportedSessionEncoded> => ExportedSession),
   ),
+  artifacts: Schema.optional(Schema.Array(ExportedArtifact)),
 });

@@ -23,7 +23,12 @@ export const AGENT_TOOLS: readonly string[] = ["spawn_agent"];
  * Read-only tools lash itself adds to help the model use what it already has: the rest of a
  * cut tool result, a skill's body and files. Every profile allows them (a layer can still deny them).
  */
-export const READ_CONTROL_TOOLS: readonly string[] = ["read_output", "load_skill", "read_skill_file"];
+export const READ_CONTROL_TOOLS: readonly string[] = [
+  "read_output",
+  "read_artifact",
+  "load_skill",
+  "read_skill_file",
+];
 
 /** The MCP tool-name part of a server (as @lash/plugin-mcp writes it: `mcp__<server>__<tool>`). */
 const mcpServerPart = (server: string): string => server.replace(/[^a-zA-Z0-9_-]/g, "_") || "_";
@@ -118,9 +123,10 @@ export const PROFILE_LAYERS: { readonly [P in ProfileName]: PolicyLayer } = {
 
 export const PROFILE_DESCRIPTIONS: { readonly [P in ProfileName]: string } = {
   minimal:
-    "read-only file tools and the plan (and read_output, load_skill, read_skill_file, as every profile)",
-  readonly: "every tool whose effects are only read (and read_output, load_skill, read_skill_file)",
+    "read-only file tools and the plan (and read_output, read_artifact, load_skill, read_skill_file, as every profile)",
+  readonly:
+    "every tool whose effects are only read (and read_output, read_artifact, load_skill, read_skill_file)",
   coding:
-    "file tools, shell, plan and agents (and read_output, load_skill, read_skill_file); approval risk for exec tools, never for read-only ones",
+    "file tools, shell, plan and agents (and read_output, read_artifact, load_skill, read_skill_file); approval risk for exec tools, never for read-only ones",
   full: "every tool",
 };

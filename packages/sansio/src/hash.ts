@@ -55,6 +55,11 @@ export function sha256Hex(text: string): string {
   return createHash("sha256").update(text, "utf8").digest("hex");
 }
 
+/** The sha256 of raw bytes, hex (the id of a content-addressed artifact). */
+export function sha256BytesHex(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
 /** `sha256Hex(canonicalJson(value))`. */
 export function hashValue(value: unknown): string {
   return sha256Hex(canonicalJson(value));

@@ -34,6 +34,7 @@ export {
 export {
   canonicalJson,
   hashValue,
+  sha256BytesHex,
   sha256Hex,
 } from "./hash.ts";
 export {

@@ -21,6 +21,7 @@ export {
   type ToolsPluginOptions,
   toolsPlugin,
 } from "./plugin.ts";
+export { type ReadArtifactArgs, type ReadArtifactLimits, readArtifactTool } from "./read-artifact.ts";
 export { type ReadFileArgs, type ReadFileLimits, type ReadFileValue, readFileTool } from "./read-file.ts";
 export {
   type GlobArgs,

@@ -2,6 +2,7 @@ import type { ToolDefinition } from "@lash/core";
 import { applyPatchTool } from "./apply-patch.ts";
 import { editTool } from "./edit.ts";
 import { updatePlanTool } from "./plan.ts";
+import { readArtifactTool } from "./read-artifact.ts";
 import { type ReadFileLimits, readFileTool } from "./read-file.ts";
 import { globTool, grepTool, type SearchLimits } from "./search.ts";
 import { type ShellOptions, shellTool } from "./shell.ts";
@@ -17,6 +18,7 @@ export const TOOL_NAMES = [
   "grep",
   "shell",
   "update_plan",
+  "read_artifact",
 ] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
@@ -72,6 +74,7 @@ export function toolsPlugin(options: ToolsPluginOptions): ToolsPlugin {
     grep: () => grepTool(workspace, options.grep) as ToolDefinition,
     shell: () => shellTool(workspace, options.shell) as ToolDefinition,
     update_plan: () => updatePlanTool() as ToolDefinition,
+    read_artifact: () => readArtifactTool() as ToolDefinition,
   };
   const tools = TOOL_NAMES.filter((n) => wanted === undefined || wanted.includes(n)).map((n) => make[n]());
   return { name: "tools", tools, workspace };

@@ -48,6 +48,7 @@ describe("toolsPlugin", () => {
       grep: "files.grep",
       shell: "shell.exec",
       update_plan: "plan.update",
+      read_artifact: "artifacts.read",
     });
     for (const tool of plugin.tools) {
       expect(tool.inputSchema.type).toBe("object");
@@ -59,7 +60,7 @@ describe("toolsPlugin", () => {
       if (tool.readOnly === true) expect(isIdempotent(tool)).toBe(true);
     }
     const readOnly = plugin.tools.filter((t) => t.readOnly === true).map((t) => t.name);
-    expect(readOnly).toEqual(["read_file", "glob", "grep"]);
+    expect(readOnly).toEqual(["read_file", "glob", "grep", "read_artifact"]);
   });
 
   it("selects a subset and rejects unknown names", () => {

@@ -1,8 +1,10 @@
 // MemoryStore: the SessionStore contract held in plain maps. Every operation
 // runs synchronously inside one `Effect.suspend`, so each is atomic: it
 // validates everything first and mutates only when nothing can fail.
+import { sha256BytesHex } from "@lash/sansio";
 import { Effect, Layer } from "effect";
 import {
+  type ArtifactInfo,
   type CommitResult,
   type GraphNode,
   type JournalEntry,
@@ -20,6 +22,7 @@ import {
   type TurnCommit,
   type UsageRow,
 } from "../store.ts";
+import { artifactRefsOf } from "./artifacts.ts";
 import {
   duplicateNode,
   foreignNode,
@@ -58,6 +61,10 @@ export const makeMemoryStore = (): Effect.Effect<SessionStoreShape> =>
     const leases = new Map<string, SessionLease>();
     /** Per session: kept tool outputs by call id, in insertion order (a replaced one moves last). */
     const outputs = new Map<string, Map<string, ToolOutputRecord>>();
+    /** Artifacts by id: metadata and a private copy of the bytes. */
+    const artifacts = new Map<string, { readonly info: ArtifactInfo; readonly bytes: Uint8Array }>();
+    /** Artifact id → the ids of the nodes that referred to it when committed. */
+    const artifactRefs = new Map<string, Set<string>>();
     let nodeSeq = 0;
     let sessionOrder = 0;
 
@@ -204,6 +211,11 @@ export const makeMemoryStore = (): Effect.Effect<SessionStoreShape> =>
           for (const n of c.nodes) {
             nodes.set(n.id, { ...n, seq: ++nodeSeq });
             e.nodeIds.push(n.id);
+            for (const a of artifactRefsOf(n.payload)) {
+              const refs = artifactRefs.get(a) ?? new Set<string>();
+              artifactRefs.set(a, refs);
+              refs.add(n.id);
+            }
           }
           const headRevision = actual + 1;
           e.record = {
@@ -360,6 +372,49 @@ export const makeMemoryStore = (): Effect.Effect<SessionStoreShape> =>
             for (let i = own.length - 1; i >= 0; i--) if (own[i]!.providerCallId === callId) return own[i];
           }
           return undefined;
+        }),
+
+      putArtifact: (a) =>
+        Effect.sync(() => {
+          const id = sha256BytesHex(a.bytes);
+          const had = artifacts.get(id);
+          if (had) return had.info;
+          const info: ArtifactInfo = {
+            id,
+            size: a.bytes.length,
+            mediaType: a.mediaType,
+            createdAt: a.createdAt,
+          };
+          artifacts.set(id, { info, bytes: Uint8Array.from(a.bytes) });
+          return info;
+        }),
+
+      artifactInfo: (id) => Effect.sync(() => artifacts.get(id)?.info),
+
+      readArtifact: (id) =>
+        Effect.sync(() => {
+          const a = artifacts.get(id);
+          return a ? Uint8Array.from(a.bytes) : undefined;
+        }),
+
+      collectArtifacts: ({ storedBefore }) =>
+        Effect.sync(() => {
+          const removed: string[] = [];
+          let bytes = 0;
+          // a turn not yet committed refers to its artifacts from its journal
+          const journaled = new Set<string>();
+          for (const j of journal.values())
+            if (j.outcome !== undefined) for (const id of artifactRefsOf(j.outcome)) journaled.add(id);
+          for (const [id, a] of artifacts) {
+            const refs = artifactRefs.get(id);
+            if (refs) for (const nid of refs) if (!nodes.has(nid)) refs.delete(nid);
+            if ((refs?.size ?? 0) > 0 || journaled.has(id) || a.info.createdAt > storedBefore) continue;
+            artifacts.delete(id);
+            artifactRefs.delete(id);
+            removed.push(id);
+            bytes += a.info.size;
+          }
+          return { removed, bytes };
         }),
 
       releaseLease: (sessionId, holder) =>

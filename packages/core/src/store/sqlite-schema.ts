@@ -133,6 +133,32 @@ export const sqliteMigrations: readonly (readonly string[])[] = [
     )`,
     "CREATE INDEX tool_outputs_provider ON tool_outputs(session_id, provider_call_id)",
   ],
+  // 5: content-addressed artifacts (issue 20). One row per artifact (sha256 of its bytes);
+  //   its bytes in `artifact_chunks` (≤ 256 KiB each), or in a file beside the database when
+  //   `on_disk` (large artifacts). `artifact_refs` records which node referred to which
+  //   artifact at commit; garbage collection keeps an artifact while one of those nodes exists.
+  [
+    `CREATE TABLE artifacts (
+      id TEXT PRIMARY KEY,
+      size INTEGER NOT NULL,
+      media_type TEXT NOT NULL,
+      chunks INTEGER NOT NULL,
+      on_disk INTEGER NOT NULL DEFAULT 0,
+      created_at INTEGER NOT NULL
+    ) WITHOUT ROWID`,
+    `CREATE TABLE artifact_chunks (
+      artifact_id TEXT NOT NULL,
+      idx INTEGER NOT NULL,
+      data BLOB NOT NULL,
+      PRIMARY KEY (artifact_id, idx)
+    ) WITHOUT ROWID`,
+    `CREATE TABLE artifact_refs (
+      artifact_id TEXT NOT NULL,
+      node_id TEXT NOT NULL,
+      PRIMARY KEY (artifact_id, node_id)
+    ) WITHOUT ROWID`,
+    "CREATE INDEX artifact_refs_node ON artifact_refs(node_id)",
+  ],
 ];
 
 /** Where a node sits: its line and depth (see migration 4). */

@@ -3,13 +3,18 @@
 // migrations kept in `PRAGMA user_version`. Every write runs in a
 // `BEGIN IMMEDIATE` transaction, so concurrent writers (other connections,
 // other processes) queue on the write lock instead of failing mid-transaction.
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import * as Reactivity from "@effect/experimental/Reactivity";
 import * as SqlClient from "@effect/sql/SqlClient";
 import type { Connection } from "@effect/sql/SqlConnection";
 import { SqlError } from "@effect/sql/SqlError";
+import { sha256BytesHex } from "@lash/sansio";
 import type { Statement } from "better-sqlite3";
 import { Effect, Layer, Schema, Scope } from "effect";
 import {
+  type ArtifactInfo,
+  type ArtifactPut,
   type CommitResult,
   type GraphNode,
   type JournalEntry,
@@ -31,6 +36,7 @@ import {
   type TurnCommit,
   type UsageRow,
 } from "../store.ts";
+import { ARTIFACT_CHUNK_BYTES, ARTIFACT_FILE_BYTES, artifactRefsInJson } from "./artifacts.ts";
 import {
   duplicateNode,
   foreignNode,
@@ -74,6 +80,11 @@ export interface SqliteStoreOptions {
   readonly filename: string;
   /** How long a writer waits for another connection's write lock (default 5000 ms). */
   readonly busyTimeoutMs?: number;
+  /**
+   * Artifacts larger than this many bytes are kept as files in `<filename>.artifacts/`
+   * (named by their sha256) instead of chunks in the database (default 8 MiB).
+   */
+  readonly artifactFileBytes?: number;
 }
 
 type OpenError = SchemaTooNew | StoreCorrupt | StoreError;
@@ -333,6 +344,22 @@ function toPending(r: PendingRow): PendingTurn {
   );
 }
 
+interface ArtifactRow {
+  readonly id: string;
+  readonly size: number;
+  readonly media_type: string;
+  readonly chunks: number;
+  readonly on_disk: number;
+  readonly created_at: number;
+}
+
+const toArtifact = (r: ArtifactRow): ArtifactInfo => ({
+  id: r.id,
+  size: r.size,
+  mediaType: r.media_type,
+  createdAt: r.created_at,
+});
+
 const toLease = (r: LeaseRow): SessionLease => ({
   sessionId: r.session_id,
   holder: r.holder,
@@ -463,7 +490,7 @@ export const makeSqliteStore = (
       );
     }).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(toOpenError(e))));
 
-    return makeShape(sql, immediate, filename);
+    return makeShape(sql, immediate, filename, options.artifactFileBytes ?? ARTIFACT_FILE_BYTES);
   }).pipe(Effect.withSpan("SqliteStore.open"));
 
 /** The schema version that introduced lines (migration 4). */
@@ -570,8 +597,13 @@ function makeShape(
   sql: SqlClient.SqlClient,
   immediate: ReturnType<typeof immediateTransaction>,
   filename: string,
+  artifactFileBytes: number,
 ): SessionStoreShape {
   const toStoreError = fromSqlError(filename);
+  /** Where large artifacts live: a directory beside the database, one file per artifact. */
+  const artifactDir = `${filename}.artifacts`;
+  const artifactFile = (id: string) => join(artifactDir, id.slice(0, 2), id);
+  const artifactsOnDisk = filename !== ":memory:" && filename !== "";
 
   /** Map SQL failures and defects (bad JSON …) to StoreError; keep the typed failures. */
   const guard = <A, E>(
@@ -932,22 +964,30 @@ function makeShape(
           // 4. Place the nodes on lines, append them, move the leaf, bump.
           const places = yield* placeNodes(c.nodes, found);
           let at = 0;
+          const refs: { artifact_id: string; node_id: string }[] = [];
           for (const part of chunks(c.nodes, NODE_CHUNK)) {
             yield* sql`INSERT INTO nodes ${sql.insert(
-              part.map((n) => ({
-                line: places[at]!.line,
-                depth: places[at++]!.depth,
-                id: n.id,
-                session_id: n.sessionId,
-                parent_id: n.parentId,
-                frame_id: n.frameId,
-                kind: n.kind,
-                turn_id: n.turnId,
-                payload_json: toJson(n.payload),
-                created_at: n.createdAt,
-              })),
+              part.map((n) => {
+                const payloadJson = toJson(n.payload);
+                for (const a of artifactRefsInJson(payloadJson)) refs.push({ artifact_id: a, node_id: n.id });
+                return {
+                  line: places[at]!.line,
+                  depth: places[at++]!.depth,
+                  id: n.id,
+                  session_id: n.sessionId,
+                  parent_id: n.parentId,
+                  frame_id: n.frameId,
+                  kind: n.kind,
+                  turn_id: n.turnId,
+                  payload_json: payloadJson,
+                  created_at: n.createdAt,
+                };
+              }),
             )}`;
           }
+          // the artifacts the nodes refer to (garbage collection keeps them while a node does)
+          for (const part of chunks(refs, NODE_CHUNK))
+            yield* sql`INSERT OR IGNORE INTO artifact_refs ${sql.insert(part)}`;
           const headRevision = row.head_revision + 1;
           yield* sql`UPDATE sessions SET
               leaf_id = ${c.leafId},
@@ -1222,6 +1262,115 @@ function makeShape(
           },
         ),
       );
+    }),
+
+    putArtifact: Effect.fn("SqliteStore.putArtifact")(function* (a: ArtifactPut) {
+      const id = sha256BytesHex(a.bytes);
+      const had = yield* guard(sql<ArtifactRow>`SELECT * FROM artifacts WHERE id = ${id}`);
+      if (had[0]) return toArtifact(had[0]);
+      const onDisk = artifactsOnDisk && a.bytes.length > artifactFileBytes;
+      if (onDisk) {
+        // the file first (written whole, then renamed into place): a row never names a missing file
+        yield* guard(
+          Effect.try({
+            try: () => {
+              const file = artifactFile(id);
+              mkdirSync(join(artifactDir, id.slice(0, 2)), { recursive: true });
+              const tmp = `${file}.${process.pid}.tmp`;
+              writeFileSync(tmp, a.bytes);
+              renameSync(tmp, file);
+            },
+            catch: (cause) =>
+              new StoreError({
+                message: `could not write artifact ${id} under ${artifactDir}: ${cause}`,
+                cause,
+              }),
+          }),
+        );
+      }
+      const count = onDisk ? 0 : Math.ceil(a.bytes.length / ARTIFACT_CHUNK_BYTES);
+      return yield* write(
+        Effect.gen(function* () {
+          const again = yield* sql<ArtifactRow>`SELECT * FROM artifacts WHERE id = ${id}`;
+          if (again[0]) return toArtifact(again[0]);
+          yield* sql`INSERT INTO artifacts ${sql.insert({
+            id,
+            size: a.bytes.length,
+            media_type: a.mediaType,
+            chunks: count,
+            on_disk: onDisk ? 1 : 0,
+            created_at: a.createdAt,
+          })}`;
+          for (let i = 0; i < count; i++) {
+            const data = a.bytes.subarray(i * ARTIFACT_CHUNK_BYTES, (i + 1) * ARTIFACT_CHUNK_BYTES);
+            yield* sql`INSERT INTO artifact_chunks ${sql.insert({ artifact_id: id, idx: i, data })}`;
+          }
+          return { id, size: a.bytes.length, mediaType: a.mediaType, createdAt: a.createdAt } as ArtifactInfo;
+        }),
+      );
+    }),
+
+    artifactInfo: Effect.fn("SqliteStore.artifactInfo")(function* (id: string) {
+      const rows = yield* guard(sql<ArtifactRow>`SELECT * FROM artifacts WHERE id = ${id}`);
+      return rows[0] ? toArtifact(rows[0]) : undefined;
+    }),
+
+    readArtifact: Effect.fn("SqliteStore.readArtifact")(function* (id: string) {
+      const row = (yield* guard(sql<ArtifactRow>`SELECT * FROM artifacts WHERE id = ${id}`))[0];
+      if (!row) return undefined;
+      if (row.on_disk === 1) {
+        return yield* guard(
+          Effect.try({
+            try: () => new Uint8Array(readFileSync(artifactFile(id))),
+            catch: (cause) =>
+              new StoreError({
+                message: `artifact ${id} is recorded in ${filename} but its file ${artifactFile(id)} cannot be read: ${cause}`,
+                cause,
+              }),
+          }),
+        );
+      }
+      const parts = yield* guard(
+        sql<{ data: Uint8Array }>`SELECT data FROM artifact_chunks WHERE artifact_id = ${id} ORDER BY idx`,
+      );
+      const out = new Uint8Array(row.size);
+      let at = 0;
+      for (const p of parts) {
+        out.set(p.data, at);
+        at += p.data.length;
+      }
+      if (at !== row.size || parts.length !== row.chunks)
+        return yield* Effect.fail(
+          new StoreError({
+            message: `artifact ${id} in ${filename} is damaged: ${parts.length} of ${row.chunks} chunks, ${at} of ${row.size} bytes`,
+          }),
+        );
+      return out;
+    }),
+
+    collectArtifacts: Effect.fn("SqliteStore.collectArtifacts")(function* (options: {
+      readonly storedBefore: number;
+    }) {
+      const gone = yield* write(
+        Effect.gen(function* () {
+          // references from nodes that no longer exist (their session was deleted) no longer count;
+          // a turn not yet committed refers to its artifacts from its journal
+          yield* sql`DELETE FROM artifact_refs WHERE NOT EXISTS
+            (SELECT 1 FROM nodes n WHERE n.id = artifact_refs.node_id)`;
+          const rows = yield* sql<ArtifactRow>`SELECT * FROM artifacts a
+            WHERE a.created_at <= ${options.storedBefore}
+              AND NOT EXISTS (SELECT 1 FROM artifact_refs r WHERE r.artifact_id = a.id)
+              AND NOT EXISTS (SELECT 1 FROM journal j WHERE instr(j.outcome_json, 'artifact:' || a.id) > 0)`;
+          for (const r of rows) {
+            yield* sql`DELETE FROM artifact_chunks WHERE artifact_id = ${r.id}`;
+            yield* sql`DELETE FROM artifacts WHERE id = ${r.id}`;
+          }
+          return rows;
+        }),
+      );
+      // files after the rows are gone (a crash in between leaves a stray file, never a dangling row)
+      for (const r of gone) if (r.on_disk === 1) rmSync(artifactFile(r.id), { force: true });
+      return { removed: gone.map((r) => r.id), bytes: gone.reduce((n, r) => n + r.size, 0) };
     }),
 
     releaseLease: Effect.fn("SqliteStore.releaseLease")(function* (sessionId: string, holder: string) {

@@ -2,6 +2,7 @@ import { type Message, standardDriver, TurnMachine } from "@lash/sansio";
 import { Clock, type Deferred, Effect, Either } from "effect";
 import type { TurnActivityBody } from "../activity.ts";
 import { addGrantOf, grantsOf, recordsOfJournal } from "../approval.ts";
+import { Artifacts } from "../artifacts.ts";
 import type { ApprovalError } from "../governance.ts";
 import { storeFailure } from "../lease.ts";
 import type { ProjectedResult } from "../plugin.ts";
@@ -109,7 +110,8 @@ export const openTurn = (
     const initialCatalog = yield* rt.toolCatalog.forSession(session);
     const initialSystem = pluginHost.systemPrompt(session);
     const projectorFor = rt.projectors[session.mode];
-    const toolHost: ToolHost = { runtime: rt.self(), session, emit };
+    const artifacts = Artifacts.fromStore(store);
+    const toolHost: ToolHost = { runtime: rt.self(), session, emit, artifacts };
     const scope: TurnScope = {
       rt,
       sessionId,
@@ -126,7 +128,9 @@ export const openTurn = (
       cancel,
       signal: args.signal,
       project: (call, out) =>
-        projector ? projector(hook, call, out) : Effect.succeed<ProjectedResult>({ content: out.content }),
+        projector
+          ? Effect.provideService(projector(hook, call, out), Artifacts, artifacts)
+          : Effect.succeed<ProjectedResult>({ content: out.content }),
       toolHost,
       failTurn: (e) =>
         e._tag === "ApprovalError"

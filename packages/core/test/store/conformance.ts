@@ -1,7 +1,9 @@
 // The store conformance suite: every SessionStore implementation runs exactly
 // these tests (memory.test.ts, sqlite.test.ts).
 import { describe, expect, it } from "@effect/vitest";
+import { sha256BytesHex } from "@lash/sansio";
 import { Effect, Exit, type Scope } from "effect";
+import { artifactRef } from "../../src/store/artifacts.ts";
 import type { JournalEntry, SessionStoreShape, UsageRow } from "../../src/store.ts";
 import { chain, ids, node, session, turn } from "./helpers.ts";
 
@@ -794,6 +796,159 @@ export function storeConformance(name: string, makeStore: MakeStore): void {
           }),
       );
     });
+  });
+
+  describe("artifacts", () => {
+    const bytesOf = (text: string) => new TextEncoder().encode(text);
+    const refNode = (id: string, sessionId: string, parentId: string | null, artifactId: string) =>
+      node(id, sessionId, parentId, {
+        payload: {
+          id,
+          role: "tool",
+          parts: [
+            {
+              type: "toolResult",
+              callId: "c",
+              name: "shell",
+              isError: false,
+              content: [{ type: "text", text: "cut" }],
+              full: [{ type: "attachment", mediaType: "text/plain", ref: artifactRef(artifactId) }],
+            },
+          ],
+        },
+      });
+
+    it.scoped("stored once under the sha256 of the bytes, read back whole; unknown ids are undefined", () =>
+      Effect.gen(function* () {
+        const store = yield* makeStore();
+        // 600 KiB: more than two chunks
+        const big = bytesOf("0123456789abcdef\n".repeat(600 * 64));
+        const a = yield* store.putArtifact({ bytes: big, mediaType: "text/plain", createdAt: 10 });
+        expect(a).toEqual({
+          id: sha256BytesHex(big),
+          size: big.length,
+          mediaType: "text/plain",
+          createdAt: 10,
+        });
+        const again = yield* store.putArtifact({
+          bytes: big,
+          mediaType: "application/x-other",
+          createdAt: 20,
+        });
+        expect(again).toEqual(a);
+        expect(yield* store.artifactInfo(a.id)).toEqual(a);
+        expect(Buffer.from((yield* store.readArtifact(a.id))!).equals(Buffer.from(big))).toBe(true);
+        const empty = yield* store.putArtifact({
+          bytes: new Uint8Array(0),
+          mediaType: "text/plain",
+          createdAt: 1,
+        });
+        expect(empty.size).toBe(0);
+        expect((yield* store.readArtifact(empty.id))?.length).toBe(0);
+        expect(yield* store.artifactInfo("0".repeat(64))).toBeUndefined();
+        expect(yield* store.readArtifact("nope")).toBeUndefined();
+      }),
+    );
+
+    it.scoped("gc removes only unreferenced artifacts stored before the cut-off", () =>
+      Effect.gen(function* () {
+        const store = yield* makeStore();
+        const kept = yield* store.putArtifact({
+          bytes: bytesOf("kept"),
+          mediaType: "text/plain",
+          createdAt: 10,
+        });
+        const loose = yield* store.putArtifact({
+          bytes: bytesOf("loose"),
+          mediaType: "text/plain",
+          createdAt: 10,
+        });
+        const young = yield* store.putArtifact({
+          bytes: bytesOf("young"),
+          mediaType: "text/plain",
+          createdAt: 50,
+        });
+        yield* store.createSession(session("s1"));
+        yield* store.commit(
+          turn("s1", "t1", 0, [node("n0", "s1", null), refNode("n1", "s1", "n0", kept.id)]),
+        );
+        // a branch away from the referencing node: the node is still in the graph
+        yield* store.setLeaf("s1", "n0", 1, 3_100);
+        const gc = yield* store.collectArtifacts({ storedBefore: 20 });
+        expect(gc).toEqual({ removed: [loose.id], bytes: 5 });
+        expect(yield* store.artifactInfo(loose.id)).toBeUndefined();
+        expect(yield* store.readArtifact(loose.id)).toBeUndefined();
+        expect(yield* store.artifactInfo(kept.id)).toEqual(kept);
+        expect(yield* store.artifactInfo(young.id)).toEqual(young);
+        expect((yield* store.collectArtifacts({ storedBefore: 100 })).removed).toEqual([young.id]);
+        expect((yield* store.collectArtifacts({ storedBefore: 100 })).removed).toEqual([]);
+      }),
+    );
+
+    it.scoped(
+      "a fork's reference keeps an artifact after its origin is deleted; deleting both frees it",
+      () =>
+        Effect.gen(function* () {
+          const store = yield* makeStore();
+          const a = yield* store.putArtifact({
+            bytes: bytesOf("shared"),
+            mediaType: "text/plain",
+            createdAt: 1,
+          });
+          const b = yield* store.putArtifact({
+            bytes: bytesOf("fork only"),
+            mediaType: "text/plain",
+            createdAt: 1,
+          });
+          yield* store.createSession(session("orig"));
+          yield* store.commit(
+            turn("orig", "t1", 0, [node("o0", "orig", null), refNode("o1", "orig", "o0", a.id)]),
+          );
+          yield* store.fork(session("fork", { origin: { sessionId: "orig", nodeId: "o1" } }));
+          yield* store.commit(turn("fork", "t1", 0, [refNode("f0", "fork", "o1", b.id)]));
+          yield* store.deleteSession("orig");
+          expect((yield* store.collectArtifacts({ storedBefore: 10 })).removed).toEqual([]);
+          yield* store.deleteSession("fork");
+          const gc = yield* store.collectArtifacts({ storedBefore: 10 });
+          expect([...gc.removed].sort()).toEqual([a.id, b.id].sort());
+          expect(yield* store.readArtifact(a.id)).toBeUndefined();
+        }),
+    );
+
+    it.scoped("a pending turn's journal keeps the artifacts its outcome refers to", () =>
+      Effect.gen(function* () {
+        const store = yield* makeStore();
+        const a = yield* store.putArtifact({
+          bytes: bytesOf("pending"),
+          mediaType: "text/plain",
+          createdAt: 1,
+        });
+        yield* store.createSession(session("s1"));
+        yield* store.journalPut({
+          key: "s1:t1:0:runTools:1",
+          sessionId: "s1",
+          turnId: "t1",
+          hash: "h",
+          status: "completed",
+          outcome: [{ full: [{ type: "attachment", mediaType: "text/plain", ref: artifactRef(a.id) }] }],
+          updatedAt: 1,
+        });
+        expect((yield* store.collectArtifacts({ storedBefore: 10 })).removed).toEqual([]);
+        yield* store.abandonTurn("s1", "t1");
+        expect((yield* store.collectArtifacts({ storedBefore: 10 })).removed).toEqual([a.id]);
+      }),
+    );
+
+    it.scoped("a node committed before its artifact is put still keeps it (import order)", () =>
+      Effect.gen(function* () {
+        const store = yield* makeStore();
+        const bytes = bytesOf("late");
+        yield* store.createSession(session("s1"));
+        yield* store.commit(turn("s1", "t1", 0, [refNode("n0", "s1", null, sha256BytesHex(bytes))]));
+        yield* store.putArtifact({ bytes, mediaType: "text/plain", createdAt: 1 });
+        expect((yield* store.collectArtifacts({ storedBefore: 10 })).removed).toEqual([]);
+      }),
+    );
   });
 }
 

@@ -118,6 +118,11 @@ describe("SqliteStore: the active path from lines", () => {
         );
         yield* withRaw(filename, (sql) =>
           Effect.gen(function* () {
+            // migration 5 (artifacts), then 4
+            yield* sql.unsafe("DROP INDEX artifact_refs_node");
+            yield* sql.unsafe("DROP TABLE artifact_refs");
+            yield* sql.unsafe("DROP TABLE artifact_chunks");
+            yield* sql.unsafe("DROP TABLE artifacts");
             yield* sql.unsafe("DROP INDEX nodes_line");
             yield* sql.unsafe("DROP INDEX node_lines_session");
             yield* sql.unsafe("DROP INDEX tool_outputs_provider");
