@@ -53,9 +53,9 @@ export function fold(t: Transcript, event: ServerEvent): Transcript {
   };
   switch (event.type) {
     case "turnStarted": {
-      const input = (d.input as { role?: string; content?: unknown }[] | undefined) ?? [];
+      const input = (d.input as { role?: string; parts?: unknown }[] | undefined) ?? [];
       for (const m of input)
-        if (m.role === "user") items.push({ kind: "user", text: textOfContent(m.content) });
+        if (m.role === "user") items.push({ kind: "user", text: textOfContent(m.parts) });
       break;
     }
     case "textDelta": {
