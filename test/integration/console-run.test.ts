@@ -1,0 +1,99 @@
+// The live event stream of a run in the console (issue 24, acceptance 3: reconnect after the
+// page reloads without losing events). A run is started over the API; its second model reply
+// is held, so the page is reloaded mid-run; the reloaded page shows the events it had at once
+// (kept in sessionStorage), asks the daemon only for what comes after them (Last-Event-ID), and
+// ends with exactly the run's events — compared, seq by seq, with GET /v1/runs/:id/events.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { RecordedRequest } from "@lash/providers/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ConsoleRig, consoleScreenshot, gate, openConsole, startConsole } from "./console-support.ts";
+import { api, readSse } from "./serve-support.ts";
+
+let rig: ConsoleRig;
+const held = gate<void>();
+
+beforeAll(async () => {
+  rig = await startConsole({
+    responder: async (request: RecordedRequest) => {
+      if (request.index === 0)
+        return {
+          text: "Let me look.",
+          toolCalls: [{ id: "call_1", name: "read_file", arguments: { path: "notes.txt" } }],
+        };
+      await held.wait;
+      return { text: "The notes say **RELOAD-NOTES**.", textChunks: 4 };
+    },
+    prepare: async (sb) => {
+      writeFileSync(join(sb.cwd, "notes.txt"), "RELOAD-NOTES\n");
+    },
+  });
+}, 180_000);
+
+afterAll(async () => {
+  held.release();
+  await rig?.close();
+});
+
+const shownSeqs = async (page: import("playwright-core").Page): Promise<number[]> =>
+  (
+    await page
+      .locator(".events li[data-seq]")
+      .evaluateAll((els) => els.map((e) => e.getAttribute("data-seq")))
+  ).map(Number);
+
+describe("the console: a run's live events", () => {
+  it("a reload mid-run loses and repeats no event, and resumes after the last one it had", async () => {
+    const session = await api(rig.daemon.url, "POST", "/v1/sessions", { title: "reload" });
+    expect(session.status).toBe(201);
+    const started = await api(rig.daemon.url, "POST", `/v1/sessions/${session.body.id}/turns`, {
+      text: "read the notes",
+    });
+    expect(started.status).toBe(202);
+    const runId = String(started.body.id);
+
+    const { page, errors, foreign } = await openConsole(rig, `/runs/${runId}`);
+    await page.getByRole("heading", { level: 1, name: `Run ${runId}` }).waitFor();
+    // mid-run: the tool call is done, the model's second reply is held
+    await page.locator(".events li .type", { hasText: "toolCompleted" }).waitFor();
+    await page.getByRole("article", { name: /Tool read_file: done/ }).waitFor();
+    expect(await page.getByTestId("run-state").textContent()).toBe("running");
+    const before = await shownSeqs(page);
+    expect(before.length).toBeGreaterThan(5);
+    await consoleScreenshot(page, "run-live");
+
+    // the reloaded page asks only for what comes after the events it kept
+    const streamRequests: { url: string; lastEventId: string | undefined }[] = [];
+    page.on("request", (r) => {
+      if (r.url().includes(`/v1/runs/${runId}/events`))
+        streamRequests.push({ url: r.url(), lastEventId: r.headers()["last-event-id"] });
+    });
+    await page.reload({ waitUntil: "load" });
+    await page
+      .locator(".events li[data-seq]")
+      .nth(before.length - 1)
+      .waitFor();
+    expect((await shownSeqs(page)).slice(0, before.length)).toEqual(before);
+    await expect.poll(() => streamRequests.length).toBeGreaterThan(0);
+    expect(streamRequests[0]!.lastEventId).toBe(String(before.at(-1)));
+
+    held.release();
+    await page.getByTestId("run-state").getByText("completed").waitFor();
+    await page.getByTestId("stream-link").getByText("ended").waitFor();
+    const after = await shownSeqs(page);
+    const all = await readSse(`${rig.daemon.url}/v1/runs/${runId}/events`);
+    expect(all.ended).toBe(true);
+    expect(after).toEqual(all.events.map((e) => e.id));
+    expect(new Set(after).size).toBe(after.length);
+    expect(after.slice(0, before.length)).toEqual(before);
+    // the transcript was made once: one answer, one tool card
+    const log = page.getByRole("log", { name: `Transcript of run ${runId}` });
+    await log.getByText("RELOAD-NOTES", { exact: true }).waitFor();
+    expect(await log.locator(".tool").count()).toBe(1);
+    expect(await log.locator(".msg-assistant strong").allTextContents()).toEqual(["RELOAD-NOTES"]);
+    await consoleScreenshot(page, "run-finished");
+    expect(errors).toEqual([]);
+    expect(foreign).toEqual([]);
+    await page.context().close();
+  });
+});
