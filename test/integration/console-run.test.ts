@@ -6,6 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RecordedRequest } from "@lash/providers/testing";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ConsoleRig, consoleScreenshot, gate, openConsole, startConsole } from "./console-support.ts";
 import { api, readSse } from "./serve-support.ts";
@@ -35,12 +36,13 @@ afterAll(async () => {
   await rig?.close();
 });
 
-const shownSeqs = async (page: import("playwright-core").Page): Promise<number[]> =>
-  (
-    await page
-      .locator(".events li[data-seq]")
-      .evaluateAll((els) => els.map((e) => e.getAttribute("data-seq")))
-  ).map(Number);
+/** The `seq`s of the events the page lists, in order. */
+const shownSeqs = async (page: Page): Promise<number[]> => {
+  const rows = page.locator(".events li[data-seq]");
+  const out: number[] = [];
+  for (const row of await rows.all()) out.push(Number(await row.getAttribute("data-seq")));
+  return out;
+};
 
 describe("the console: a run's live events", () => {
   it("a reload mid-run loses and repeats no event, and resumes after the last one it had", async () => {
