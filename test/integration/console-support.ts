@@ -122,6 +122,8 @@ export interface ConsolePage {
 export async function openConsole(rig: ConsoleRig, hash = "/"): Promise<ConsolePage> {
   const context = await rig.browser.newContext({ viewport: { width: 1200, height: 860 } });
   const page = await context.newPage();
+  // a wait that fails names its locator (before the test's own timeout hides it)
+  page.setDefaultTimeout(15_000);
   const errors: string[] = [];
   const foreign: string[] = [];
   const origin = new URL(rig.daemon.url).origin;

@@ -28,7 +28,7 @@ async function check(token: string | undefined): Promise<Status> {
         ...(token === undefined
           ? {}
           : {
-              problem: `The daemon refused this token: ${describeError(e)}. Check it for typos, or create a new one with \`lash serve token create <name>\`.`,
+              problem: `The daemon refused this token: ${describeError(e)}`,
             }),
       };
     return { kind: "unreachable", problem: describeError(e) };

@@ -12,8 +12,9 @@ export function LoginPage(props: {
     <>
       <h1>Sign in</h1>
       <p>
-        This daemon wants a bearer token. Create one with <code>lash serve token create &lt;name&gt;</code>{" "}
-        and paste it here; it is kept only in this browser tab.
+        This daemon wants a bearer token. Create one with{" "}
+        <code>lash serve token create --principal &lt;name&gt;</code> and paste it here; it is kept only in
+        this browser tab.
       </p>
       <form
         class="login"
