@@ -29,8 +29,14 @@ describe("the console's shell", () => {
     const js = await fetch(`${rig.daemon.url}${script}`);
     expect(js.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
     expect(js.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    expect(js.headers.get("content-encoding")).toBe("gzip");
     const etag = js.headers.get("etag")!;
-    await js.arrayBuffer();
+    const text = await js.text();
+    expect(text).toContain("lash.console.token");
+    const plain = await fetch(`${rig.daemon.url}${script}`, { headers: { "accept-encoding": "identity" } });
+    expect(plain.headers.get("content-encoding")).toBeNull();
+    expect(Number(plain.headers.get("content-length"))).toBe(Buffer.byteLength(text));
+    expect(await plain.text()).toBe(text);
     const again = await fetch(`${rig.daemon.url}${script}`, { headers: { "if-none-match": etag } });
     expect(again.status).toBe(304);
     const css = await fetch(`${rig.daemon.url}${style}`);

@@ -1,10 +1,12 @@
 // Serving the built console over node:http: `GET /` (and `/index.html`) is the page, `GET
 // /console/<file>` its script and stylesheet. The page is revalidated on every load (`no-cache`,
 // an ETag); the script and stylesheet carry a content hash in their names, so they are cached
-// for a year (`immutable`). The page's Content-Security-Policy allows only this origin: no CDN,
-// no inline script, no external font, nothing from the network but the daemon.
+// for a year (`immutable`). Each file is gzipped once, for clients that accept it. The page's
+// Content-Security-Policy allows only this origin: no CDN, no inline script, no external font,
+// nothing from the network but the daemon.
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { gzipSync } from "node:zlib";
 
 /** The built files by name (index.html, main-<hash>.js, main-<hash>.css) and the sources' stamp. */
 export interface ConsoleFiles {
@@ -14,6 +16,8 @@ export interface ConsoleFiles {
 
 interface Asset {
   readonly body: Buffer;
+  /** The body gzipped (sent to clients that accept gzip). */
+  readonly gzip: Buffer;
   readonly headers: Record<string, string>;
 }
 
@@ -34,7 +38,7 @@ function assets(built: ConsoleFiles): Map<string, Asset> {
     const page = name === "index.html";
     const headers: Record<string, string> = {
       "content-type": TYPES[ext] ?? "application/octet-stream",
-      "content-length": String(body.length),
+      vary: "accept-encoding",
       etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"`,
       "cache-control": page ? "no-cache" : "public, max-age=31536000, immutable",
       "x-content-type-options": "nosniff",
@@ -44,7 +48,7 @@ function assets(built: ConsoleFiles): Map<string, Asset> {
       headers["content-security-policy"] = CONTENT_SECURITY_POLICY;
       headers["x-frame-options"] = "DENY";
     }
-    out.set(page ? "/" : `/console/${name}`, { body, headers });
+    out.set(page ? "/" : `/console/${name}`, { body, gzip: gzipSync(body, { level: 9 }), headers });
   }
   const index = out.get("/");
   if (index) out.set("/index.html", index);
@@ -97,8 +101,14 @@ export function consoleRoute(
           res.end();
           return;
         }
-        res.writeHead(200, asset.headers);
-        res.end(req.method === "HEAD" ? undefined : asset.body);
+        const gzip = /\bgzip\b/.test(String(req.headers["accept-encoding"] ?? ""));
+        const body = gzip ? asset.gzip : asset.body;
+        res.writeHead(200, {
+          ...asset.headers,
+          "content-length": String(body.length),
+          ...(gzip ? { "content-encoding": "gzip" } : {}),
+        });
+        res.end(req.method === "HEAD" ? undefined : body);
       },
       (e: unknown) => {
         table = undefined; // try again on the next request
