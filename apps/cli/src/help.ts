@@ -326,6 +326,8 @@ Effects: read_file/glob/grep/update_plan/spawn_agent read; write_file/edit/apply
       GET /v1/agents; POST /v1/agents/<name>/chat {"input": …, "sessionId"?} runs one as lash run
       does (…/chat/stream: its events); /v1/agents/<name>/mcp serves it as an MCP server
       (Streamable HTTP, one tool named after the agent with its input/output schemas).
+  Console: open http://<host>:<port>/ in a browser: the agents, a chat with each, and the live
+      events of any run (the token, when the daemon wants one, is asked once per browser tab).
 `,
 };
 
