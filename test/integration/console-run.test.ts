@@ -8,8 +8,9 @@ import { join } from "node:path";
 import type { RecordedRequest } from "@lash/providers/testing";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { start } from "./cli-support.ts";
 import { type ConsoleRig, consoleScreenshot, gate, openConsole, startConsole } from "./console-support.ts";
-import { api, readSse } from "./serve-support.ts";
+import { api, type Daemon, readSse } from "./serve-support.ts";
 
 let rig: ConsoleRig;
 const held = gate<void>();
@@ -98,4 +99,63 @@ describe("the console: a run's live events", () => {
     expect(foreign).toEqual([]);
     await page.context().close();
   });
+});
+
+describe("the console: a run's live events across a daemon crash", () => {
+  it("the open page reconnects by itself to the restarted daemon and misses and repeats nothing", async () => {
+    const stuck = gate<void>();
+    const crash = await startConsole({
+      responder: async (request: RecordedRequest) => {
+        if (request.index === 0) await stuck.wait; // the daemon dies while this call is in flight
+        return { text: "Recovered after the **crash**.", textChunks: 3 };
+      },
+    });
+    let second: Daemon | undefined;
+    try {
+      const session = await api(crash.daemon.url, "POST", "/v1/sessions", {});
+      const started = await api(crash.daemon.url, "POST", `/v1/sessions/${session.body.id}/turns`, {
+        text: "survive",
+      });
+      const runId = String(started.body.id);
+      const { page, errors, foreign } = await openConsole(crash, `/runs/${runId}`);
+      await page.locator(".events li .type", { hasText: "llmRequest" }).waitFor();
+      const before = await shownSeqs(page);
+
+      crash.daemon.proc.child.kill("SIGKILL");
+      await crash.daemon.proc.done;
+      await page.getByTestId("stream-link").getByText("reconnecting…").waitFor();
+      // the same port, the same state: the new daemon resumes the run from its journal
+      const port = new URL(crash.daemon.url).port;
+      const proc = start(["serve", "--port", port, "--no-auth"], { env: crash.sb.env, cwd: crash.sb.cwd });
+      const line = await proc.waitForLine(
+        (l) => l.startsWith("lash serve: listening on") || l.startsWith("__exited__"),
+      );
+      second = { url: crash.daemon.url, proc };
+      expect(line).toContain(crash.daemon.url);
+
+      await page.getByTestId("run-state").getByText("completed").waitFor();
+      const after = await shownSeqs(page);
+      const all = await readSse(`${crash.daemon.url}/v1/runs/${runId}/events`);
+      expect(after).toEqual(all.events.map((e) => e.id));
+      expect(new Set(after).size).toBe(after.length);
+      expect(after.slice(0, before.length)).toEqual(before);
+      expect(all.events.map((e) => e.event)).toContain("runResumed");
+      const log = page.getByRole("log", { name: `Transcript of run ${runId}` });
+      expect(await log.locator(".msg-assistant strong").allTextContents()).toEqual(["crash"]);
+      await log.getByText("The daemon restarted and resumed this run.").waitFor();
+      // the browser logs the cut stream and the refused connections while the daemon was down; nothing else
+      const network =
+        /^Failed to load resource: net::ERR_(CONNECTION_REFUSED|INCOMPLETE_CHUNKED_ENCODING|CONNECTION_RESET|EMPTY_RESPONSE)/;
+      expect(errors.filter((e) => !network.test(e))).toEqual([]);
+      expect(foreign).toEqual([]);
+      await page.context().close();
+    } finally {
+      stuck.release();
+      if (second && second.proc.child.exitCode === null) {
+        second.proc.child.kill("SIGKILL");
+        await second.proc.done;
+      }
+      await crash.close();
+    }
+  }, 120_000);
 });
