@@ -6,8 +6,9 @@ import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { describeError, isUnauthorized, makeClient, storedToken, storeToken } from "./connection.ts";
 import { ClientContext } from "./context.ts";
 import { LoginPage } from "./pages/login.tsx";
-import { href, match, usePath } from "./router.ts";
+import { href, match } from "./router.ts";
 import { HOME, routes } from "./routes.ts";
+import { usePath } from "./use-path.ts";
 
 type Status =
   | { readonly kind: "checking" }
