@@ -2,7 +2,8 @@
 // `lash build`), a real `lash serve`, the mock wire server as the model, headless Chromium.
 // The agent reads a file (a tool card fills in while the run goes on: the model's next reply
 // is held until the test has seen it), then answers in Markdown — with raw HTML in it that
-// must reach the page as text. A second message continues the same session.
+// must reach the page as text. A second message continues the same session; a reload shows
+// the same conversation.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RecordedRequest } from "@lash/providers/testing";
@@ -94,6 +95,18 @@ describe("the console: chat with an agent", () => {
     expect(third.some((t) => t.includes("What is in this project?"))).toBe(true);
     expect(third.some((t) => t.includes("one README"))).toBe(true);
     expect(third.at(-1)).toContain("And now?");
+
+    // a reload shows the same conversation (read again from the daemon) and continues its session
+    await page.reload({ waitUntil: "load" });
+    await log.getByText("Second answer: still here.").waitFor();
+    expect(await log.locator(".msg-user").allTextContents()).toEqual([
+      "YouWhat is in this project?",
+      "YouAnd now?",
+    ]);
+    expect(await log.locator(".tool").count()).toBe(1);
+    expect(await log.locator(".msg-assistant strong").allTextContents()).toEqual(["one README"]);
+    await page.getByRole("button", { name: "Send" }).waitFor();
+    expect(rig.sb.server.requests).toHaveLength(3);
 
     // each run links to its live event page
     const runs = page.getByRole("navigation", { name: "Runs of this conversation" });

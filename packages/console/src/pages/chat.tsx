@@ -1,6 +1,9 @@
 // Chat with an agent: each message is `POST /v1/agents/:name/chat/stream` through the client's
 // reconnecting stream, folded into a transcript as the events arrive (text streams in, tool
 // cards fill in). The conversation continues in the same session until "New conversation".
+// The session and its runs are kept in this tab's sessionStorage: a reload reads the runs'
+// events again from the daemon (following a run that is still going) and shows the same
+// conversation.
 import type { AgentInfo } from "@lash/client";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { emptyTranscript, fold, type Transcript } from "../components/transcript.ts";
@@ -9,6 +12,30 @@ import { describeError } from "../connection.ts";
 import { useClient } from "../context.ts";
 import type { PageProps } from "../page.ts";
 import { href } from "../router.ts";
+
+interface Kept {
+  readonly sessionId: string;
+  readonly runs: readonly string[];
+}
+const keptKey = (agent: string) => `lash.console.chat.${agent}`;
+
+function kept(agent: string): Kept | undefined {
+  try {
+    const text = sessionStorage.getItem(keptKey(agent));
+    return text === null ? undefined : (JSON.parse(text) as Kept);
+  } catch {
+    return undefined;
+  }
+}
+
+function keep(agent: string, value: Kept | undefined): void {
+  try {
+    if (value === undefined) sessionStorage.removeItem(keptKey(agent));
+    else sessionStorage.setItem(keptKey(agent), JSON.stringify(value));
+  } catch {
+    // storage disabled: the conversation lasts as long as the page
+  }
+}
 
 /** The agent's input: text, or JSON when its input schema asks for an object. */
 function inputFor(agent: AgentInfo | undefined, text: string): unknown {
@@ -29,9 +56,37 @@ export function ChatPage({ params }: PageProps) {
   const [draft, setDraft] = useState("");
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<string | undefined>(undefined);
-  const [sessionId, setSessionId] = useState<string | undefined>(undefined);
-  const [runs, setRuns] = useState<readonly string[]>([]);
+  const [sessionId, setSessionId] = useState<string | undefined>(() => kept(name)?.sessionId);
+  const [runs, setRuns] = useState<readonly string[]>(() => kept(name)?.runs ?? []);
   const stream = useRef<{ close(): void } | undefined>(undefined);
+
+  // after a reload: the kept conversation's runs, read again in order (the last may still run)
+  useEffect(() => {
+    const before = kept(name);
+    if (before === undefined || before.runs.length === 0) return;
+    let stopped = false;
+    setBusy(true);
+    void (async () => {
+      try {
+        for (const runId of before.runs) {
+          const events = lash.events({ runId });
+          stream.current = events;
+          for await (const event of events) {
+            if (stopped) return;
+            setTranscript((t) => fold(t, event));
+          }
+        }
+      } catch (e) {
+        if (!stopped) setProblem(describeError(e));
+      } finally {
+        if (!stopped) setBusy(false);
+      }
+    })();
+    return () => {
+      stopped = true;
+      stream.current?.close();
+    };
+  }, [lash, name]);
 
   useEffect(() => {
     lash.agents.list().then(
@@ -63,8 +118,10 @@ export function ChatPage({ params }: PageProps) {
       for await (const event of events) {
         if (first) {
           first = false;
-          setSessionId(event.sessionId);
-          setRuns((r) => [...r, event.runId]);
+          const next = { sessionId: event.sessionId, runs: [...runs, event.runId] };
+          keep(name, next);
+          setSessionId(next.sessionId);
+          setRuns(next.runs);
         }
         setTranscript((t) => fold(t, event));
       }
@@ -115,6 +172,7 @@ export function ChatPage({ params }: PageProps) {
             class="quiet"
             disabled={busy || sessionId === undefined}
             onClick={() => {
+              keep(name, undefined);
               setSessionId(undefined);
               setTranscript(emptyTranscript);
               setRuns([]);
