@@ -9,7 +9,14 @@ import { join } from "node:path";
 import type { RecordedRequest } from "@lash/providers/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chatMessages, lash, textOf } from "./cli-support.ts";
-import { type ConsoleRig, consoleScreenshot, gate, openConsole, startConsole } from "./console-support.ts";
+import {
+  type ConsoleRig,
+  consoleScreenshot,
+  gate,
+  openConsole,
+  startConsole,
+  unnamedControls,
+} from "./console-support.ts";
 
 let rig: ConsoleRig;
 const held = gate<void>();
@@ -86,6 +93,7 @@ describe("the console: chat with an agent", () => {
       "What is in this project?",
     );
     await consoleScreenshot(page, "chat");
+    expect(await unnamedControls(page)).toEqual([]);
 
     // a second message continues the same session: the model sees the first exchange
     await box.fill("And now?");
@@ -111,7 +119,7 @@ describe("the console: chat with an agent", () => {
     // each run links to its live event page
     const runs = page.getByRole("navigation", { name: "Runs of this conversation" });
     expect(await runs.getByRole("link").count()).toBe(2);
-    await runs.getByRole("link", { name: "1" }).click();
+    await runs.getByRole("link", { name: "Events of run 1" }).click();
     await page.getByTestId("run-state").getByText("completed").waitFor();
     await page.locator(".events li[data-seq] .type", { hasText: "runFinished" }).waitFor();
     await consoleScreenshot(page, "run");

@@ -153,3 +153,40 @@ export async function consoleScreenshot(page: Page, name: string): Promise<strin
     }
   }
 }
+
+// ---- accessibility basics (string-evaluated: the tests' tsconfig has no DOM types)
+
+/** Controls (buttons, inputs, links) without an accessible name, as `tag#id.class` strings. */
+export async function unnamedControls(page: Page): Promise<string[]> {
+  return (await page.evaluate(`(() => {
+    const out = [];
+    for (const el of document.querySelectorAll("button, input, textarea, select, a[href], [role=button]")) {
+      const labelled =
+        (el.labels && [...el.labels].some((l) => l.textContent.trim() !== "")) ||
+        (el.getAttribute("aria-label") || "").trim() !== "" ||
+        (el.getAttribute("aria-labelledby") &&
+          el.getAttribute("aria-labelledby").split(" ").some((id) => (document.getElementById(id)?.textContent || "").trim() !== "")) ||
+        ((el.tagName === "BUTTON" || el.tagName === "A") && el.textContent.trim() !== "");
+      if (!labelled) out.push(el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (el.className ? "." + el.className : ""));
+    }
+    return out;
+  })()`)) as string[];
+}
+
+/** Press Tab `n` times from the top of the page; the focused element after each, and whether it shows an outline. */
+export async function tabOrder(page: Page, n: number): Promise<{ name: string; ring: boolean }[]> {
+  await page.evaluate("document.activeElement && document.activeElement.blur()");
+  const out: { name: string; ring: boolean }[] = [];
+  for (let i = 0; i < n; i++) {
+    await page.keyboard.press("Tab");
+    out.push(
+      (await page.evaluate(`(() => {
+        const el = document.activeElement;
+        const label = (el.labels && el.labels[0] ? el.labels[0].textContent : "") || el.getAttribute("aria-label") || el.textContent;
+        const style = getComputedStyle(el);
+        return { name: el.tagName.toLowerCase() + ":" + label.trim(), ring: style.outlineStyle !== "none" && style.outlineWidth !== "0px" };
+      })()`)) as { name: string; ring: boolean },
+    );
+  }
+  return out;
+}

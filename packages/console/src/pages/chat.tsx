@@ -186,7 +186,7 @@ export function ChatPage({ params }: PageProps) {
         <nav aria-label="Runs of this conversation" class="runs">
           Runs:{" "}
           {runs.map((id, i) => (
-            <a key={id} href={href("/runs/:id", { id })}>
+            <a key={id} href={href("/runs/:id", { id })} aria-label={`Events of run ${i + 1}`}>
               {i + 1}
             </a>
           ))}
