@@ -16,6 +16,15 @@ function read(dir: string): ConsoleFiles {
   return { files, stamp: manifest.stamp };
 }
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 /** The built console, building it first when dist/ has no build of the current sources. */
 export async function loadFiles(): Promise<ConsoleFiles> {
   const stamp = sourceStamp();
@@ -33,9 +42,11 @@ export async function loadFiles(): Promise<ConsoleFiles> {
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
-  // older builds are of sources that no longer exist
-  for (const name of readdirSync(DIST_DIR))
-    if (name !== stamp && !name.startsWith("."))
+  // older builds are of sources that no longer exist; a half build is left by a process that died
+  for (const name of readdirSync(DIST_DIR)) {
+    const builder = /^\.building-(\d+)-/.exec(name)?.[1];
+    if (builder !== undefined ? !alive(Number(builder)) : name !== stamp)
       rmSync(join(DIST_DIR, name), { recursive: true, force: true });
+  }
   return read(dir);
 }
