@@ -33,6 +33,8 @@ const internal: Record<string, readonly string[]> = {
     "@lash/subagents",
   ],
   "packages/client": ["@lash/server"],
+  // the web console: a browser app that talks to the daemon through the typed client only
+  "packages/console": ["@lash/client"],
   "apps/cli": [
     "@lash/sansio",
     "@lash/lashlang",
@@ -47,6 +49,7 @@ const internal: Record<string, readonly string[]> = {
     "@lash/agents",
     "@lash/server",
     "@lash/client",
+    "@lash/console",
   ],
   bench: ["@lash/sansio", "@lash/lashlang", "@lash/core", "@lash/providers", "@lash/tools"],
 };
@@ -105,6 +108,7 @@ const external: Record<string, readonly string[]> = {
     "croner",
   ],
   "packages/client": ["effect", "@effect/platform"],
+  "packages/console": ["preact", "marked"],
   "apps/cli": ["*"],
   bench: ["*"],
 };

@@ -187,4 +187,44 @@ describe("npm install -g <lash tarball>", () => {
       expect(JSON.stringify(requests[1]?.body)).toContain(`greetings from the workspace on ${node.version}`);
     }, 120_000);
   }
+
+  it("Node 24: lash serve serves the web console at / from the files embedded in the bundle", async () => {
+    const node = node24();
+    const home = join(root, "home-console");
+    const work = join(root, "work-console");
+    mkdirSync(home, { recursive: true });
+    mkdirSync(work, { recursive: true });
+    const child = spawn(join(prefix, "bin", "lash"), ["serve", "--port", "0", "--no-auth"], {
+      cwd: work,
+      env: {
+        HOME: root,
+        LASH_HOME: home,
+        LASH_MODEL: "openai-compatible/mock",
+        OPENAI_COMPATIBLE_BASE_URL: server.baseUrl("openai-chat"),
+        PATH: `${node.binDir}:${process.env.PATH ?? "/usr/bin:/bin"}`,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        child.stdout.setEncoding("utf8").on("data", (d: string) => {
+          out += d;
+          const m = /listening on (http:\/\/\S+)/.exec(out);
+          if (m) resolve(m[1]!);
+        });
+        child.once("exit", (code) => reject(new Error(`lash serve exited ${code}: ${out}`)));
+      });
+      const page = await fetch(`${url}/`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+      const script = /src="(\/console\/main-\w+\.js)"/.exec(await page.text())?.[1];
+      expect(script).toBeDefined();
+      const js = await fetch(`${url}${script}`);
+      expect(js.status).toBe(200);
+      expect(await js.text()).toContain("lash.console.token");
+    } finally {
+      child.kill("SIGKILL");
+    }
+  }, 60_000);
 });
