@@ -9,12 +9,15 @@
 import { FetchHttpClient } from "@effect/platform";
 import type {
   AgentInfo,
+  AgentMetrics,
   AgentReply,
   Approval,
   CreateSession,
   DecideApproval,
   Run,
   Session,
+  SessionComparison,
+  SessionNode,
 } from "@lash/server/api";
 import { Cause, Effect, Exit } from "effect";
 import { type ApiClient, type ClientOptions, makeApiClient } from "./effect.ts";
@@ -42,6 +45,14 @@ export interface LashClientPromise {
     delete(id: string): Promise<{ readonly deleted: string }>;
     messages(id: string): Promise<readonly unknown[]>;
     runs(id: string): Promise<readonly Run[]>;
+    /** The active path's graph nodes, root first (node ids to fork at). */
+    nodes(id: string): Promise<readonly SessionNode[]>;
+    /** Two sessions' branches after the last node they share. */
+    compare(id: string, other: string): Promise<SessionComparison>;
+    /** The session exported: a self-contained HTML page (default), JSON or Markdown. */
+    export(id: string, format?: ExportFormat): Promise<string>;
+    /** The session's trace from its logged events: the viewer page (default) or JSON Lines. */
+    trace(id: string, options?: TraceOptions): Promise<string>;
   };
   readonly turns: {
     /** Starts a run (202 with the queued/running run); `wait: true` returns it finished. */
@@ -50,6 +61,8 @@ export interface LashClientPromise {
   readonly runs: {
     get(id: string): Promise<Run>;
     cancel(id: string): Promise<Run>;
+    /** One run's trace: the viewer page (default) or JSON Lines. */
+    trace(id: string, options?: TraceOptions): Promise<string>;
   };
   readonly approvals: {
     list(options?: { readonly state?: "pending" | "all" }): Promise<readonly Approval[]>;
@@ -66,12 +79,29 @@ export interface LashClientPromise {
       options?: { readonly sessionId?: string } & EventsOptions,
     ): EventStream;
   };
+  readonly metrics: {
+    /** Per-agent figures since the daemon started (runs, latency, model calls, tokens, cost). */
+    agents(): Promise<{ readonly since: number; readonly agents: readonly AgentMetrics[] }>;
+  };
   /**
    * A session's events (until closed) or a run's (until its `runFinished`), reconnecting with
    * `Last-Event-ID` by itself after a dropped connection or a daemon restart.
    */
   events(target: StreamTarget, options?: EventsOptions): EventStream;
 }
+
+export type ExportFormat = "html" | "json" | "md";
+
+export interface TraceOptions {
+  readonly format?: "html" | "jsonl";
+  /** `extended` keeps streamed text and tool contents (default `standard`). */
+  readonly level?: "standard" | "extended";
+}
+
+const traceParams = (o: TraceOptions) => ({
+  ...(o.format !== undefined ? { format: o.format } : {}),
+  ...(o.level !== undefined ? { level: o.level } : {}),
+});
 
 /** A client of a `lash serve` daemon. */
 export function createClient(options: ClientOptions): LashClientPromise {
@@ -98,6 +128,12 @@ export function createClient(options: ClientOptions): LashClientPromise {
       delete: (id) => call(api.sessions.delete({ path: { id } })),
       messages: (id) => call(Effect.map(api.sessions.messages({ path: { id } }), (r) => r.messages)),
       runs: (id) => call(Effect.map(api.sessions.runs({ path: { id } }), (r) => r.runs)),
+      nodes: (id) => call(Effect.map(api.sessions.nodes({ path: { id } }), (r) => r.nodes)),
+      compare: (id, other) => call(api.sessions.compare({ path: { id, other } })),
+      export: (id, format) =>
+        call(api.sessions.export({ path: { id }, urlParams: format !== undefined ? { format } : {} })),
+      trace: (id, traceOptions = {}) =>
+        call(api.sessions.trace({ path: { id }, urlParams: traceParams(traceOptions) })),
     },
     turns: {
       start: (sessionId, text, startOptions = {}) =>
@@ -112,6 +148,8 @@ export function createClient(options: ClientOptions): LashClientPromise {
     runs: {
       get: (id) => call(api.runs.get({ path: { id } })),
       cancel: (id) => call(api.runs.cancel({ path: { id } })),
+      trace: (id, traceOptions = {}) =>
+        call(api.runs.trace({ path: { id }, urlParams: traceParams(traceOptions) })),
     },
     approvals: {
       list: (listOptions = {}) =>
@@ -125,6 +163,9 @@ export function createClient(options: ClientOptions): LashClientPromise {
         call(api.agents.chat({ path: { name }, payload: { input, sessionId: chatOptions.sessionId } })),
       chatStream: (name, input, chatOptions = {}) =>
         streamAgentChat(connection, name, { input, sessionId: chatOptions.sessionId }, chatOptions),
+    },
+    metrics: {
+      agents: () => call(api.metrics.agents()),
     },
     events: (target, eventOptions) => streamEvents(connection, target, eventOptions),
   };

@@ -3,6 +3,7 @@
 // (`makeApiClient`, `LashClient`), and event streams that reconnect with `Last-Event-ID`.
 export type {
   AgentInfo,
+  AgentMetrics,
   AgentReply,
   Approval,
   Principal,
@@ -10,9 +11,11 @@ export type {
   RunState,
   ServerEvent,
   Session,
+  SessionComparison,
+  SessionNode,
 } from "@lash/server/api";
 export { LashApi } from "@lash/server/api";
-export { createClient, type LashClientPromise } from "./client.ts";
+export { createClient, type ExportFormat, type LashClientPromise, type TraceOptions } from "./client.ts";
 export { type ApiClient, type ClientOptions, eventStream, LashClient, makeApiClient } from "./effect.ts";
 export {
   type ApiError,

@@ -126,6 +126,8 @@ export class Session extends Schema.Class<Session>("Session")({
   headRevision: Schema.Number,
   turnCount: Schema.Number,
   origin: Schema.optional(Schema.Struct({ sessionId: Schema.String, nodeId: Schema.NullOr(Schema.String) })),
+  /** A subagent's child session: the session and tool call that spawned it. */
+  parent: Schema.optional(Schema.Struct({ sessionId: Schema.String, callId: Schema.String })),
   /** The session's current run (running or queued first), if any. */
   activeRunId: Schema.optional(Schema.String),
 }) {}
@@ -260,8 +262,84 @@ export class AgentReply extends Schema.Class<AgentReply>("AgentReply")({
   error: Schema.optional(Schema.Struct({ code: Schema.String, message: Schema.String })),
 }) {}
 
+/**
+ * One node of a session's graph on its active path (root first): a message, a protocol
+ * event or a plugin record. `sessionId` is the session that wrote it (a fork's path starts
+ * with its origin's nodes); fork at a node with `POST /v1/sessions/:id/fork {atNode}`.
+ */
+export class SessionNode extends Schema.Class<SessionNode>("SessionNode")({
+  id: Schema.String,
+  sessionId: Schema.String,
+  parentId: Schema.NullOr(Schema.String),
+  kind: Schema.String,
+  turnId: Schema.NullOr(Schema.String),
+  createdAt: Schema.Number,
+  /** A message (`@lash/sansio` `Message`) for `kind: "message"`, else the event's record. */
+  payload: JsonValue,
+}) {}
+
+/**
+ * Two sessions' branches side by side: the last node their active paths share (`null`:
+ * none) and, after it, the nodes only `a`'s path has and those only `b`'s has.
+ */
+export class SessionComparison extends Schema.Class<SessionComparison>("SessionComparison")({
+  a: Schema.String,
+  b: Schema.String,
+  ancestor: Schema.NullOr(Schema.String),
+  /** How many nodes the two paths share (root first, up to and including `ancestor`). */
+  shared: Schema.Number,
+  onlyA: Schema.Array(SessionNode),
+  onlyB: Schema.Array(SessionNode),
+}) {}
+
+/** Median and 95th percentile (nearest rank) over a recent window; null without samples. */
+export const Quantiles = Schema.Struct({
+  p50: Schema.NullOr(Schema.Number),
+  p95: Schema.NullOr(Schema.Number),
+});
+
+/**
+ * What the daemon's runs of one agent did since the daemon started (`agent: ""`: sessions
+ * that run no agent). Latencies in milliseconds over the last 1024 samples.
+ */
+export class AgentMetrics extends Schema.Class<AgentMetrics>("AgentMetrics")({
+  agent: Schema.String,
+  runs: Schema.Struct({ completed: Schema.Number, failed: Schema.Number, cancelled: Schema.Number }),
+  runLatencyMs: Quantiles,
+  /** Model calls (replayed responses not counted), their `error` events and retries. */
+  llm: Schema.Struct({
+    calls: Schema.Number,
+    errors: Schema.Number,
+    retries: Schema.Number,
+    latencyMs: Quantiles,
+  }),
+  tools: Schema.Struct({ calls: Schema.Number, errors: Schema.Number }),
+  tokens: Schema.Struct({
+    input: Schema.Number,
+    output: Schema.Number,
+    reasoning: Schema.Number,
+    cacheRead: Schema.Number,
+    cacheWrite: Schema.Number,
+  }),
+  /** Priced models only. */
+  costUsd: Schema.Number,
+  /** The last finished runs, oldest first (for a chart): when, how long, how they ended. */
+  recentRuns: Schema.Array(Schema.Struct({ at: Schema.Number, ms: Schema.Number, state: Schema.String })),
+}) {}
+
+/** The body of an export or trace page (the handlers write it raw, with its content type). */
+const PageBody = HttpApiSchema.withEncoding(Schema.String, { kind: "Text", contentType: "text/html" });
+
+const ExportQuery = Schema.Struct({ format: Schema.optional(Schema.Literal("html", "json", "md")) });
+const TraceQuery = Schema.Struct({
+  format: Schema.optional(Schema.Literal("html", "jsonl")),
+  /** `extended` keeps streamed text and tool contents (default `standard`). */
+  level: Schema.optional(Schema.Literal("standard", "extended")),
+});
+
 const SessionId = Schema.Struct({ id: Schema.String });
 const RunId = Schema.Struct({ id: Schema.String });
+const TwoSessions = Schema.Struct({ id: Schema.String, other: Schema.String });
 const AgentName = Schema.Struct({ name: Schema.String });
 
 /** Query of an event stream: `after` is the same cursor as `Last-Event-ID` (the header wins). */
@@ -360,6 +438,36 @@ export class SessionsApi extends HttpApiGroup.make("sessions")
       .addError(NotFound)
       .addError(Forbidden),
   )
+  .add(
+    HttpApiEndpoint.get("nodes", "/sessions/:id/nodes")
+      .setPath(SessionId)
+      .addSuccess(Schema.Struct({ nodes: Schema.Array(SessionNode) }))
+      .addError(NotFound)
+      .addError(Forbidden),
+  )
+  .add(
+    HttpApiEndpoint.get("compare", "/sessions/:id/compare/:other")
+      .setPath(TwoSessions)
+      .addSuccess(SessionComparison)
+      .addError(NotFound)
+      .addError(Forbidden),
+  )
+  .add(
+    HttpApiEndpoint.get("export", "/sessions/:id/export")
+      .setPath(SessionId)
+      .setUrlParams(ExportQuery)
+      .addSuccess(PageBody)
+      .addError(NotFound)
+      .addError(Forbidden),
+  )
+  .add(
+    HttpApiEndpoint.get("trace", "/sessions/:id/trace")
+      .setPath(SessionId)
+      .setUrlParams(TraceQuery)
+      .addSuccess(PageBody)
+      .addError(NotFound)
+      .addError(Forbidden),
+  )
   .middleware(Authorization)
   .prefix("/v1") {}
 
@@ -384,6 +492,14 @@ export class RunsApi extends HttpApiGroup.make("runs")
       .setPath(RunId)
       .setUrlParams(EventsQuery)
       .addSuccess(EventStream)
+      .addError(NotFound)
+      .addError(Forbidden),
+  )
+  .add(
+    HttpApiEndpoint.get("trace", "/runs/:id/trace")
+      .setPath(RunId)
+      .setUrlParams(TraceQuery)
+      .addSuccess(PageBody)
       .addError(NotFound)
       .addError(Forbidden),
   )
@@ -443,6 +559,19 @@ export class AgentsApi extends HttpApiGroup.make("agents")
   .middleware(Authorization)
   .prefix("/v1") {}
 
+export class MetricsApi extends HttpApiGroup.make("metrics")
+  .add(
+    HttpApiEndpoint.get("agents", "/metrics/agents").addSuccess(
+      Schema.Struct({
+        /** When the daemon started counting (epoch ms): the figures are since then. */
+        since: Schema.Number,
+        agents: Schema.Array(AgentMetrics),
+      }),
+    ),
+  )
+  .middleware(Authorization)
+  .prefix("/v1") {}
+
 /**
  * The whole API. `/v1/openapi.json` is `OpenApi.fromApi(LashApi)`; `/v1/agents/:name/mcp`
  * (MCP Streamable HTTP) is served beside it by the official MCP SDK's transport and is not
@@ -454,5 +583,6 @@ export class LashApi extends HttpApi.make("lash")
   .add(RunsApi)
   .add(ApprovalsApi)
   .add(AgentsApi)
+  .add(MetricsApi)
   .addError(PayloadTooLarge)
   .annotate(HttpApi.AdditionalSchemas, [ServerEvent]) {}

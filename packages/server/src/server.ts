@@ -16,6 +16,7 @@ import { type EventLogImpl, EventLogLive } from "./events.ts";
 import { AgentsGroupLive } from "./groups/agents.ts";
 import { ApprovalsGroupLive } from "./groups/approvals.ts";
 import { HealthGroupLive, type Readiness } from "./groups/health.ts";
+import { MetricsGroupLive } from "./groups/metrics.ts";
 import { RunsGroupLive } from "./groups/runs.ts";
 import { SessionsGroupLive } from "./groups/sessions.ts";
 import { type McpHandler, mcpHandler } from "./mcp.ts";
@@ -90,6 +91,7 @@ export async function startServer(
     RunsGroupLive,
     ApprovalsGroupLive,
     AgentsGroupLive,
+    MetricsGroupLive,
   );
   const api = HttpApiBuilder.api(LashApi).pipe(Layer.provide(groups));
   const layer = Layer.mergeAll(

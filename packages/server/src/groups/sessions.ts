@@ -9,6 +9,7 @@ import { Conflict, CurrentPrincipal, LashApi, NotFound } from "../api.ts";
 import type { EventLogImpl } from "../events.ts";
 import { Access, EventLog, Host, Metrics, RunManager } from "../services.ts";
 import { sseCursor, sseResponse } from "../sse.ts";
+import { activePath, compareSessions, exportPage, type Page, toNode, tracePage } from "../views.ts";
 import { core, ownerOf, toSession } from "./common.ts";
 
 /** 400 for a cursor that is not a sequence number (the raw SSE routes answer it themselves). */
@@ -37,6 +38,23 @@ export const eventsResponse = (
     const metrics = yield* Metrics;
     const followed = log.followTracked(sessionId, cursor, runId);
     return sseResponse(followed.stream, { metrics, dropped: followed.dropped });
+  });
+
+/** An export or trace page: its content type, shown inline, never cached. */
+export const pageResponse = (page: Page) =>
+  HttpServerResponse.text(page.body, {
+    contentType: page.contentType,
+    headers: {
+      "content-disposition": `inline; filename="${page.filename}"`,
+      "cache-control": "no-store",
+      // the pages are self-contained: inline style and script, nothing fetched
+      ...(page.contentType.startsWith("text/html")
+        ? {
+            "content-security-policy":
+              "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:",
+          }
+        : {}),
+    },
   });
 
 export const SessionsGroupLive = HttpApiBuilder.group(LashApi, "sessions", (handlers) =>
@@ -191,6 +209,40 @@ export const SessionsGroupLive = HttpApiBuilder.group(LashApi, "sessions", (hand
       Effect.gen(function* () {
         yield* (yield* Access).checkSession(yield* CurrentPrincipal, path.id);
         return yield* eventsResponse(path.id, undefined, request.headers, urlParams.after);
+      }),
+    )
+    .handle("nodes", ({ path }) =>
+      Effect.gen(function* () {
+        yield* (yield* Access).checkSession(yield* CurrentPrincipal, path.id);
+        return { nodes: (yield* activePath(path.id)).map(toNode) };
+      }),
+    )
+    .handle("compare", ({ path }) =>
+      Effect.gen(function* () {
+        const principal = yield* CurrentPrincipal;
+        const access = yield* Access;
+        yield* access.checkSession(principal, path.id);
+        yield* access.checkSession(principal, path.other);
+        return yield* compareSessions(path.id, path.other);
+      }),
+    )
+    .handleRaw("export", ({ path, urlParams }) =>
+      Effect.gen(function* () {
+        yield* (yield* Access).checkSession(yield* CurrentPrincipal, path.id);
+        return pageResponse(yield* exportPage(path.id, urlParams.format ?? "html"));
+      }),
+    )
+    .handleRaw("trace", ({ path, urlParams }) =>
+      Effect.gen(function* () {
+        yield* (yield* Access).checkSession(yield* CurrentPrincipal, path.id);
+        const events = (yield* EventLog).read(path.id, 0);
+        return pageResponse(
+          yield* tracePage(events, {
+            format: urlParams.format ?? "html",
+            level: urlParams.level ?? "standard",
+            title: `lash trace · session ${path.id}`,
+          }),
+        );
       }),
     ),
 );
