@@ -350,6 +350,7 @@ export function compileProject(parse: ProjectParse, options: BuildOptions): Buil
       if (!r.ok) err(doc, [key], `${key}: ${r.error}`);
     }
     if (spec.schedule !== undefined) checkSchedule(doc, spec.schedule, err);
+    checkLoop(doc, spec, err);
     // unused grants: a policy allow pattern that matches none of the agent's tools
     if (spec.policy?.allow && spec.tools) {
       const names = spec.tools.map(toolName);
@@ -519,9 +520,42 @@ function resolveAgent(
     ...(spec.maxTurns !== undefined ? { maxTurns: spec.maxTurns } : {}),
     ...(spec.budget ? { budget: spec.budget } : {}),
     ...(spec.schedule !== undefined ? { schedule: spec.schedule } : {}),
+    ...(spec.schedule !== undefined && spec.instruction !== undefined
+      ? {
+          loop: {
+            instruction: spec.instruction,
+            missed: spec.missed ?? "run",
+            concurrency: spec.concurrency ?? 1,
+            ...(spec.timeout !== undefined ? { timeout: spec.timeout } : {}),
+            ...(spec.retry !== undefined ? { retry: spec.retry } : {}),
+          },
+        }
+      : {}),
     ...(spec.acl ? { acl: spec.acl } : {}),
     source: a.source,
   };
+}
+
+/** The loop fields: `instruction` with `schedule`, and none of the loop's settings without one. */
+function checkLoop(
+  doc: SourceDoc,
+  spec: AgentSpec,
+  err: (doc: SourceDoc, path: readonly (string | number)[], message: string) => void,
+) {
+  if (spec.schedule !== undefined && spec.instruction === undefined)
+    err(
+      doc,
+      ["schedule"],
+      'schedule: a scheduled agent needs an instruction, the message each firing sends it; add instruction: "<what to do each time>"',
+    );
+  if (spec.schedule === undefined)
+    for (const key of ["instruction", "missed", "concurrency", "timeout", "retry"] as const)
+      if (spec[key] !== undefined)
+        err(
+          doc,
+          [key],
+          `${key}: only a scheduled agent has it; add schedule: (a cron string, { cron, tz } or { every: "15m" }) or remove ${key}`,
+        );
 }
 
 function checkSchedule(

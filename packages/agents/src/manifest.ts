@@ -40,6 +40,15 @@ export interface ResolvedAgent {
   readonly maxTurns?: number;
   readonly budget?: { readonly tokens?: number; readonly usd?: number };
   readonly schedule?: unknown;
+  /** With `schedule`: the loop's settings (what each firing sends, missed firings, limits). */
+  readonly loop?: {
+    readonly instruction: string;
+    readonly missed: "run" | "skip";
+    readonly concurrency: number;
+    /** Duration string (`"10m"`). */
+    readonly timeout?: string;
+    readonly retry?: { readonly attempts: number; readonly backoff?: string };
+  };
   readonly acl?: { readonly [principal: string]: "execute" | "read" };
   /** Where it was defined (project-relative path). */
   readonly source: string;

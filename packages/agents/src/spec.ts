@@ -77,6 +77,12 @@ export const Schedule = Schema.Union(
 });
 export type Schedule = typeof Schedule.Type;
 
+/** A duration: `"30s"`, `"10m"`, `"2h"`, `"1d"` (also `"500ms"`). */
+export const Duration = expected(
+  Schema.String.pipe(Schema.pattern(/^[1-9][0-9]*(ms|s|m|h|d)$/)),
+  'a duration such as "30s", "10m", "2h" or "1d"',
+);
+
 export const AgentSpec = Schema.Struct({
   name: AgentName,
   description: expected(Schema.String, "a string").annotations({
@@ -111,6 +117,38 @@ export const AgentSpec = Schema.Struct({
     }).annotations({ description: "Limits of one run: tokens and/or USD." }),
   ),
   schedule: opt(Schedule),
+  instruction: opt(
+    NonEmpty.annotations({
+      description: "What each firing of the schedule sends the agent (required with schedule).",
+    }),
+  ),
+  missed: opt(
+    expected(Schema.Literal("run", "skip"), '"run" or "skip"').annotations({
+      description:
+        "Firings missed while the daemon was down: run each once at start (run, the default) or record them skipped.",
+    }),
+  ),
+  concurrency: opt(
+    PosInt.annotations({
+      description: "The most runs of the schedule at once (default 1); later firings wait.",
+    }),
+  ),
+  timeout: opt(
+    Duration.annotations({
+      description:
+        'Wall-clock limit of one firing\'s run ("10m"): the run is cancelled, the firing recorded timeout.',
+    }),
+  ),
+  retry: opt(
+    Schema.Struct({
+      attempts: PosInt.annotations({ description: "Runs of a failing firing in all (1: no retry)." }),
+      backoff: opt(
+        Duration.annotations({
+          description: "Wait before the second run, doubled for each later one (default 10s).",
+        }),
+      ),
+    }).annotations({ description: "Run a failed firing again: attempts in all, backoff between them." }),
+  ),
   acl: opt(
     expected(
       Schema.Record({

@@ -92,6 +92,7 @@ describe("lash build: problems", () => {
         "output: { verdict: strng }",
         "schedule: { cron: '0 9 * * *', tz: Mars/Olympus }",
         "policy: { alow: [read_file] }",
+        "instruction: Review.",
         "---",
         "Body.",
       ].join("\n"),
@@ -112,6 +113,55 @@ describe("lash build: problems", () => {
       'reviewer.agent.md:8:36: schedule: unknown time zone "Mars/Olympus" (an IANA name such as "Europe/Berlin")',
       'reviewer.agent.md:9:11: unknown key "alow" in policy; did you mean "allow"?',
     ]);
+  });
+
+  it("checks a loop's fields: instruction with schedule, durations, retry, no loop fields without a schedule", () => {
+    const dir = copyOf("valid");
+    writeFileSync(
+      join(dir, "agents", "tick.yaml"),
+      [
+        "name: tick",
+        "description: Ticks.",
+        "schedule: { every: 5m }",
+        "missed: later",
+        "concurrency: 0",
+        "timeout: 10 minutes",
+        "retry: { attempts: 3, backoff: soon }",
+      ].join("\n"),
+    );
+    writeFileSync(join(dir, "agents", "plain.yaml"), "name: plain\ndescription: Plain.\ninstruction: Go.\n");
+    expect(lines(dir)).toEqual([
+      'agents/plain.yaml:3:14: instruction: only a scheduled agent has it; add schedule: (a cron string, { cron, tz } or { every: "15m" }) or remove instruction',
+      'agents/tick.yaml:4:9: missed: expected "run" or "skip", got "later"',
+      "agents/tick.yaml:5:14: concurrency: expected a positive integer, got 0",
+      'agents/tick.yaml:6:10: timeout: expected a duration such as "30s", "10m", "2h" or "1d", got "10 minutes"',
+      'agents/tick.yaml:7:32: retry.backoff: expected a duration such as "30s", "10m", "2h" or "1d", got "soon"',
+    ]);
+    // the fields fixed, the missing instruction is the one problem left
+    writeFileSync(
+      join(dir, "agents", "tick.yaml"),
+      "name: tick\ndescription: Ticks.\nschedule: { every: 5m }\n",
+    );
+    rmSync(join(dir, "agents", "plain.yaml"));
+    expect(lines(dir)).toEqual([
+      'agents/tick.yaml:3:11: schedule: a scheduled agent needs an instruction, the message each firing sends it; add instruction: "<what to do each time>"',
+    ]);
+  });
+
+  it("resolves a loop's settings with their defaults into the manifest", () => {
+    const dir = copyOf("valid");
+    writeFileSync(
+      join(dir, "agents", "tick.yaml"),
+      "name: tick\ndescription: Ticks.\nschedule: { every: 5m }\ninstruction: Tick.\ntimeout: 2m\nretry: { attempts: 2 }\n",
+    );
+    const m = buildProject({ ...options(dir), write: false }).manifest as Manifest;
+    expect(m.agents.find((a) => a.name === "tick")?.loop).toEqual({
+      instruction: "Tick.",
+      missed: "run",
+      concurrency: 1,
+      timeout: "2m",
+      retry: { attempts: 2 },
+    });
   });
 
   it("reads lash.json with positions too", () => {
@@ -236,7 +286,7 @@ describe("lash build: skills", () => {
     const broken = buildProject({ ...options(dir), skills: skillsOf(dir), write: false });
     expect(broken.diagnostics.map(formatDiagnostic)).toEqual([
       '.agents/skills/unused/SKILL.md:1:1: warning: skill "unused" is not in any agent\'s skills',
-      'agents/summarizer.yaml:11:10: unknown skill "review-checklst"; did you mean "review-checklist"?',
+      'agents/summarizer.yaml:12:10: unknown skill "review-checklst"; did you mean "review-checklist"?',
     ]);
     writeFileSync(
       summarizer,

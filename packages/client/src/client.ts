@@ -14,6 +14,8 @@ import type {
   Approval,
   CreateSession,
   DecideApproval,
+  Loop,
+  LoopFiring,
   Run,
   Session,
   SessionComparison,
@@ -82,6 +84,16 @@ export interface LashClientPromise {
   readonly metrics: {
     /** Per-agent figures since the daemon started (runs, latency, model calls, tokens, cost). */
     agents(): Promise<{ readonly since: number; readonly agents: readonly AgentMetrics[] }>;
+  };
+  /** Loops: agents with a schedule (`GET /v1/loops`, firings, trigger, pause, resume). */
+  readonly loops: {
+    list(): Promise<readonly Loop[]>;
+    /** Newest first (default 50, at most 1000). */
+    firings(name: string, options?: { readonly limit?: number }): Promise<readonly LoopFiring[]>;
+    /** A manual firing (202 once claimed); `instruction` replaces the loop's for this firing. */
+    trigger(name: string, options?: { readonly instruction?: string }): Promise<LoopFiring>;
+    pause(name: string): Promise<Loop>;
+    resume(name: string): Promise<Loop>;
   };
   /**
    * A session's events (until closed) or a run's (until its `runFinished`), reconnecting with
@@ -166,6 +178,29 @@ export function createClient(options: ClientOptions): LashClientPromise {
     },
     metrics: {
       agents: () => call(api.metrics.agents()),
+    },
+    loops: {
+      list: () => call(Effect.map(api.loops.list(), (r) => r.loops)),
+      firings: (name, firingOptions = {}) =>
+        call(
+          Effect.map(
+            api.loops.firings({
+              path: { name },
+              urlParams: firingOptions.limit === undefined ? {} : { limit: firingOptions.limit },
+            }),
+            (r) => r.firings,
+          ),
+        ),
+      trigger: (name, triggerOptions = {}) =>
+        call(
+          api.loops.trigger({
+            path: { name },
+            payload:
+              triggerOptions.instruction === undefined ? {} : { instruction: triggerOptions.instruction },
+          }),
+        ),
+      pause: (name) => call(api.loops.pause({ path: { name } })),
+      resume: (name) => call(api.loops.resume({ path: { name } })),
     },
     events: (target, eventOptions) => streamEvents(connection, target, eventOptions),
   };

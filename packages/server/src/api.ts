@@ -337,6 +337,77 @@ const TraceQuery = Schema.Struct({
   level: Schema.optional(Schema.Literal("standard", "extended")),
 });
 
+export const FiringState = Schema.Literal(
+  /** Claimed, waiting for a free slot of the loop (`concurrency`) or a retry's backoff. */
+  "queued",
+  "running",
+  "completed",
+  /** Failed on its last attempt (see `error`). */
+  "failed",
+  /** Ran longer than the loop's `timeout`: its run was cancelled. */
+  "timeout",
+  /** Missed while no daemon ran, with `missed: skip`. */
+  "skipped",
+);
+export type FiringState = typeof FiringState.Type;
+
+/** One firing of a loop: claimed once (its `key` is unique in the state db), run as an ordinary session + run. */
+export class LoopFiring extends Schema.Class<LoopFiring>("LoopFiring")({
+  /** The dedup key: `<loop>@<scheduled ISO time>` (manual: `<loop>@manual:<ISO time>:<random>`). */
+  key: Schema.String,
+  loop: Schema.String,
+  /** The scheduled time (epoch ms); for a manual firing, when it was triggered. */
+  scheduledAt: Schema.Number,
+  /** `schedule`, `missed` (run at start after the daemon was down) or `manual` (POST …/trigger). */
+  kind: Schema.Literal("schedule", "missed", "manual"),
+  state: FiringState,
+  /** Runs started for it so far (retries add one each). */
+  attempts: Schema.Number,
+  /** The session and run of its latest attempt. */
+  sessionId: Schema.optional(Schema.String),
+  runId: Schema.optional(Schema.String),
+  /** What the firing sent the agent. */
+  instruction: Schema.String,
+  claimedAt: Schema.Number,
+  startedAt: Schema.optional(Schema.Number),
+  finishedAt: Schema.optional(Schema.Number),
+  error: Schema.optional(Schema.Struct({ code: Schema.String, message: Schema.String })),
+}) {}
+
+/** A scheduled agent: an agent whose spec has `schedule` and `instruction`. */
+export class Loop extends Schema.Class<Loop>("Loop")({
+  /** The loop's name (the agent's). */
+  name: Schema.String,
+  agent: Schema.String,
+  /** The spec's schedule: a cron string, `{ cron, tz }` or `{ every }`. */
+  schedule: JsonValue,
+  instruction: Schema.String,
+  missed: Schema.Literal("run", "skip"),
+  concurrency: Schema.Number,
+  /** The spec's `timeout` (a duration such as "10m"). */
+  timeout: Schema.optional(Schema.String),
+  retry: Schema.optional(Schema.Struct({ attempts: Schema.Number, backoff: Schema.optional(Schema.String) })),
+  /** Paused loops claim no scheduled firings (a manual trigger still runs); persisted. */
+  paused: Schema.Boolean,
+  /** The next scheduled firing (epoch ms); absent while paused or when the schedule has none. */
+  nextFiring: Schema.optional(Schema.Number),
+  lastFiring: Schema.optional(
+    Schema.Struct({
+      key: Schema.String,
+      state: FiringState,
+      runId: Schema.optional(Schema.String),
+      sessionId: Schema.optional(Schema.String),
+      /** Its scheduled time (epoch ms). */
+      at: Schema.Number,
+    }),
+  ),
+}) {}
+
+export const TriggerLoop = Schema.Struct({
+  /** Send this instead of the loop's instruction (this firing only). */
+  instruction: Schema.optional(Schema.String),
+});
+
 const SessionId = Schema.Struct({ id: Schema.String });
 const RunId = Schema.Struct({ id: Schema.String });
 const TwoSessions = Schema.Struct({ id: Schema.String, other: Schema.String });
@@ -572,6 +643,44 @@ export class MetricsApi extends HttpApiGroup.make("metrics")
   .middleware(Authorization)
   .prefix("/v1") {}
 
+export class LoopsApi extends HttpApiGroup.make("loops")
+  .add(HttpApiEndpoint.get("list", "/loops").addSuccess(Schema.Struct({ loops: Schema.Array(Loop) })))
+  .add(
+    HttpApiEndpoint.get("firings", "/loops/:name/firings")
+      .setPath(AgentName)
+      .setUrlParams(Schema.Struct({ limit: Schema.optional(Schema.NumberFromString) }))
+      .addSuccess(Schema.Struct({ firings: Schema.Array(LoopFiring) }))
+      .addError(BadRequest)
+      .addError(NotFound)
+      .addError(Forbidden),
+  )
+  .add(
+    HttpApiEndpoint.post("trigger", "/loops/:name/trigger")
+      .setPath(AgentName)
+      .setPayload(TriggerLoop)
+      .addSuccess(LoopFiring, { status: 202 })
+      .addError(BadRequest)
+      .addError(NotFound)
+      .addError(Forbidden)
+      .addError(Unavailable),
+  )
+  .add(
+    HttpApiEndpoint.post("pause", "/loops/:name/pause")
+      .setPath(AgentName)
+      .addSuccess(Loop)
+      .addError(NotFound)
+      .addError(Forbidden),
+  )
+  .add(
+    HttpApiEndpoint.post("resume", "/loops/:name/resume")
+      .setPath(AgentName)
+      .addSuccess(Loop)
+      .addError(NotFound)
+      .addError(Forbidden),
+  )
+  .middleware(Authorization)
+  .prefix("/v1") {}
+
 /**
  * The whole API. `/v1/openapi.json` is `OpenApi.fromApi(LashApi)`; `/v1/agents/:name/mcp`
  * (MCP Streamable HTTP) is served beside it by the official MCP SDK's transport and is not
@@ -584,5 +693,6 @@ export class LashApi extends HttpApi.make("lash")
   .add(ApprovalsApi)
   .add(AgentsApi)
   .add(MetricsApi)
+  .add(LoopsApi)
   .addError(PayloadTooLarge)
   .annotate(HttpApi.AdditionalSchemas, [ServerEvent]) {}

@@ -16,6 +16,7 @@ import { type EventLogImpl, EventLogLive } from "./events.ts";
 import { AgentsGroupLive } from "./groups/agents.ts";
 import { ApprovalsGroupLive } from "./groups/approvals.ts";
 import { HealthGroupLive, type Readiness } from "./groups/health.ts";
+import { LoopsGroupLive } from "./groups/loops.ts";
 import { MetricsGroupLive } from "./groups/metrics.ts";
 import { RunsGroupLive } from "./groups/runs.ts";
 import { SessionsGroupLive } from "./groups/sessions.ts";
@@ -23,11 +24,13 @@ import { type McpHandler, mcpHandler } from "./mcp.ts";
 import { MetricsLive } from "./metrics.ts";
 import type { RunManagerImpl } from "./runs.ts";
 import { RunManagerLive } from "./runs.ts";
+import { type SchedulerImpl, SchedulerLive } from "./scheduler.ts";
 import {
   Approvals,
   EventLog,
   Host,
   RunManager,
+  Scheduler,
   type ServeHost,
   type ServeSettings,
   Settings,
@@ -84,7 +87,7 @@ export async function startServer(
   );
   const l1 = Layer.provideMerge(Layer.mergeAll(EventLogLive, MetricsLive, AccessLive), base);
   const l2 = Layer.provideMerge(RunManagerLive, l1);
-  const services = Layer.provideMerge(Layer.mergeAll(ApprovalsLive, AuthorizationLive), l2);
+  const services = Layer.provideMerge(Layer.mergeAll(ApprovalsLive, AuthorizationLive, SchedulerLive), l2);
   const groups = Layer.mergeAll(
     HealthGroupLive(readiness),
     SessionsGroupLive,
@@ -92,6 +95,7 @@ export async function startServer(
     ApprovalsGroupLive,
     AgentsGroupLive,
     MetricsGroupLive,
+    LoopsGroupLive,
   );
   const api = HttpApiBuilder.api(LashApi).pipe(Layer.provide(groups));
   const layer = Layer.mergeAll(
@@ -101,7 +105,7 @@ export async function startServer(
     NodeHttpServer.layerContext,
   ).pipe(Layer.provideMerge(services));
   const runtime = ManagedRuntime.make(layer);
-  const { handler, runs, log, approvals, mcpEndpoint } = await runtime.runPromise(
+  const { handler, runs, log, approvals, mcpEndpoint, scheduler } = await runtime.runPromise(
     Effect.gen(function* () {
       const notFound = HttpServerResponse.unsafeJson(
         {
@@ -127,6 +131,7 @@ export async function startServer(
         runs: (yield* RunManager) as RunManagerImpl,
         log: (yield* EventLog) as EventLogImpl,
         approvals: yield* Approvals,
+        scheduler: (yield* Scheduler) as SchedulerImpl,
         // `/v1/agents/<name>/mcp` (mcp.ts), unless the caller brings its own
         mcpEndpoint: extras.mcp ?? (yield* mcpHandler),
       };
@@ -214,6 +219,8 @@ export async function startServer(
 
   // resume what the previous daemon left running, then say ready
   readiness.resumed = runs.recover();
+  // loops fire only now: their runs must not be taken for ones to recover
+  scheduler.start();
   readiness.ready = true;
 
   let closed = false;

@@ -15,6 +15,8 @@ import type {
   Conflict,
   DecideApproval,
   Forbidden,
+  Loop,
+  LoopFiring,
   NotFound,
   Principal,
   Run,
@@ -205,3 +207,21 @@ export interface MetricsShape {
 }
 
 export class Metrics extends Context.Tag("@lash/server/Metrics")<Metrics, MetricsShape>() {}
+
+// ---------------------------------------------------------------------------------------
+// loops (scheduled agents) — `scheduler.ts`
+
+export interface SchedulerShape {
+  /** Every loop of the build (agents with `schedule` and `instruction`). */
+  readonly list: () => Effect.Effect<readonly Loop[]>;
+  /** The loop `name` (its agent's name); NotFound naming the loops there are. */
+  readonly get: (name: string) => Effect.Effect<Loop, NotFound>;
+  /** Its firings, newest first. */
+  readonly firings: (name: string, limit: number) => Effect.Effect<readonly LoopFiring[], NotFound>;
+  /** A manual firing (its own dedup key), run like a scheduled one; returned once claimed. */
+  readonly trigger: (name: string, instruction?: string) => Effect.Effect<LoopFiring, NotFound | Unavailable>;
+  /** Pause or resume the loop's scheduled firings (persisted in the state db). */
+  readonly setPaused: (name: string, paused: boolean) => Effect.Effect<Loop, NotFound>;
+}
+
+export class Scheduler extends Context.Tag("@lash/server/Scheduler")<Scheduler, SchedulerShape>() {}

@@ -86,8 +86,9 @@ export const checkAgentInput = (agent: ResolvedAgent, input: unknown): Effect.Ef
 /**
  * A new session of built agent `name` owned by `principal`: the host's agent session (model,
  * prompt, tools, typed output, skills) plus the agent's and the principal's policy layers.
+ * `title`: the session's title (a loop's firing key).
  */
-export const createAgentSession = (principal: Principal, name: string) =>
+export const createAgentSession = (principal: Principal, name: string, title?: string) =>
   Effect.gen(function* () {
     const host = yield* Host;
     const access = yield* Access;
@@ -113,6 +114,7 @@ export const createAgentSession = (principal: Principal, name: string) =>
           Effect.flatMap(LashRuntime, (rt) =>
             rt.createSession({
               ...spec.create,
+              ...(title !== undefined ? { title } : {}),
               ...(spec.plugins.length > 0 ? { plugins: spec.plugins } : {}),
               state: { ...spec.create.state, [OWNER_KEY]: principal.name },
             }),
