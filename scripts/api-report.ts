@@ -36,8 +36,11 @@ export function libraryPackages(): PackageApi[] {
     if (!existsSync(pkgPath)) continue;
     const pkg = JSON.parse(readFileSync(pkgPath, "utf8")) as {
       name: string;
+      private?: boolean;
       publishConfig?: { exports?: Record<string, { types: string }> };
     };
+    // a private package (the web console) publishes no API
+    if (pkg.private === true) continue;
     const exports = pkg.publishConfig?.exports;
     if (!exports) throw new Error(`${relative(root, pkgPath)} has no publishConfig.exports`);
     const entryPoints = Object.entries(exports)

@@ -34,6 +34,8 @@ const internal: Record<string, readonly string[]> = {
     "@lash/export",
   ],
   "packages/client": ["@lash/server"],
+  // the web console: a browser app that talks to the daemon through the typed client only
+  "packages/console": ["@lash/client"],
   "apps/cli": [
     "@lash/sansio",
     "@lash/lashlang",
@@ -48,6 +50,7 @@ const internal: Record<string, readonly string[]> = {
     "@lash/agents",
     "@lash/server",
     "@lash/client",
+    "@lash/console",
   ],
   bench: ["@lash/sansio", "@lash/lashlang", "@lash/core", "@lash/providers", "@lash/tools"],
 };
@@ -105,6 +108,7 @@ const external: Record<string, readonly string[]> = {
     "better-sqlite3",
   ],
   "packages/client": ["effect", "@effect/platform"],
+  "packages/console": ["preact", "marked"],
   "apps/cli": ["*"],
   bench: ["*"],
 };

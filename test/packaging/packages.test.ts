@@ -38,6 +38,8 @@ const SETUP_TIMEOUT = 20 * 60_000;
 
 const libraryDirs = readdirSync(join(root, "packages"))
   .filter((d) => existsSync(join(root, "packages", d, "package.json")))
+  // a private package (the web console, bundled into the CLI) is not published
+  .filter((d) => JSON.parse(readFileSync(join(root, "packages", d, "package.json"), "utf8")).private !== true)
   .sort();
 
 const work = mkdtempSync(join(tmpdir(), "lash-packaging-"));

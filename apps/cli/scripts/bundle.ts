@@ -5,9 +5,11 @@
 // CLI uses are devDependencies, so npm installs nothing else with the published package.
 //
 // pnpm --filter lash build   (or, from the root, pnpm build:cli)
-import { readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { build } from "esbuild";
+import { buildConsole } from "@lash/console/build";
+import { build, type Plugin } from "esbuild";
 
 const root = join(import.meta.dirname, "..");
 const outdir = join(root, "dist");
@@ -24,6 +26,29 @@ const OPTIONAL = [
 
 rmSync(outdir, { recursive: true, force: true });
 const started = performance.now();
+
+// The web console (`lash serve` at `/`), built now and embedded: the packed CLI serves these
+// files and never builds them (the source run builds them on first use, packages/console/node/source.ts).
+const consoleDir = mkdtempSync(join(tmpdir(), "lash-console-"));
+const consoleBuild = await buildConsole(consoleDir);
+const consoleFiles = Object.fromEntries(
+  consoleBuild.files.map((f) => [f, readFileSync(join(consoleDir, f), "utf8")] as const),
+);
+rmSync(consoleDir, { recursive: true, force: true });
+const embedConsole: Plugin = {
+  name: "embed-console",
+  setup(b) {
+    b.onResolve({ filter: /^\.\/source\.ts$/ }, (args) =>
+      args.importer.includes(join("packages", "console", "node"))
+        ? { path: "console-files", namespace: "lash-console" }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "lash-console" }, () => ({
+      contents: `export const loadFiles = async () => (${JSON.stringify({ files: consoleFiles, stamp: consoleBuild.stamp })});`,
+      loader: "js",
+    }));
+  },
+};
 const result = await build({
   entryPoints: { lash: join(root, "src", "main.ts") },
   outdir,
@@ -56,6 +81,7 @@ const result = await build({
     "assign-to-define": "silent",
   },
   metafile: true,
+  plugins: [embedConsole],
 });
 const outputs = Object.entries(result.metafile.outputs).filter(([f]) => f.endsWith(".js"));
 const total = outputs.reduce((n, [, o]) => n + o.bytes, 0);

@@ -157,6 +157,8 @@ export async function runServe(argv: readonly string[], io: MainIO): Promise<num
         close: () => ctx.close(),
       },
       settings,
+      // the web console at `/` (built from source on first use; embedded in the packed CLI)
+      { web: (await import("@lash/console")).consoleHandler() },
     );
   } catch (e) {
     await ctx.close().catch(() => undefined);

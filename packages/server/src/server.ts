@@ -77,7 +77,14 @@ const MCP_PATH = /^\/v1\/agents\/([^/]+)\/mcp\/?$/;
 export async function startServer(
   host: ServeHost,
   settings: ServeSettings,
-  extras: { readonly mcp?: McpHandler } = {},
+  extras: {
+    readonly mcp?: McpHandler;
+    /**
+     * A raw route tried before the API (the web console at `/` and `/console/…`): returns
+     * false for a request it does not take.
+     */
+    readonly web?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  } = {},
 ): Promise<RunningServer> {
   const readiness: Readiness = { ready: false, resumed: 0 };
   const base = Layer.mergeAll(
@@ -155,6 +162,7 @@ export async function startServer(
       });
       return;
     }
+    if (extras.web?.(req, res)) return;
     if (path === "/v1/openapi.json" && req.method === "GET") {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(openapi);

@@ -1,0 +1,153 @@
+// The web console in a real browser against a real daemon: a sandbox whose model is the mock
+// wire server (scripted replies, or a responder that may hold a reply until the test lets it
+// go), `lash serve` as a child process (with or without tokens), and headless Chromium from
+// packages/export/test/browser.ts loading the console from the daemon over loopback.
+// Screenshots go to packages/console/screenshots/ (committed; the package README links them).
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type MockLlmServer, type MockReply, type Responder, startMockServer } from "@lash/providers/testing";
+import type { Browser, Page } from "playwright-core";
+import { launch } from "../../packages/export/test/browser.ts";
+import { MODEL, type Sandbox, sandboxOffWhereBwrapCannotRun } from "./cli-support.ts";
+import { startAuthDaemon } from "./serve-auth-support.ts";
+import { type Daemon, startDaemon } from "./serve-support.ts";
+
+export const SCREENSHOT_DIR = join(import.meta.dirname, "..", "..", "packages", "console", "screenshots");
+
+/** A sandbox like cli-support's `sandbox()`, whose mock model may also be a `responder`. */
+export async function consoleSandbox(
+  options: { readonly replies?: MockReply[]; readonly responder?: Responder } = {},
+): Promise<Sandbox> {
+  const root = mkdtempSync(join(tmpdir(), "lash-console-test-"));
+  const home = join(root, "lash-home");
+  const cwd = join(root, "work");
+  mkdirSync(cwd);
+  sandboxOffWhereBwrapCannotRun(home);
+  const server: MockLlmServer = await startMockServer({
+    ...(options.replies ? { replies: options.replies } : {}),
+    ...(options.responder ? { responder: options.responder } : {}),
+  });
+  return {
+    home,
+    cwd,
+    server,
+    env: {
+      PATH: process.env.PATH,
+      HOME: root,
+      LASH_HOME: home,
+      LASH_MODEL: MODEL,
+      OPENAI_COMPATIBLE_BASE_URL: server.baseUrl("openai-chat"),
+    },
+    async cleanup() {
+      await server.close();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A reply the test releases when it wants: `hold()` for the responder, `release()` to answer. */
+export function gate<T>(): { readonly wait: Promise<T>; readonly release: (value: T) => void } {
+  let release!: (value: T) => void;
+  const wait = new Promise<T>((resolve) => {
+    release = resolve;
+  });
+  return { wait, release };
+}
+
+export interface ConsoleRig {
+  readonly sb: Sandbox;
+  readonly daemon: Daemon;
+  readonly browser: Browser;
+  /** Stops the daemon, the browser and the mock server, and removes the sandbox. */
+  close(): Promise<void>;
+}
+
+/** Sandbox + `lash serve` (`--no-auth` unless `auth`) + Chromium. */
+export async function startConsole(
+  options: {
+    readonly replies?: MockReply[];
+    readonly responder?: Responder;
+    readonly auth?: boolean;
+    /** Runs in the sandbox before the daemon starts (e.g. `lash init` + `lash build`, tokens). */
+    readonly prepare?: (sb: Sandbox) => Promise<void>;
+    readonly daemonArgs?: readonly string[];
+  } = {},
+): Promise<ConsoleRig> {
+  const sb = await consoleSandbox(options);
+  let daemon: Daemon | undefined;
+  let browser: Browser | undefined;
+  try {
+    await options.prepare?.(sb);
+    daemon = options.auth
+      ? await startAuthDaemon(sb, options.daemonArgs ?? [])
+      : await startDaemon(sb, options.daemonArgs ?? []);
+    browser = await launch();
+  } catch (e) {
+    await stop(daemon);
+    await browser?.close();
+    await sb.cleanup();
+    throw e;
+  }
+  const d = daemon;
+  const b = browser;
+  return {
+    sb,
+    daemon: d,
+    browser: b,
+    async close() {
+      await b.close().catch(() => undefined);
+      await stop(d);
+      await sb.cleanup();
+    },
+  };
+}
+
+async function stop(daemon: Daemon | undefined): Promise<void> {
+  if (daemon && daemon.proc.child.exitCode === null) {
+    daemon.proc.child.kill("SIGKILL");
+    await daemon.proc.done;
+  }
+}
+
+export interface ConsolePage {
+  readonly page: Page;
+  /** Uncaught page errors and console errors. */
+  readonly errors: string[];
+  /** Requests to any origin other than the daemon's (there should be none). */
+  readonly foreign: string[];
+}
+
+/** A new browser tab on the console at `#<hash>` (default the home page). */
+export async function openConsole(rig: ConsoleRig, hash = "/"): Promise<ConsolePage> {
+  const context = await rig.browser.newContext({ viewport: { width: 1200, height: 860 } });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  const foreign: string[] = [];
+  const origin = new URL(rig.daemon.url).origin;
+  page.on("pageerror", (e) => errors.push(e.message));
+  page.on("console", (m) => {
+    if (m.type() === "error") errors.push(m.text());
+  });
+  page.on("request", (r) => {
+    const u = r.url();
+    if (!u.startsWith(origin) && !u.startsWith("data:")) foreign.push(u);
+  });
+  await page.goto(`${rig.daemon.url}/#${hash}`, { waitUntil: "load" });
+  return { page, errors, foreign };
+}
+
+/** A full-page PNG in packages/console/screenshots/<name>.png. */
+export async function consoleScreenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  const path = join(SCREENSHOT_DIR, `${name}.png`);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await page.screenshot({ path, fullPage: true, animations: "disabled" });
+      return path;
+    } catch (e) {
+      // a loaded machine's compositor sometimes has no frame to give (see browser.ts)
+      if (attempt >= 3 || !String(e).includes("Unable to capture screenshot")) throw e;
+    }
+  }
+}
