@@ -189,6 +189,34 @@ describe("lash serve: the console's routes", () => {
     expect(exported.status).toBe(200);
     expect(await exported.text()).toContain("hello from the agent");
 
+    // a view link: made with alice's token, opened without one (a new browser tab)
+    const link = await as(d, alice, "POST", "/v1/views", { kind: "runTrace", id: runId });
+    expect(link.status).toBe(201);
+    expect(link.body.url).toMatch(/^\/v1\/views\/[A-Za-z0-9_-]{32}$/);
+    expect(link.body.expiresAt).toBeGreaterThan(Date.now());
+    const opened = await fetch(`${d.url}${link.body.url}`);
+    expect(opened.status).toBe(200);
+    expect(opened.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(await opened.text()).toContain(`run ${runId}`);
+    const exportLink = await createClient({ baseUrl: d.url, token: alice }).views.link({
+      kind: "export",
+      id: sessionId,
+      format: "md",
+    });
+    expect(await (await fetch(`${d.url}${exportLink.url}`)).text()).toContain("hello from the agent");
+    // an unknown ticket is refused; bob gets no link to alice's session; a bad format names the good ones
+    const refused = await fetch(`${d.url}/v1/views/${"A".repeat(32)}`);
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toMatchObject({ _tag: "Unauthorized", code: "invalid_view_link" });
+    expect((await as(d, bob, "POST", "/v1/views", { kind: "sessionTrace", id: sessionId })).status).toBe(403);
+    const badView = await as(d, alice, "POST", "/v1/views", {
+      kind: "sessionTrace",
+      id: sessionId,
+      format: "md",
+    });
+    expect(badView.status).toBe(400);
+    expect(badView.body.message).toContain("html or jsonl");
+
     const metrics = await createClient({ baseUrl: d.url, token: bob }).metrics.agents();
     const hello = metrics.agents.find((a) => a.agent === "hello");
     expect(hello?.runs.completed).toBe(1);

@@ -20,6 +20,8 @@ import type {
   Session,
   SessionComparison,
   SessionNode,
+  ViewLink,
+  ViewRequest,
 } from "@lash/server/api";
 import { Cause, Effect, Exit } from "effect";
 import { type ApiClient, type ClientOptions, makeApiClient } from "./effect.ts";
@@ -80,6 +82,13 @@ export interface LashClientPromise {
       input: unknown,
       options?: { readonly sessionId?: string } & EventsOptions,
     ): EventStream;
+  };
+  readonly views: {
+    /**
+     * A short-lived link (a path on the daemon) to an export or trace page that a browser tab
+     * opens without a bearer header.
+     */
+    link(request: typeof ViewRequest.Type): Promise<ViewLink>;
   };
   readonly metrics: {
     /** Per-agent figures since the daemon started (runs, latency, model calls, tokens, cost). */
@@ -175,6 +184,9 @@ export function createClient(options: ClientOptions): LashClientPromise {
         call(api.agents.chat({ path: { name }, payload: { input, sessionId: chatOptions.sessionId } })),
       chatStream: (name, input, chatOptions = {}) =>
         streamAgentChat(connection, name, { input, sessionId: chatOptions.sessionId }, chatOptions),
+    },
+    views: {
+      link: (request) => call(api.views.link({ payload: request })),
     },
     metrics: {
       agents: () => call(api.metrics.agents()),

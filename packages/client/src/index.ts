@@ -16,6 +16,7 @@ export type {
   Session,
   SessionComparison,
   SessionNode,
+  ViewLink,
 } from "@lash/server/api";
 export { LashApi } from "@lash/server/api";
 export { createClient, type ExportFormat, type LashClientPromise, type TraceOptions } from "./client.ts";

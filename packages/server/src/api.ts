@@ -630,6 +630,47 @@ export class AgentsApi extends HttpApiGroup.make("agents")
   .middleware(Authorization)
   .prefix("/v1") {}
 
+/** What a view link opens: a session's export or trace, or a run's trace. */
+export const ViewRequest = Schema.Struct({
+  kind: Schema.Literal("export", "sessionTrace", "runTrace"),
+  /** The session's id (`export`, `sessionTrace`) or the run's (`runTrace`). */
+  id: Schema.String,
+  /** `html` (default), `json` or `md` for an export; `html` (default) or `jsonl` for a trace. */
+  format: Schema.optional(Schema.Literal("html", "json", "md", "jsonl")),
+  level: Schema.optional(Schema.Literal("standard", "extended")),
+});
+
+/**
+ * A short-lived link to an export or trace page that a browser can open without a bearer
+ * header (a new tab cannot send one): signed by this daemon for the caller, valid for
+ * `expiresAt` (epoch ms) and until the daemon restarts.
+ */
+export class ViewLink extends Schema.Class<ViewLink>("ViewLink")({
+  /** The path to open on this daemon: `/v1/views/<ticket>`. */
+  url: Schema.String,
+  expiresAt: Schema.Number,
+}) {}
+
+export class ViewsApi extends HttpApiGroup.make("views")
+  .add(
+    HttpApiEndpoint.post("link", "/views")
+      .setPayload(ViewRequest)
+      .addSuccess(ViewLink, { status: 201 })
+      .addError(BadRequest)
+      .addError(NotFound)
+      .addError(Forbidden)
+      .middleware(Authorization),
+  )
+  .add(
+    HttpApiEndpoint.get("open", "/views/:ticket")
+      .setPath(Schema.Struct({ ticket: Schema.String }))
+      .addSuccess(PageBody)
+      .addError(Unauthorized)
+      .addError(NotFound)
+      .addError(Forbidden),
+  )
+  .prefix("/v1") {}
+
 export class MetricsApi extends HttpApiGroup.make("metrics")
   .add(
     HttpApiEndpoint.get("agents", "/metrics/agents").addSuccess(
@@ -693,6 +734,7 @@ export class LashApi extends HttpApi.make("lash")
   .add(ApprovalsApi)
   .add(AgentsApi)
   .add(MetricsApi)
+  .add(ViewsApi)
   .add(LoopsApi)
   .addError(PayloadTooLarge)
   .annotate(HttpApi.AdditionalSchemas, [ServerEvent]) {}

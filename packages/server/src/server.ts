@@ -20,6 +20,7 @@ import { LoopsGroupLive } from "./groups/loops.ts";
 import { MetricsGroupLive } from "./groups/metrics.ts";
 import { RunsGroupLive } from "./groups/runs.ts";
 import { SessionsGroupLive } from "./groups/sessions.ts";
+import { ViewsGroupLive } from "./groups/views.ts";
 import { type McpHandler, mcpHandler } from "./mcp.ts";
 import { MetricsLive } from "./metrics.ts";
 import type { RunManagerImpl } from "./runs.ts";
@@ -102,6 +103,7 @@ export async function startServer(
     ApprovalsGroupLive,
     AgentsGroupLive,
     MetricsGroupLive,
+    ViewsGroupLive,
     LoopsGroupLive,
   );
   const api = HttpApiBuilder.api(LashApi).pipe(Layer.provide(groups));

@@ -47,6 +47,8 @@ export const pageResponse = (page: Page) =>
     headers: {
       "content-disposition": `inline; filename="${page.filename}"`,
       "cache-control": "no-store",
+      // a view link's ticket is in the URL: never send it on
+      "referrer-policy": "no-referrer",
       // the pages are self-contained: inline style and script, nothing fetched
       ...(page.contentType.startsWith("text/html")
         ? {
