@@ -190,6 +190,7 @@ describe("the console's pages", () => {
     expect(trace.url()).toMatch(/\/v1\/views\/[A-Za-z0-9_-]{32}$/);
     await trace.getByRole("heading", { name: `lash trace · run ${a.runId}` }).waitFor();
     expect(await trace.content()).toContain("write_file");
+    await consoleScreenshot(trace, "run-trace");
     await trace.close();
 
     expect(errors).toEqual([]);
