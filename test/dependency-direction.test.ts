@@ -106,6 +106,7 @@ const external: Record<string, readonly string[]> = {
     "@effect/platform-node",
     "@modelcontextprotocol/sdk",
     "better-sqlite3",
+    "croner",
   ],
   "packages/client": ["effect", "@effect/platform"],
   "packages/console": ["preact", "marked"],
