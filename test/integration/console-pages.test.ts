@@ -111,6 +111,7 @@ describe("the console's pages", () => {
     await page.getByRole("button", { name: "Approve", exact: true }).waitFor();
     await page.getByRole("button", { name: "Deny", exact: true }).waitFor();
     await page.getByRole("textbox", { name: "Reason for denying" }).waitFor();
+    await page.getByRole("checkbox", { name: /Do not ask again for write_file in this session/ }).waitFor();
 
     // alpha: arguments that are not JSON are refused, and stay in the editor
     await page.getByRole("option", { name: /alpha\.txt/ }).click();
@@ -221,7 +222,9 @@ describe("the console's pages", () => {
     expect(await card.locator('[data-field="next"]').textContent()).not.toMatch(/—/);
     expect(await card.locator('[data-field="last"]').textContent()).toBe("none yet");
 
-    await page.getByRole("textbox", { name: "Instruction for this firing (optional)" }).fill("TICK by hand");
+    await page
+      .getByRole("textbox", { name: "Instruction for this firing of ticker (optional)" })
+      .fill("TICK by hand");
     await page.getByRole("button", { name: "Trigger ticker now" }).click();
     await page
       .getByRole("status")

@@ -148,6 +148,7 @@ function ApprovalDetail(props: {
     Object.fromEntries(items.map((it) => [it.callId, original(it)])),
   );
   const [reason, setReason] = useState("");
+  const [remember, setRemember] = useState(false);
   const [error, setError] = useState<string | undefined>(undefined);
   const [busy, setBusy] = useState(false);
   useEffect(() => setError(undefined), [approval.id]);
@@ -166,7 +167,14 @@ function ApprovalDetail(props: {
         return;
       }
     }
-    await decide({ decision: "approve", ...(Object.keys(args).length > 0 ? { args } : {}) }, "Approved");
+    await decide(
+      {
+        decision: "approve",
+        ...(Object.keys(args).length > 0 ? { args } : {}),
+        ...(remember ? { scope: "session" as const } : {}),
+      },
+      "Approved",
+    );
   };
   const deny = () =>
     decide({ decision: "deny", ...(reason.trim() !== "" ? { reason: reason.trim() } : {}) }, "Denied");
@@ -233,6 +241,14 @@ function ApprovalDetail(props: {
         <button type="button" class="primary" disabled={busy} onClick={() => void approve()}>
           Approve
         </button>
+        <label class="inline">
+          <input
+            type="checkbox"
+            checked={remember}
+            onChange={(e) => setRemember((e.currentTarget as HTMLInputElement).checked)}
+          />
+          Do not ask again for {[...new Set(items.map((i) => i.tool))].join(", ")} in this session
+        </label>
         <label>
           Reason for denying
           <input

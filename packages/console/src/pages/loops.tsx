@@ -109,7 +109,7 @@ function LoopCard(props: {
         }}
       >
         <label>
-          Instruction for this firing (optional)
+          Instruction for this firing of {loop.name} (optional)
           <input
             type="text"
             value={instruction}
