@@ -85,7 +85,7 @@ describe("the console's pages", () => {
 
     const { page, errors, foreign } = await openConsole(rig, "/approvals");
     const options = page.getByRole("option");
-    await expect.poll(() => options.count()).toBe(2);
+    await expect.poll(() => options.count(), { timeout: 30_000 }).toBe(2);
     // the preview: what the call would write
     await page.getByRole("option", { name: /alpha\.txt/ }).waitFor();
     await page.locator(".preview").first().waitFor();
@@ -118,7 +118,10 @@ describe("the console's pages", () => {
     const args = page.getByRole("textbox", { name: "Arguments of write_file (JSON)" });
     await args.fill('{ "path": "alpha.txt", ');
     await page.getByRole("button", { name: "Approve", exact: true }).click();
-    await expect.poll(() => page.getByRole("alert").textContent()).toContain("are not valid JSON");
+    await page
+      .getByRole("alert")
+      .getByText(/are not valid JSON/)
+      .waitFor();
     expect(await args.inputValue()).toBe('{ "path": "alpha.txt", ');
     expect((await api(url, "GET", `/v1/approvals/${(await pendingOf(url, a.runId)).id}`)).body.state).toBe(
       "pending",
@@ -139,7 +142,7 @@ describe("the console's pages", () => {
     expect(textOf(toolMessages(afterA[1]!.body)[0]!.content)).toContain("alpha.txt");
 
     // beta: denied with a reason, which the model reads
-    await expect.poll(() => options.count()).toBe(1);
+    await expect.poll(() => options.count(), { timeout: 30_000 }).toBe(1);
     await page.getByRole("textbox", { name: "Reason for denying" }).fill("write gamma.txt instead");
     await page.getByRole("button", { name: "Deny", exact: true }).click();
     await page
