@@ -153,9 +153,22 @@ describe("lash serve: the console's routes", () => {
   });
 
   it("the routes keep the sessions' ACL; metrics need a token; an agent's runs are counted under its name", async () => {
-    sb = await sandbox([{ text: "hello from the agent", usage: { input: 120, output: 7 } }]);
+    sb = await sandbox([
+      { text: "hello from the agent", usage: { input: 120, output: 7 } },
+      { toolCalls: [{ id: "c1", name: "reviewer", arguments: { path: "a.ts" } }] },
+      { text: "LGTM from the reviewer" },
+      { text: "The reviewer says LGTM." },
+    ]);
     const opts = { env: sb.env, cwd: sb.cwd };
     expect((await lash(["init"], opts)).code).toBe(0);
+    writeFileSync(
+      join(sb.cwd, "agents", "lead.agent.md"),
+      "---\nname: lead\ndescription: Leads a review.\ntools: [reviewer]\n---\nLEAD-PROMPT\n",
+    );
+    writeFileSync(
+      join(sb.cwd, "agents", "reviewer.agent.md"),
+      "---\nname: reviewer\ndescription: reviews one file\ninput: { path: str }\n---\nREVIEWER-PROMPT\n",
+    );
     expect((await lash(["build"], opts)).code).toBe(0);
     const alice = await createToken(sb, "alice");
     const bob = await createToken(sb, "bob");
@@ -167,6 +180,23 @@ describe("lash serve: the console's routes", () => {
     const sessionId = chat.body.sessionId as string;
     const runId = chat.body.runId as string;
     const bobs = await as(d, bob, "POST", "/v1/sessions", { title: "bob's" });
+
+    // a subagent's child session: listed with children=true, under its parent, for its root's owner only
+    const lead = await as(d, alice, "POST", "/v1/agents/lead/chat", { input: "review a.ts" });
+    expect(lead.body).toMatchObject({ state: "completed", text: "The reviewer says LGTM." });
+    const leadSession = lead.body.sessionId as string;
+    const listed = async (token: string, children: boolean) =>
+      (
+        (await as(d, token, "GET", `/v1/sessions${children ? "?children=true" : ""}`)).body.sessions as {
+          id: string;
+          parent?: { sessionId: string };
+        }[]
+      ).filter((s) => s.parent?.sessionId === leadSession);
+    expect(await listed(alice, false)).toEqual([]);
+    const children = await listed(alice, true);
+    expect(children).toHaveLength(1);
+    expect(children[0]!.parent).toMatchObject({ sessionId: leadSession, callId: expect.any(String) });
+    expect(await listed(bob, true)).toEqual([]);
 
     for (const path of [
       `/v1/sessions/${sessionId}/nodes`,

@@ -43,7 +43,8 @@ export interface LashClientPromise {
   ready(): Promise<{ readonly ready: boolean; readonly resumed: number }>;
   readonly sessions: {
     create(body?: typeof CreateSession.Type): Promise<Session>;
-    list(): Promise<readonly Session[]>;
+    /** `children: true` lists subagents' child sessions too (each with its `parent`). */
+    list(options?: { readonly children?: boolean }): Promise<readonly Session[]>;
     get(id: string): Promise<Session>;
     fork(id: string, body?: { readonly atNode?: string; readonly title?: string }): Promise<Session>;
     delete(id: string): Promise<{ readonly deleted: string }>;
@@ -143,7 +144,15 @@ export function createClient(options: ClientOptions): LashClientPromise {
     ready: () => call(api.ready()),
     sessions: {
       create: (body = {}) => call(api.sessions.create({ payload: body })),
-      list: () => call(Effect.map(api.sessions.list(), (r) => r.sessions)),
+      list: (listOptions = {}) =>
+        call(
+          Effect.map(
+            api.sessions.list({
+              urlParams: listOptions.children === undefined ? {} : { children: listOptions.children },
+            }),
+            (r) => r.sessions,
+          ),
+        ),
       get: (id) => call(api.sessions.get({ path: { id } })),
       fork: (id, body = {}) => call(api.sessions.fork({ path: { id }, payload: body })),
       delete: (id) => call(api.sessions.delete({ path: { id } })),

@@ -448,7 +448,10 @@ export class SessionsApi extends HttpApiGroup.make("sessions")
       .addError(NotFound),
   )
   .add(
-    HttpApiEndpoint.get("list", "/sessions").addSuccess(Schema.Struct({ sessions: Schema.Array(Session) })),
+    HttpApiEndpoint.get("list", "/sessions")
+      /** `children=true`: subagents' child sessions too (each with its `parent`). */
+      .setUrlParams(Schema.Struct({ children: Schema.optional(Schema.BooleanFromString) }))
+      .addSuccess(Schema.Struct({ sessions: Schema.Array(Session) })),
   )
   .add(
     HttpApiEndpoint.get("get", "/sessions/:id")

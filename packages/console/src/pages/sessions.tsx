@@ -38,7 +38,7 @@ const titleOf = (s: Session) => s.title ?? s.id;
 export function SessionsPage(props: PageProps) {
   const client = useClient();
   const sessionId = props.params.id;
-  const list = useLoad(() => client.sessions.list(), [client], 5000);
+  const list = useLoad(() => client.sessions.list({ children: true }), [client], 5000);
   const sessions = list.data ?? [];
   const tree = useMemo(() => sessionTree(sessions), [sessions]);
   const selected = sessions.find((s) => s.id === sessionId);

@@ -116,11 +116,21 @@ export const SessionsGroupLive = HttpApiBuilder.group(LashApi, "sessions", (hand
         return yield* toSession(record);
       }),
     )
-    .handle("list", () =>
+    .handle("list", ({ urlParams }) =>
       Effect.gen(function* () {
         const principal = yield* CurrentPrincipal;
-        const all = yield* core(Effect.flatMap(LashRuntime, (rt) => rt.listSessions()));
-        const mine = principal.admin ? all : all.filter((s) => ownerOf(s) === principal.name);
+        const access = yield* Access;
+        const all = yield* core(
+          Effect.flatMap(LashRuntime, (rt) =>
+            rt.listSessions(urlParams.children ? { includeChildren: true } : {}),
+          ),
+        );
+        // a child session belongs to its root's owner (access.ts)
+        const ownerOfAny = (s: (typeof all)[number]) =>
+          s.parentLink ? Effect.map(access.sessionInfo(s.id), (i) => i.owner) : Effect.succeed(ownerOf(s));
+        const mine = principal.admin
+          ? all
+          : yield* Effect.filter(all, (s) => Effect.map(ownerOfAny(s), (o) => o === principal.name));
         return { sessions: yield* Effect.forEach(mine, toSession) };
       }).pipe(Effect.orDie),
     )
