@@ -133,6 +133,10 @@ describe("the console's pages", () => {
       .getByRole("status")
       .getByText(/Approved: write_file/)
       .waitFor();
+    // focus goes on to the next approval
+    await expect
+      .poll(() => page.locator('[role="option"]:focus').textContent(), { timeout: 30_000 })
+      .toContain("beta.txt");
     const finishedA = await waitFor(url, a.runId, "runFinished");
     expect(finishedA.at(-1)?.data).toMatchObject({ state: "completed", text: "alpha done" });
     expect(readFileSync(join(rig.sb.cwd, "alpha.txt"), "utf8")).toBe("edited in the console");

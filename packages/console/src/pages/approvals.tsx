@@ -39,6 +39,14 @@ export function ApprovalsPage(_props: PageProps) {
   const [done, setDone] = useState<{ readonly text: string; readonly runId: string } | undefined>(undefined);
   const approvals = list.data ?? [];
   const current = approvals.find((a) => a.id === selected) ?? approvals[0];
+  // after a decision, keyboard users go on with the next approval (or the page, when none is left)
+  const refocus = useRef(false);
+  useEffect(() => {
+    if (!refocus.current) return;
+    refocus.current = false;
+    const next = document.querySelector<HTMLElement>('.inbox [role="option"]');
+    (next ?? document.getElementById("main"))?.focus();
+  }, [list.data]);
 
   return (
     <section class="page approvals" aria-label="Approvals inbox">
@@ -60,6 +68,7 @@ export function ApprovalsPage(_props: PageProps) {
               onDecided={(text) => {
                 setDone({ text, runId: current.runId });
                 setSelected(undefined);
+                refocus.current = true;
                 void list.reload();
               }}
             />
