@@ -31,6 +31,7 @@ const internal: Record<string, readonly string[]> = {
     "@lash/policy",
     "@lash/trace",
     "@lash/subagents",
+    "@lash/export",
   ],
   "packages/client": ["@lash/server"],
   // the web console: a browser app that talks to the daemon through the typed client only

@@ -10,7 +10,6 @@ import { type MockLlmServer, type MockReply, type Responder, startMockServer } f
 import type { Browser, Page } from "playwright-core";
 import { launch } from "../../packages/export/test/browser.ts";
 import { MODEL, type Sandbox, sandboxOffWhereBwrapCannotRun } from "./cli-support.ts";
-import { startAuthDaemon } from "./serve-auth-support.ts";
 import { type Daemon, startDaemon } from "./serve-support.ts";
 
 export const SCREENSHOT_DIR = join(import.meta.dirname, "..", "..", "packages", "console", "screenshots");
@@ -80,7 +79,7 @@ export async function startConsole(
   try {
     await options.prepare?.(sb);
     daemon = options.auth
-      ? await startAuthDaemon(sb, options.daemonArgs ?? [])
+      ? await startDaemon(sb, options.daemonArgs ?? [], { auth: true })
       : await startDaemon(sb, options.daemonArgs ?? []);
     browser = await launch();
   } catch (e) {

@@ -9,6 +9,7 @@
 import { FetchHttpClient } from "@effect/platform";
 import type {
   AgentInfo,
+  AgentMetrics,
   AgentReply,
   Approval,
   CreateSession,
@@ -17,6 +18,10 @@ import type {
   LoopFiring,
   Run,
   Session,
+  SessionComparison,
+  SessionNode,
+  ViewLink,
+  ViewRequest,
 } from "@lash/server/api";
 import { Cause, Effect, Exit } from "effect";
 import { type ApiClient, type ClientOptions, makeApiClient } from "./effect.ts";
@@ -38,12 +43,21 @@ export interface LashClientPromise {
   ready(): Promise<{ readonly ready: boolean; readonly resumed: number }>;
   readonly sessions: {
     create(body?: typeof CreateSession.Type): Promise<Session>;
-    list(): Promise<readonly Session[]>;
+    /** `children: true` lists subagents' child sessions too (each with its `parent`). */
+    list(options?: { readonly children?: boolean }): Promise<readonly Session[]>;
     get(id: string): Promise<Session>;
     fork(id: string, body?: { readonly atNode?: string; readonly title?: string }): Promise<Session>;
     delete(id: string): Promise<{ readonly deleted: string }>;
     messages(id: string): Promise<readonly unknown[]>;
     runs(id: string): Promise<readonly Run[]>;
+    /** The active path's graph nodes, root first (node ids to fork at). */
+    nodes(id: string): Promise<readonly SessionNode[]>;
+    /** Two sessions' branches after the last node they share. */
+    compare(id: string, other: string): Promise<SessionComparison>;
+    /** The session exported: a self-contained HTML page (default), JSON or Markdown. */
+    export(id: string, format?: ExportFormat): Promise<string>;
+    /** The session's trace from its logged events: the viewer page (default) or JSON Lines. */
+    trace(id: string, options?: TraceOptions): Promise<string>;
   };
   readonly turns: {
     /** Starts a run (202 with the queued/running run); `wait: true` returns it finished. */
@@ -52,6 +66,8 @@ export interface LashClientPromise {
   readonly runs: {
     get(id: string): Promise<Run>;
     cancel(id: string): Promise<Run>;
+    /** One run's trace: the viewer page (default) or JSON Lines. */
+    trace(id: string, options?: TraceOptions): Promise<string>;
   };
   readonly approvals: {
     list(options?: { readonly state?: "pending" | "all" }): Promise<readonly Approval[]>;
@@ -67,6 +83,17 @@ export interface LashClientPromise {
       input: unknown,
       options?: { readonly sessionId?: string } & EventsOptions,
     ): EventStream;
+  };
+  readonly views: {
+    /**
+     * A short-lived link (a path on the daemon) to an export or trace page that a browser tab
+     * opens without a bearer header.
+     */
+    link(request: typeof ViewRequest.Type): Promise<ViewLink>;
+  };
+  readonly metrics: {
+    /** Per-agent figures since the daemon started (runs, latency, model calls, tokens, cost). */
+    agents(): Promise<{ readonly since: number; readonly agents: readonly AgentMetrics[] }>;
   };
   /** Loops: agents with a schedule (`GET /v1/loops`, firings, trigger, pause, resume). */
   readonly loops: {
@@ -84,6 +111,19 @@ export interface LashClientPromise {
    */
   events(target: StreamTarget, options?: EventsOptions): EventStream;
 }
+
+export type ExportFormat = "html" | "json" | "md";
+
+export interface TraceOptions {
+  readonly format?: "html" | "jsonl";
+  /** `extended` keeps streamed text and tool contents (default `standard`). */
+  readonly level?: "standard" | "extended";
+}
+
+const traceParams = (o: TraceOptions) => ({
+  ...(o.format !== undefined ? { format: o.format } : {}),
+  ...(o.level !== undefined ? { level: o.level } : {}),
+});
 
 /** A client of a `lash serve` daemon. */
 export function createClient(options: ClientOptions): LashClientPromise {
@@ -104,12 +144,26 @@ export function createClient(options: ClientOptions): LashClientPromise {
     ready: () => call(api.ready()),
     sessions: {
       create: (body = {}) => call(api.sessions.create({ payload: body })),
-      list: () => call(Effect.map(api.sessions.list(), (r) => r.sessions)),
+      list: (listOptions = {}) =>
+        call(
+          Effect.map(
+            api.sessions.list({
+              urlParams: listOptions.children === undefined ? {} : { children: listOptions.children },
+            }),
+            (r) => r.sessions,
+          ),
+        ),
       get: (id) => call(api.sessions.get({ path: { id } })),
       fork: (id, body = {}) => call(api.sessions.fork({ path: { id }, payload: body })),
       delete: (id) => call(api.sessions.delete({ path: { id } })),
       messages: (id) => call(Effect.map(api.sessions.messages({ path: { id } }), (r) => r.messages)),
       runs: (id) => call(Effect.map(api.sessions.runs({ path: { id } }), (r) => r.runs)),
+      nodes: (id) => call(Effect.map(api.sessions.nodes({ path: { id } }), (r) => r.nodes)),
+      compare: (id, other) => call(api.sessions.compare({ path: { id, other } })),
+      export: (id, format) =>
+        call(api.sessions.export({ path: { id }, urlParams: format !== undefined ? { format } : {} })),
+      trace: (id, traceOptions = {}) =>
+        call(api.sessions.trace({ path: { id }, urlParams: traceParams(traceOptions) })),
     },
     turns: {
       start: (sessionId, text, startOptions = {}) =>
@@ -124,6 +178,8 @@ export function createClient(options: ClientOptions): LashClientPromise {
     runs: {
       get: (id) => call(api.runs.get({ path: { id } })),
       cancel: (id) => call(api.runs.cancel({ path: { id } })),
+      trace: (id, traceOptions = {}) =>
+        call(api.runs.trace({ path: { id }, urlParams: traceParams(traceOptions) })),
     },
     approvals: {
       list: (listOptions = {}) =>
@@ -137,6 +193,12 @@ export function createClient(options: ClientOptions): LashClientPromise {
         call(api.agents.chat({ path: { name }, payload: { input, sessionId: chatOptions.sessionId } })),
       chatStream: (name, input, chatOptions = {}) =>
         streamAgentChat(connection, name, { input, sessionId: chatOptions.sessionId }, chatOptions),
+    },
+    views: {
+      link: (request) => call(api.views.link({ payload: request })),
+    },
+    metrics: {
+      agents: () => call(api.metrics.agents()),
     },
     loops: {
       list: () => call(Effect.map(api.loops.list(), (r) => r.loops)),

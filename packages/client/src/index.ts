@@ -3,6 +3,7 @@
 // (`makeApiClient`, `LashClient`), and event streams that reconnect with `Last-Event-ID`.
 export type {
   AgentInfo,
+  AgentMetrics,
   AgentReply,
   Approval,
   FiringState,
@@ -13,9 +14,12 @@ export type {
   RunState,
   ServerEvent,
   Session,
+  SessionComparison,
+  SessionNode,
+  ViewLink,
 } from "@lash/server/api";
 export { LashApi } from "@lash/server/api";
-export { createClient, type LashClientPromise } from "./client.ts";
+export { createClient, type ExportFormat, type LashClientPromise, type TraceOptions } from "./client.ts";
 export { type ApiClient, type ClientOptions, eventStream, LashClient, makeApiClient } from "./effect.ts";
 export {
   type ApiError,

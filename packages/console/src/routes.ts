@@ -10,7 +10,7 @@ import { ChatPage } from "./pages/chat.tsx";
 import { LoopsPage } from "./pages/loops.tsx";
 import { MetricsPage } from "./pages/metrics.tsx";
 import { RunPage } from "./pages/run.tsx";
-import { SessionsPage } from "./pages/sessions.tsx";
+import { ComparePage, SessionsPage } from "./pages/sessions.tsx";
 import type { Params } from "./router.ts";
 
 export type { PageProps };
@@ -31,6 +31,13 @@ export const routes: readonly Route[] = [
   { path: "/agents", nav: "Agents", title: () => "Agents", page: AgentsPage },
   { path: "/agents/:name", section: "/agents", title: (p) => `Chat with ${p.name}`, page: ChatPage },
   { path: "/sessions", nav: "Runs & sessions", title: () => "Runs and sessions", page: SessionsPage },
+  { path: "/sessions/:id", section: "/sessions", title: (p) => `Session ${p.id}`, page: SessionsPage },
+  {
+    path: "/sessions/:id/compare/:other",
+    section: "/sessions",
+    title: (p) => `Compare ${p.id} with ${p.other}`,
+    page: ComparePage,
+  },
   { path: "/runs/:id", section: "/sessions", title: (p) => `Run ${p.id}`, page: RunPage },
   { path: "/approvals", nav: "Approvals", title: () => "Approvals", page: ApprovalsPage },
   { path: "/loops", nav: "Loops", title: () => "Loops", page: LoopsPage },

@@ -103,6 +103,8 @@ export class Session extends Schema.Class<Session>("Session")({
   headRevision: Schema.Number,
   turnCount: Schema.Number,
   origin: Schema.optional(Schema.Struct({ sessionId: Schema.String, nodeId: Schema.NullOr(Schema.String) })),
+  /** A subagent's child session: the session and tool call that spawned it. */
+  parent: Schema.optional(Schema.Struct({ sessionId: Schema.String, callId: Schema.String })),
   /** The session's current run (running or queued first), if any. */
   activeRunId: Schema.optional(Schema.String),
 }) {}
@@ -237,6 +239,81 @@ export class AgentReply extends Schema.Class<AgentReply>("AgentReply")({
   error: Schema.optional(Schema.Struct({ code: Schema.String, message: Schema.String })),
 }) {}
 
+/**
+ * One node of a session's graph on its active path (root first): a message, a protocol
+ * event or a plugin record. `sessionId` is the session that wrote it (a fork's path starts
+ * with its origin's nodes); fork at a node with `POST /v1/sessions/:id/fork {atNode}`.
+ */
+export class SessionNode extends Schema.Class<SessionNode>("SessionNode")({
+  id: Schema.String,
+  sessionId: Schema.String,
+  parentId: Schema.NullOr(Schema.String),
+  kind: Schema.String,
+  turnId: Schema.NullOr(Schema.String),
+  createdAt: Schema.Number,
+  /** A message (`@lash/sansio` `Message`) for `kind: "message"`, else the event's record. */
+  payload: JsonValue,
+}) {}
+
+/**
+ * Two sessions' branches side by side: the last node their active paths share (`null`:
+ * none) and, after it, the nodes only `a`'s path has and those only `b`'s has.
+ */
+export class SessionComparison extends Schema.Class<SessionComparison>("SessionComparison")({
+  a: Schema.String,
+  b: Schema.String,
+  ancestor: Schema.NullOr(Schema.String),
+  /** How many nodes the two paths share (root first, up to and including `ancestor`). */
+  shared: Schema.Number,
+  onlyA: Schema.Array(SessionNode),
+  onlyB: Schema.Array(SessionNode),
+}) {}
+
+/** Median and 95th percentile (nearest rank) over a recent window; null without samples. */
+export const Quantiles = Schema.Struct({
+  p50: Schema.NullOr(Schema.Number),
+  p95: Schema.NullOr(Schema.Number),
+});
+
+/**
+ * What the daemon's runs of one agent did since the daemon started (`agent: ""`: sessions
+ * that run no agent). Latencies in milliseconds over the last 1024 samples.
+ */
+export class AgentMetrics extends Schema.Class<AgentMetrics>("AgentMetrics")({
+  agent: Schema.String,
+  runs: Schema.Struct({ completed: Schema.Number, failed: Schema.Number, cancelled: Schema.Number }),
+  runLatencyMs: Quantiles,
+  /** Model calls (replayed responses not counted), their `error` events and retries. */
+  llm: Schema.Struct({
+    calls: Schema.Number,
+    errors: Schema.Number,
+    retries: Schema.Number,
+    latencyMs: Quantiles,
+  }),
+  tools: Schema.Struct({ calls: Schema.Number, errors: Schema.Number }),
+  tokens: Schema.Struct({
+    input: Schema.Number,
+    output: Schema.Number,
+    reasoning: Schema.Number,
+    cacheRead: Schema.Number,
+    cacheWrite: Schema.Number,
+  }),
+  /** Priced models only. */
+  costUsd: Schema.Number,
+  /** The last finished runs, oldest first (for a chart): when, how long, how they ended. */
+  recentRuns: Schema.Array(Schema.Struct({ at: Schema.Number, ms: Schema.Number, state: Schema.String })),
+}) {}
+
+/** The body of an export or trace page (the handlers write it raw, with its content type). */
+const PageBody = HttpApiSchema.withEncoding(Schema.String, { kind: "Text", contentType: "text/html" });
+
+const ExportQuery = Schema.Struct({ format: Schema.optional(Schema.Literal("html", "json", "md")) });
+const TraceQuery = Schema.Struct({
+  format: Schema.optional(Schema.Literal("html", "jsonl")),
+  /** `extended` keeps streamed text and tool contents (default `standard`). */
+  level: Schema.optional(Schema.Literal("standard", "extended")),
+});
+
 export const FiringState = Schema.Literal(
   /** Claimed, waiting for a free slot of the loop (`concurrency`) or a retry's backoff. */
   "queued",
@@ -312,6 +389,7 @@ export const TriggerLoop = Schema.Struct({
 
 const SessionId = Schema.Struct({ id: Schema.String });
 const RunId = Schema.Struct({ id: Schema.String });
+const TwoSessions = Schema.Struct({ id: Schema.String, other: Schema.String });
 const AgentName = Schema.Struct({ name: Schema.String });
 
 /** Query of an event stream: `after` is the same cursor as `Last-Event-ID` (the header wins). */
@@ -349,7 +427,10 @@ export class SessionsApi extends HttpApiGroup.make("sessions")
       .addError(NotFound),
   )
   .add(
-    HttpApiEndpoint.get("list", "/sessions").addSuccess(Schema.Struct({ sessions: Schema.Array(Session) })),
+    HttpApiEndpoint.get("list", "/sessions")
+      /** `children=true`: subagents' child sessions too (each with its `parent`). */
+      .setUrlParams(Schema.Struct({ children: Schema.optional(Schema.BooleanFromString) }))
+      .addSuccess(Schema.Struct({ sessions: Schema.Array(Session) })),
   )
   .add(
     HttpApiEndpoint.get("get", "/sessions/:id")
@@ -410,6 +491,36 @@ export class SessionsApi extends HttpApiGroup.make("sessions")
       .addError(NotFound)
       .addError(Forbidden),
   )
+  .add(
+    HttpApiEndpoint.get("nodes", "/sessions/:id/nodes")
+      .setPath(SessionId)
+      .addSuccess(Schema.Struct({ nodes: Schema.Array(SessionNode) }))
+      .addError(NotFound)
+      .addError(Forbidden),
+  )
+  .add(
+    HttpApiEndpoint.get("compare", "/sessions/:id/compare/:other")
+      .setPath(TwoSessions)
+      .addSuccess(SessionComparison)
+      .addError(NotFound)
+      .addError(Forbidden),
+  )
+  .add(
+    HttpApiEndpoint.get("export", "/sessions/:id/export")
+      .setPath(SessionId)
+      .setUrlParams(ExportQuery)
+      .addSuccess(PageBody)
+      .addError(NotFound)
+      .addError(Forbidden),
+  )
+  .add(
+    HttpApiEndpoint.get("trace", "/sessions/:id/trace")
+      .setPath(SessionId)
+      .setUrlParams(TraceQuery)
+      .addSuccess(PageBody)
+      .addError(NotFound)
+      .addError(Forbidden),
+  )
   .middleware(Authorization)
   .prefix("/v1") {}
 
@@ -434,6 +545,14 @@ export class RunsApi extends HttpApiGroup.make("runs")
       .setPath(RunId)
       .setUrlParams(EventsQuery)
       .addSuccess(EventStream)
+      .addError(NotFound)
+      .addError(Forbidden),
+  )
+  .add(
+    HttpApiEndpoint.get("trace", "/runs/:id/trace")
+      .setPath(RunId)
+      .setUrlParams(TraceQuery)
+      .addSuccess(PageBody)
       .addError(NotFound)
       .addError(Forbidden),
   )
@@ -493,6 +612,60 @@ export class AgentsApi extends HttpApiGroup.make("agents")
   .middleware(Authorization)
   .prefix("/v1") {}
 
+/** What a view link opens: a session's export or trace, or a run's trace. */
+export const ViewRequest = Schema.Struct({
+  kind: Schema.Literal("export", "sessionTrace", "runTrace"),
+  /** The session's id (`export`, `sessionTrace`) or the run's (`runTrace`). */
+  id: Schema.String,
+  /** `html` (default), `json` or `md` for an export; `html` (default) or `jsonl` for a trace. */
+  format: Schema.optional(Schema.Literal("html", "json", "md", "jsonl")),
+  level: Schema.optional(Schema.Literal("standard", "extended")),
+});
+
+/**
+ * A short-lived link to an export or trace page that a browser can open without a bearer
+ * header (a new tab cannot send one): signed by this daemon for the caller, valid for
+ * `expiresAt` (epoch ms) and until the daemon restarts.
+ */
+export class ViewLink extends Schema.Class<ViewLink>("ViewLink")({
+  /** The path to open on this daemon: `/v1/views/<ticket>`. */
+  url: Schema.String,
+  expiresAt: Schema.Number,
+}) {}
+
+export class ViewsApi extends HttpApiGroup.make("views")
+  .add(
+    HttpApiEndpoint.post("link", "/views")
+      .setPayload(ViewRequest)
+      .addSuccess(ViewLink, { status: 201 })
+      .addError(BadRequest)
+      .addError(NotFound)
+      .addError(Forbidden)
+      .middleware(Authorization),
+  )
+  .add(
+    HttpApiEndpoint.get("open", "/views/:ticket")
+      .setPath(Schema.Struct({ ticket: Schema.String }))
+      .addSuccess(PageBody)
+      .addError(Unauthorized)
+      .addError(NotFound)
+      .addError(Forbidden),
+  )
+  .prefix("/v1") {}
+
+export class MetricsApi extends HttpApiGroup.make("metrics")
+  .add(
+    HttpApiEndpoint.get("agents", "/metrics/agents").addSuccess(
+      Schema.Struct({
+        /** When the daemon started counting (epoch ms): the figures are since then. */
+        since: Schema.Number,
+        agents: Schema.Array(AgentMetrics),
+      }),
+    ),
+  )
+  .middleware(Authorization)
+  .prefix("/v1") {}
+
 export class LoopsApi extends HttpApiGroup.make("loops")
   .add(HttpApiEndpoint.get("list", "/loops").addSuccess(Schema.Struct({ loops: Schema.Array(Loop) })))
   .add(
@@ -542,6 +715,8 @@ export class LashApi extends HttpApi.make("lash")
   .add(RunsApi)
   .add(ApprovalsApi)
   .add(AgentsApi)
+  .add(MetricsApi)
+  .add(ViewsApi)
   .add(LoopsApi)
   .addError(PayloadTooLarge)
   .annotate(HttpApi.AdditionalSchemas, [ServerEvent]) {}

@@ -7,6 +7,7 @@
 // turn replays from its journal (`replayed: true`) are not counted again: no model call and
 // no tool ran for them.
 import { Layer } from "effect";
+import { AgentMetrics } from "./api.ts";
 import { Metrics, type MetricsShape } from "./services.ts";
 
 /** Durations kept per tool for its quantiles: the most recent calls. */
@@ -30,6 +31,42 @@ interface ToolStats {
   /** Ring buffer of the last TOOL_WINDOW durations (seconds). */
   readonly window: number[];
   next: number;
+}
+
+/** Finished runs kept per agent for `AgentMetrics.recentRuns`. */
+export const RECENT_RUNS = 60;
+
+/** A ring buffer of the last TOOL_WINDOW samples. */
+interface Window {
+  readonly values: number[];
+  next: number;
+}
+
+const pushWindow = (w: Window, v: number): void => {
+  if (w.values.length < TOOL_WINDOW) w.values.push(v);
+  else w.values[w.next] = v;
+  w.next = (w.next + 1) % TOOL_WINDOW;
+};
+
+/** Per-agent figures (`GET /v1/metrics/agents`). */
+interface AgentStats {
+  readonly runs: { completed: number; failed: number; cancelled: number };
+  readonly runMs: Window;
+  llmCalls: number;
+  llmErrors: number;
+  llmRetries: number;
+  readonly llmMs: Window;
+  toolCalls: number;
+  toolErrors: number;
+  readonly tokens: {
+    input: number;
+    output: number;
+    reasoning: number;
+    cacheRead: number;
+    cacheWrite: number;
+  };
+  costUsd: number;
+  readonly recent: { at: number; ms: number; state: string }[];
 }
 
 /** Escape a label value (text format 0.0.4: backslash, double quote, line feed). */
@@ -79,6 +116,10 @@ export function makeMetrics(): MetricsShape {
     ["denied", 0],
     ["mixed", 0],
   ]);
+  const agents = new Map<string, AgentStats>();
+  /** runId → when it started (or resumed) here, for its latency. */
+  const started = new Map<string, number>();
+  const since = Date.now();
   let events = 0;
   let sseClients = 0;
   let sseDropped = 0;
@@ -92,10 +133,108 @@ export function makeMetrics(): MetricsShape {
     return t;
   };
   const add = (m: Map<string, number>, key: string, by: number) => m.set(key, (m.get(key) ?? 0) + by);
+  const agentOf = (name: string): AgentStats => {
+    let a = agents.get(name);
+    if (!a) {
+      a = {
+        runs: { completed: 0, failed: 0, cancelled: 0 },
+        runMs: { values: [], next: 0 },
+        llmCalls: 0,
+        llmErrors: 0,
+        llmRetries: 0,
+        llmMs: { values: [], next: 0 },
+        toolCalls: 0,
+        toolErrors: 0,
+        tokens: { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 },
+        costUsd: 0,
+        recent: [],
+      };
+      agents.set(name, a);
+    }
+    return a;
+  };
+
+  /** The per-agent side of `record` (every event type it counts, nothing else). */
+  const recordAgent = (
+    event: Parameters<MetricsShape["record"]>[0],
+    d: Record<string, unknown> | null,
+    agentName: string,
+  ): void => {
+    switch (event.type) {
+      case "runStarted":
+      case "runResumed":
+        if (!started.has(event.runId)) started.set(event.runId, event.at);
+        return;
+      case "runFinished": {
+        const a = agentOf(agentName);
+        const state = typeof d?.state === "string" ? d.state : "unknown";
+        if (state === "completed" || state === "failed" || state === "cancelled") a.runs[state]++;
+        const from = started.get(event.runId);
+        started.delete(event.runId);
+        if (from === undefined) return;
+        const ms = Math.max(0, event.at - from);
+        pushWindow(a.runMs, ms);
+        a.recent.push({ at: event.at, ms, state });
+        if (a.recent.length > RECENT_RUNS) a.recent.shift();
+        return;
+      }
+      case "llmResponse": {
+        if (!d || d.replayed === true) return;
+        const a = agentOf(agentName);
+        a.llmCalls++;
+        pushWindow(a.llmMs, num(d.durationMs));
+        const usage = (d.usage ?? {}) as Record<string, unknown>;
+        for (const [field] of TOKEN_KINDS) a.tokens[field] += num(usage[field]);
+        a.costUsd += num(d.costUsd);
+        return;
+      }
+      case "error":
+        agentOf(agentName).llmErrors++;
+        return;
+      case "retry":
+        agentOf(agentName).llmRetries++;
+        return;
+      case "toolCompleted": {
+        if (!d || d.replayed === true) return;
+        const a = agentOf(agentName);
+        a.toolCalls++;
+        if (d.isError === true) a.toolErrors++;
+        return;
+      }
+      default:
+        return;
+    }
+  };
+
+  const quantiles = (w: Window) => {
+    const sorted = [...w.values].sort((x, y) => x - y);
+    return sorted.length === 0
+      ? { p50: null, p95: null }
+      : { p50: quantile(sorted, 0.5), p95: quantile(sorted, 0.95) };
+  };
+
+  const agentsSnapshot: MetricsShape["agents"] = () => ({
+    since,
+    agents: [...agents.keys()].sort().map((name) => {
+      const a = agents.get(name)!;
+      return new AgentMetrics({
+        agent: name,
+        runs: { ...a.runs },
+        runLatencyMs: quantiles(a.runMs),
+        llm: { calls: a.llmCalls, errors: a.llmErrors, retries: a.llmRetries, latencyMs: quantiles(a.llmMs) },
+        tools: { calls: a.toolCalls, errors: a.toolErrors },
+        tokens: { ...a.tokens },
+        costUsd: a.costUsd,
+        recentRuns: a.recent.map((r) => ({ ...r })),
+      });
+    }),
+  });
 
   const record: MetricsShape["record"] = (event, session) => {
     events++;
     const d = event.data as Record<string, unknown> | null;
+    if (event.type !== "textDelta" && event.type !== "reasoningDelta" && event.type !== "toolCallDelta")
+      recordAgent(event, d, session.agent ?? "");
     switch (event.type) {
       case "runQueued":
         live.set(event.runId, "queued");
@@ -275,6 +414,7 @@ export function makeMetrics(): MetricsShape {
       if (dropped) sseDropped++;
     },
     render,
+    agents: agentsSnapshot,
   };
 }
 

@@ -18,8 +18,10 @@ import { AgentsGroupLive } from "./groups/agents.ts";
 import { ApprovalsGroupLive } from "./groups/approvals.ts";
 import { HealthGroupLive, type Readiness } from "./groups/health.ts";
 import { LoopsGroupLive } from "./groups/loops.ts";
+import { MetricsGroupLive } from "./groups/metrics.ts";
 import { RunsGroupLive } from "./groups/runs.ts";
 import { SessionsGroupLive } from "./groups/sessions.ts";
+import { ViewsGroupLive } from "./groups/views.ts";
 import { type McpHandler, mcpHandler } from "./mcp.ts";
 import { MetricsLive } from "./metrics.ts";
 import type { RunManagerImpl } from "./runs.ts";
@@ -103,6 +105,8 @@ export async function startServer(
     RunsGroupLive,
     ApprovalsGroupLive,
     AgentsGroupLive,
+    MetricsGroupLive,
+    ViewsGroupLive,
     LoopsGroupLive,
   );
   const api = HttpApiBuilder.api(LashApi).pipe(Layer.provide(groups));

@@ -9,6 +9,7 @@ import type { TurnActivity } from "@lash/sansio";
 import type Database from "better-sqlite3";
 import { Context, type Effect, type ManagedRuntime, type Stream } from "effect";
 import type {
+  AgentMetrics,
   Approval,
   BadRequest,
   Conflict,
@@ -211,6 +212,8 @@ export interface MetricsShape {
   readonly sseClosed: (dropped: boolean) => void;
   /** The Prometheus text exposition. */
   readonly render: () => string;
+  /** Per-agent figures since the daemon started (`GET /v1/metrics/agents`). */
+  readonly agents: () => { readonly since: number; readonly agents: readonly AgentMetrics[] };
 }
 
 export class Metrics extends Context.Tag("@lash/server/Metrics")<Metrics, MetricsShape>() {}

@@ -251,6 +251,47 @@ describe("metrics from a real turn", () => {
     expect(value(s, "lash_events_total")).toBe(log.length);
   });
 
+  it("per-agent JSON (GET /v1/metrics/agents): runs, latencies from the run's own times, calls, tokens, cost", async () => {
+    const activity = await realTurn(threeTools, approveAll());
+    const m = makeMetrics();
+    // two runs of `helper` with set times (500 ms and 1500 ms), one failed run of a plain session
+    const timed = (runId: string, startAt: number, endAt: number, state: string) =>
+      logged(activity, { runId, state }).map((e) =>
+        e.type === "runStarted"
+          ? new ServerEvent({ ...e, at: startAt })
+          : e.type === "runFinished"
+            ? new ServerEvent({ ...e, at: endAt })
+            : e,
+      );
+    for (const e of timed("r1", 1_000, 1_500, "completed")) m.record(e, { model: MODEL, agent: "helper" });
+    for (const e of timed("r2", 2_000, 3_500, "completed")) m.record(e, { model: MODEL, agent: "helper" });
+    for (const e of timed("r3", 4_000, 4_100, "failed")) m.record(e, { model: MODEL });
+    const { agents } = m.agents();
+    expect(agents.map((a) => a.agent)).toEqual(["", "helper"]);
+    const helper = agents[1]!;
+    expect(helper.runs).toEqual({ completed: 2, failed: 0, cancelled: 0 });
+    expect(helper.runLatencyMs).toEqual({ p50: 500, p95: 1500 });
+    expect(helper.recentRuns).toEqual([
+      { at: 1_500, ms: 500, state: "completed" },
+      { at: 3_500, ms: 1500, state: "completed" },
+    ]);
+    const responses = activity.filter((e) => e.type === "llmResponse");
+    expect(helper.llm.calls).toBe(2 * responses.length);
+    expect(helper.llm.latencyMs.p50).not.toBeNull();
+    expect(helper.tools).toEqual({ calls: 6, errors: 2 });
+    expect(helper.tokens).toEqual({
+      input: 4400,
+      output: 120,
+      reasoning: 0,
+      cacheRead: 800,
+      cacheWrite: 200,
+    });
+    const cost = responses.reduce((a, e) => a + (e.costUsd ?? 0), 0);
+    expect(helper.costUsd).toBeCloseTo(2 * cost, 12);
+    expect(agents[0]!.runs).toEqual({ completed: 0, failed: 1, cancelled: 0 });
+    expect(agents[0]!.runLatencyMs).toEqual({ p50: 100, p95: 100 });
+  });
+
   it('a denied approval counts as denied; a session without an agent has agent=""', async () => {
     const activity = await realTurn(threeTools, rejectAll("no"));
     const m = makeMetrics();

@@ -9,6 +9,7 @@ import { TranscriptView } from "../components/transcript-view.tsx";
 import { describeError } from "../connection.ts";
 import { useClient } from "../context.ts";
 import type { PageProps } from "../page.ts";
+import { RunLinks } from "./views.tsx";
 
 const cacheKey = (runId: string) => `lash.console.run.${runId}`;
 /** Past this many characters the events are not kept (a reload then reads them again). */
@@ -122,6 +123,7 @@ export function RunPage({ params }: PageProps) {
         <dt>Events</dt>
         <dd>{events.length}</dd>
       </dl>
+      {run !== undefined && <RunLinks runId={id} sessionId={run.sessionId} />}
       {active && transcript.finished === undefined && (
         <button
           type="button"

@@ -55,6 +55,7 @@ export const toSession = (s: SessionRecord) =>
       headRevision: s.headRevision,
       turnCount: s.turnCount,
       ...(s.origin ? { origin: { sessionId: s.origin.sessionId, nodeId: s.origin.nodeId } } : {}),
+      ...(s.parentLink ? { parent: { sessionId: s.parentLink.sessionId, callId: s.parentLink.callId } } : {}),
       ...(active ? { activeRunId: active.id } : {}),
     });
   });

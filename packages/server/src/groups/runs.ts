@@ -2,8 +2,9 @@
 import { HttpApiBuilder } from "@effect/platform";
 import { Effect } from "effect";
 import { CurrentPrincipal, LashApi } from "../api.ts";
-import { Access, RunManager } from "../services.ts";
-import { eventsResponse } from "./sessions.ts";
+import { Access, EventLog, RunManager } from "../services.ts";
+import { tracePage } from "../views.ts";
+import { eventsResponse, pageResponse } from "./sessions.ts";
 
 const checkedRun = (id: string) =>
   Effect.gen(function* () {
@@ -25,6 +26,19 @@ export const RunsGroupLive = HttpApiBuilder.group(LashApi, "runs", (handlers) =>
       Effect.gen(function* () {
         const run = yield* checkedRun(path.id);
         return yield* eventsResponse(run.sessionId, run.id, request.headers, urlParams.after);
+      }),
+    )
+    .handleRaw("trace", ({ path, urlParams }) =>
+      Effect.gen(function* () {
+        const run = yield* checkedRun(path.id);
+        const events = (yield* EventLog).read(run.sessionId, 0, run.id);
+        return pageResponse(
+          yield* tracePage(events, {
+            format: urlParams.format ?? "html",
+            level: urlParams.level ?? "standard",
+            title: `lash trace · run ${run.id}`,
+          }),
+        );
       }),
     ),
 );

@@ -10,6 +10,7 @@ import { Conflict, CurrentPrincipal, LashApi, NotFound } from "../api.ts";
 import type { EventLogImpl } from "../events.ts";
 import { Access, EventLog, Host, Metrics, RunManager, Settings } from "../services.ts";
 import { SseReader, sseCursor, sseResponse } from "../sse.ts";
+import { activePath, compareSessions, exportPage, type Page, toNode, tracePage } from "../views.ts";
 import { core, ownerOf, toSession } from "./common.ts";
 
 /** 400 for a cursor that is not a sequence number (the raw SSE routes answer it themselves). */
@@ -40,6 +41,25 @@ export const eventsResponse = (
     return sseResponse(
       new SseReader(log, sessionId, cursor, runId, { limit: Math.max(1, sseBufferEvents), metrics }),
     );
+  });
+
+/** An export or trace page: its content type, shown inline, never cached. */
+export const pageResponse = (page: Page) =>
+  HttpServerResponse.text(page.body, {
+    contentType: page.contentType,
+    headers: {
+      "content-disposition": `inline; filename="${page.filename}"`,
+      "cache-control": "no-store",
+      // a view link's ticket is in the URL: never send it on
+      "referrer-policy": "no-referrer",
+      // the pages are self-contained: inline style and script, nothing fetched
+      ...(page.contentType.startsWith("text/html")
+        ? {
+            "content-security-policy":
+              "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:",
+          }
+        : {}),
+    },
   });
 
 export const SessionsGroupLive = HttpApiBuilder.group(LashApi, "sessions", (handlers) =>
@@ -104,11 +124,21 @@ export const SessionsGroupLive = HttpApiBuilder.group(LashApi, "sessions", (hand
         return yield* toSession(record);
       }),
     )
-    .handle("list", () =>
+    .handle("list", ({ urlParams }) =>
       Effect.gen(function* () {
         const principal = yield* CurrentPrincipal;
-        const all = yield* core(Effect.flatMap(LashRuntime, (rt) => rt.listSessions()));
-        const mine = principal.admin ? all : all.filter((s) => ownerOf(s) === principal.name);
+        const access = yield* Access;
+        const all = yield* core(
+          Effect.flatMap(LashRuntime, (rt) =>
+            rt.listSessions(urlParams.children ? { includeChildren: true } : {}),
+          ),
+        );
+        // a child session belongs to its root's owner (access.ts)
+        const ownerOfAny = (s: (typeof all)[number]) =>
+          s.parentLink ? Effect.map(access.sessionInfo(s.id), (i) => i.owner) : Effect.succeed(ownerOf(s));
+        const mine = principal.admin
+          ? all
+          : yield* Effect.filter(all, (s) => Effect.map(ownerOfAny(s), (o) => o === principal.name));
         return { sessions: yield* Effect.forEach(mine, toSession) };
       }).pipe(Effect.orDie),
     )
@@ -206,6 +236,40 @@ export const SessionsGroupLive = HttpApiBuilder.group(LashApi, "sessions", (hand
       Effect.gen(function* () {
         yield* (yield* Access).checkSession(yield* CurrentPrincipal, path.id);
         return yield* eventsResponse(path.id, undefined, request.headers, urlParams.after);
+      }),
+    )
+    .handle("nodes", ({ path }) =>
+      Effect.gen(function* () {
+        yield* (yield* Access).checkSession(yield* CurrentPrincipal, path.id);
+        return { nodes: (yield* activePath(path.id)).map(toNode) };
+      }),
+    )
+    .handle("compare", ({ path }) =>
+      Effect.gen(function* () {
+        const principal = yield* CurrentPrincipal;
+        const access = yield* Access;
+        yield* access.checkSession(principal, path.id);
+        yield* access.checkSession(principal, path.other);
+        return yield* compareSessions(path.id, path.other);
+      }),
+    )
+    .handleRaw("export", ({ path, urlParams }) =>
+      Effect.gen(function* () {
+        yield* (yield* Access).checkSession(yield* CurrentPrincipal, path.id);
+        return pageResponse(yield* exportPage(path.id, urlParams.format ?? "html"));
+      }),
+    )
+    .handleRaw("trace", ({ path, urlParams }) =>
+      Effect.gen(function* () {
+        yield* (yield* Access).checkSession(yield* CurrentPrincipal, path.id);
+        const events = (yield* EventLog).read(path.id, 0);
+        return pageResponse(
+          yield* tracePage(events, {
+            format: urlParams.format ?? "html",
+            level: urlParams.level ?? "standard",
+            title: `lash trace · session ${path.id}`,
+          }),
+        );
       }),
     ),
 );
