@@ -16,6 +16,8 @@ export interface RunFlags {
   readonly baseUrl?: string;
   readonly mode?: "standard" | "rlm";
   readonly maxTurns?: number;
+  /** `--context-window N`: the model's context window in tokens (for models the catalog does not know). */
+  readonly contextWindow?: number;
   readonly system?: string;
   readonly appendSystem?: string;
   /** `--no-project-instructions`: leave AGENTS.md / CLAUDE.md out of the system prompt. */
@@ -53,7 +55,7 @@ export type Command =
   | { readonly kind: "run"; readonly flags: RunFlags }
   | {
       readonly kind: "sessions";
-      readonly action: "list" | "show" | "rm" | "abandon";
+      readonly action: "list" | "show" | "rm" | "abandon" | "compare";
       readonly args: SessionsArgs;
     }
   | { readonly kind: "config"; readonly cwd?: string; readonly json: boolean }
@@ -72,6 +74,8 @@ export type Command =
 
 export interface SessionsArgs {
   readonly id?: string;
+  /** `compare`: the second session. */
+  readonly other?: string;
   readonly all: boolean;
   readonly json: boolean;
   readonly cwd?: string;
@@ -113,6 +117,7 @@ const RUN_OPTIONS = {
   "base-url": { type: "string" },
   mode: { type: "string" },
   "max-turns": { type: "string" },
+  "context-window": { type: "string" },
   system: { type: "string" },
   "append-system": { type: "string" },
   "no-project-instructions": { type: "boolean" },
@@ -243,6 +248,9 @@ export function parseRunFlags(argv: readonly string[]): RunFlags | { help: true 
     ...(values["max-turns"] !== undefined
       ? { maxTurns: positiveInt(values["max-turns"], "--max-turns") }
       : {}),
+    ...(values["context-window"] !== undefined
+      ? { contextWindow: positiveInt(values["context-window"], "--context-window") }
+      : {}),
     ...(values.system !== undefined ? { system: values.system } : {}),
     ...(values["append-system"] !== undefined ? { appendSystem: values["append-system"] } : {}),
     ...(values["no-project-instructions"] ? { noProjectInstructions: true } : {}),
@@ -307,10 +315,11 @@ export function parseCommand(argv: readonly string[]): Command {
         action !== "show" &&
         action !== "rm" &&
         action !== "ls" &&
-        action !== "abandon"
+        action !== "abandon" &&
+        action !== "compare"
       )
         throw usageError(
-          `unknown sessions command "${action}"; expected list, show <id>, rm <id> or abandon <id>`,
+          `unknown sessions command "${action}"; expected list, show <id>, rm <id>, abandon <id> or compare <a> <b>`,
         );
       const { values, positionals } = parse(
         more,
@@ -326,7 +335,9 @@ export function parseCommand(argv: readonly string[]): Command {
       );
       if (values.help) return { kind: "help", topic: "sessions" };
       const act = action === "ls" ? "list" : action;
-      if (act !== "list" && positionals.length !== 1)
+      if (act === "compare" && positionals.length !== 2)
+        throw usageError("lash sessions compare expects two session ids (e.g. a session and its fork)");
+      if (act !== "list" && act !== "compare" && positionals.length !== 1)
         throw usageError(`lash sessions ${act} expects one session id`);
       const limit = positiveInt(values.limit, "--limit");
       return {
@@ -334,6 +345,7 @@ export function parseCommand(argv: readonly string[]): Command {
         action: act,
         args: {
           ...(positionals[0] !== undefined ? { id: positionals[0] } : {}),
+          ...(act === "compare" && positionals[1] !== undefined ? { other: positionals[1] } : {}),
           all: values.all ?? false,
           json: values.json ?? false,
           ...(values.cwd !== undefined ? { cwd: values.cwd } : {}),

@@ -7,7 +7,7 @@ import type { MainIO } from "./io.ts";
 import { mcpServers } from "./mcp.ts";
 import { resolvePaths } from "./paths.ts";
 import { chooseModel, configuredVendors, VENDOR_ENV, type Vendor } from "./providers.ts";
-import { sessionsAbandon, sessionsList, sessionsRm, sessionsShow } from "./sessions.ts";
+import { sessionsAbandon, sessionsCompare, sessionsList, sessionsRm, sessionsShow } from "./sessions.ts";
 import { resolveCwd } from "./setup.ts";
 
 /** A context for commands that read sessions but run no turn (no provider needed). */
@@ -27,7 +27,7 @@ export async function storeContext(env: NodeJS.ProcessEnv, cwdFlag?: string): Pr
 }
 
 export async function runSessions(
-  action: "list" | "show" | "rm" | "abandon",
+  action: "list" | "show" | "rm" | "abandon" | "compare",
   args: SessionsArgs,
   io: MainIO,
 ): Promise<number> {
@@ -36,6 +36,7 @@ export async function runSessions(
     if (action === "list") return await sessionsList(ctx, args, io.stdout);
     if (action === "show") return await sessionsShow(ctx, args, io.stdout);
     if (action === "abandon") return await sessionsAbandon(ctx, args, io.stdout);
+    if (action === "compare") return await sessionsCompare(ctx, args, io.stdout);
     return await sessionsRm(ctx, args, io.stdout);
   } finally {
     await ctx.close();

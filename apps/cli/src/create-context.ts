@@ -473,6 +473,7 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
       governance: gov.governance,
       dispatch: { redactor },
       ...(settings.maxTurns !== undefined ? { maxTurns: settings.maxTurns } : {}),
+      ...(settings.compaction ? { compaction: settings.compaction } : {}),
     }),
   ).pipe(
     Layer.provideMerge(
@@ -533,7 +534,11 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
     runtime,
     paths,
     settings,
-    modelInfo: (model: string): ModelInfo | undefined => catalog.lookup(model),
+    modelInfo: (model: string): ModelInfo | undefined => {
+      const info = catalog.lookup(model);
+      const window = settings.compaction?.contextWindow;
+      return info && window !== undefined ? { ...info, contextWindow: window } : info;
+    },
     // only models of providers with a key (or, openai-compatible, a base URL)
     knownModels: () => {
       const ok = new Set<string | undefined>(configuredVendors(env, config));
