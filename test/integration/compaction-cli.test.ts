@@ -104,6 +104,17 @@ describe("compaction in the lash CLI", () => {
     expect(text.stdout).toMatch(/\(compaction: 12 messages summarised in \d+ stages/);
     expect(text.stdout).toContain("step 1: remember"); // the replaced messages stay in the transcript
 
+    // exports keep the replaced messages, marked, and the compaction with its summary
+    const md = await lash(["export", sessionId, "--format", "md", "-o", "-"], opts);
+    expect(md.code, md.stderr).toBe(0);
+    expect(md.stdout).toContain("**Compaction** 12 messages summarised");
+    expect(md.stdout.split("*(summarised)*").length - 1).toBe(12);
+    expect(md.stdout).toContain(prompt(1).trim());
+    const html = await lash(["export", sessionId, "--format", "html", "-o", "-"], opts);
+    expect(html.code, html.stderr).toBe(0);
+    expect(html.stdout).toContain('class="compaction-line"');
+    expect(html.stdout.split("msg user compacted").length - 1).toBe(6);
+
     // acceptance 3 through the CLI: a fork from the last replaced message (just before the
     // compaction point) sends the full original history; compare shows the compaction node
     const at = shown.compactions[0]!.lastNodeId;
