@@ -3,7 +3,13 @@
 import type { Message } from "@lash/sansio";
 import { describe, expect, it } from "vitest";
 import { chunkTranscript, projectHistory, renderMessage } from "../src/compaction/compact.ts";
-import { Calibration, messageTokens, requestTokens, textTokens } from "../src/compaction/estimate.ts";
+import {
+  Calibration,
+  messageTokens,
+  RunningEstimate,
+  requestTokens,
+  textTokens,
+} from "../src/compaction/estimate.ts";
 import {
   COMPACTION_SYSTEM,
   SUMMARY_PREFIX,
@@ -106,6 +112,23 @@ describe("the token estimate", () => {
     expect(messageTokens({ id: "a", role: "user", parts: [{ type: "text", text }] })).toBeGreaterThanOrEqual(
       text.length / 4,
     );
+  });
+
+  it("the running estimate of a growing message log equals the full count at every step, and starts over on another log", () => {
+    const log: Message[] = [];
+    const running = new RunningEstimate();
+    for (let i = 0; i < 20; i++) {
+      log.push({
+        id: `m${i}`,
+        role: i % 2 ? "assistant" : "user",
+        parts: [{ type: "text", text: "w".repeat(i * 37) }],
+      });
+      expect(running.of({ system: "sys", messages: log })).toBe(
+        requestTokens({ system: "sys", messages: log }),
+      );
+    }
+    const other: Message[] = [{ id: "o", role: "user", parts: [{ type: "text", text: "short" }] }];
+    expect(running.of({ messages: other })).toBe(requestTokens({ messages: other }));
   });
 
   it("calibration scales up by what the provider reported, never below the raw estimate, clamped", () => {

@@ -50,6 +50,37 @@ export function textTokens(text: string): number {
 
 const toolTokens = new WeakMap<readonly ToolSpec[], number>();
 
+/**
+ * A request estimate that grows with the turn's append-only message log: the messages already
+ * counted (compared by identity) are not counted again, so a model call costs what it added.
+ */
+export class RunningEstimate {
+  private messages: readonly Message[] = [];
+  private counted = 0;
+  private tokens = 0;
+
+  of(r: {
+    readonly system?: string | undefined;
+    readonly messages: readonly Message[];
+    readonly tools?: readonly ToolSpec[] | undefined;
+  }): number {
+    const ms = r.messages;
+    const same =
+      this.counted > 0 &&
+      ms.length >= this.counted &&
+      (ms === this.messages ||
+        (ms[0] === this.messages[0] && ms[this.counted - 1] === this.messages[this.counted - 1]));
+    if (!same) {
+      this.counted = 0;
+      this.tokens = 0;
+    }
+    for (let i = this.counted; i < ms.length; i++) this.tokens += messageTokens(ms[i]!);
+    this.messages = ms;
+    this.counted = ms.length;
+    return this.tokens + requestTokens({ system: r.system, messages: [], tools: r.tools });
+  }
+}
+
 /** Raw estimate of a request: system prompt, messages and tool specs (cached per tool list). */
 export function requestTokens(r: {
   readonly system?: string | undefined;

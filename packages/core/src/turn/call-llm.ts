@@ -11,7 +11,6 @@ import {
   type TurnEffect,
 } from "@lash/sansio";
 import { Clock, Effect, Either } from "effect";
-import { requestTokens } from "../compaction/estimate.ts";
 import { step, type TurnScope } from "./scope.ts";
 
 type CallLlm = Extract<TurnEffect, { kind: "callLlm" }>;
@@ -123,7 +122,7 @@ export const callLlm = step("lash.turn.callLlm")(function* (scope: TurnScope, ef
     const response = r.value.response;
     // calibrate the host's estimate by what the provider counted (only when compaction can use it)
     if (response.usage.input !== undefined && (scope.rt.compaction.contextWindow ?? scope.info) !== undefined)
-      scope.rt.calibration.observe(scope.sessionId, requestTokens(request), response.usage.input);
+      scope.rt.calibration.observe(scope.sessionId, scope.estimate.of(request), response.usage.input);
     const c = costOf(response.usage, scope.info?.pricing);
     scope.emit({
       type: "llmResponse",

@@ -3,6 +3,7 @@ import { Clock, type Deferred, Effect, Either } from "effect";
 import type { TurnActivityBody } from "../activity.ts";
 import { addGrantOf, grantsOf, recordsOfJournal } from "../approval.ts";
 import { projectHistory } from "../compaction/compact.ts";
+import { RunningEstimate } from "../compaction/estimate.ts";
 import type { ApprovalError } from "../governance.ts";
 import { storeFailure } from "../lease.ts";
 import type { ProjectedResult } from "../plugin.ts";
@@ -169,6 +170,7 @@ export const openTurn = (
       extraUsage: [],
       approvals: new Map(),
       digests: { messages: [], prefix: [] },
+      estimate: new RunningEstimate(),
     };
     const tools = [...initialCatalog.values()].map(toolSpec);
     const compacted =

@@ -3,7 +3,7 @@ import { type Deferred, Effect, type Scope } from "effect";
 import type { TurnActivityBody } from "../activity.ts";
 import type { ApprovalRecord, Grants } from "../approval.ts";
 import type { CompactionOptions } from "../compaction/compact.ts";
-import type { Calibration } from "../compaction/estimate.ts";
+import type { Calibration, RunningEstimate } from "../compaction/estimate.ts";
 import type { DispatchOptions, NamedHooks } from "../dispatch.ts";
 import type { ApproverShape, GovernanceShape } from "../governance.ts";
 import type { PluginHostShape, ToolCatalogShape } from "../host.ts";
@@ -97,6 +97,8 @@ export interface TurnScope {
   readonly extraUsage: ToolUsage[];
   /** The turn's approval decisions by journal key, committed with it as graph nodes. */
   readonly approvals: Map<string, readonly ApprovalRecord[]>;
+  /** The turn's request-size estimate, kept up to date call by call (calibrates compaction). */
+  readonly estimate: RunningEstimate;
   /** Per-turn cache of request digests (see `requestDigest`). */
   readonly digests: { messages: readonly Message[]; prefix: string[] };
 }
