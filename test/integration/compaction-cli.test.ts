@@ -1,9 +1,10 @@
 // Compaction through the real `lash` process: a SIGKILL in the middle of a staged compaction,
 // then `lash -p --continue --resume-pending` finishes it from the journal (acceptance 2);
 // `lash sessions show` / `compare` show the compaction node.
+
+import { COMPACTION_SYSTEM } from "@lash/core";
 import type { RecordedRequest } from "@lash/providers/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { COMPACTION_SYSTEM } from "../../packages/core/src/compaction/prompt.ts";
 import { chatMessages, lash, type Sandbox, sandbox, start, textOf } from "./cli-support.ts";
 
 let box: Sandbox | undefined;
