@@ -152,6 +152,23 @@ describe("context compaction", () => {
     expect(cmp.onlyB.some((n) => n.kind === "protocol")).toBe(false);
   }, 180_000);
 
+  it("a manual compaction whose summariser fails leaves the session unchanged and usable", async () => {
+    const server = await mock();
+    const db = join(mkdtempSync(join(tmpdir(), "lash-compact-")), "lash.db");
+    const run = runtime(server, db, {});
+    const session = await run((rt) => rt.createSession({ model: MODEL }));
+    await run((rt) => rt.turn(session.id, { text: prompt(1) }));
+    server.enqueue({ error: { status: 400, message: "summariser refused" } });
+    const failed = await run((rt) => Effect.flip(rt.compact(session.id)));
+    expect(failed._tag).toBe("TurnError");
+    expect(failed.message).toContain("the compaction failed");
+    expect(failed.message).toContain("summariser refused");
+    const r = await run((rt) => rt.turn(session.id, { text: "still here" }, { resumePending: false }));
+    expect(r.outcome.type).toBe("finished");
+    expect(userText(server.requests.at(-1)!)).toContain(prompt(1).trim());
+    expect((await run((rt) => rt.chronological(session.id))).some((n) => n.kind === "protocol")).toBe(false);
+  }, 60_000);
+
   it("runtime.compact summarises on request, keeps the graph, and the next turn sends the summary", async () => {
     const server = await mock();
     const db = join(mkdtempSync(join(tmpdir(), "lash-compact-")), "lash.db");

@@ -125,7 +125,12 @@ export const compactStep = (
       if (e instanceof CompactionFailed) {
         if (plan.trigger === "manual")
           return yield* Effect.fail(
-            new TurnError({ sessionId, reason: "compaction", message: `session ${sessionId}: ${e.message}` }),
+            new TurnError({
+              sessionId,
+              reason: "compaction",
+              pendingTurnId: scope.turnId,
+              message: `session ${sessionId}: the compaction failed: ${e.message}. The session is unchanged; try again, or name a summariser model with a larger window (compaction.model).`,
+            }),
           );
         scope.emit({
           type: "error",

@@ -244,7 +244,14 @@ export function turnEntries(rt: RuntimeContext): TurnEntries {
               options,
               cancel,
               compact: o.instructions ? { instructions: o.instructions } : {},
-            });
+            }).pipe(
+              // a compaction that could not be made leaves nothing behind: no pending turn to resume
+              Effect.tapError((e) =>
+                e._tag === "TurnError" && e.reason === "compaction" && e.pendingTurnId
+                  ? Effect.ignore(store.abandonTurn(sessionId, e.pendingTurnId))
+                  : Effect.void,
+              ),
+            );
             if (!r.compaction) return undefined;
             return {
               sessionId,
