@@ -37,6 +37,7 @@ import {
   createProvider,
   ModelCatalog as ProviderCatalog,
   type ProviderHandle,
+  unknownModelInfo,
 } from "@lash/providers";
 import { providerEnv } from "@lash/providers/vendors";
 import type { ModelInfo } from "@lash/sansio";
@@ -537,7 +538,9 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
     modelInfo: (model: string): ModelInfo | undefined => {
       const info = catalog.lookup(model);
       const window = settings.compaction?.contextWindow;
-      return info && window !== undefined ? { ...info, contextWindow: window } : info;
+      if (window === undefined) return info;
+      // --context-window / config contextWindow: also for a model the catalog does not know
+      return { ...(info ?? unknownModelInfo(model)), contextWindow: window };
     },
     // only models of providers with a key (or, openai-compatible, a base URL)
     knownModels: () => {
