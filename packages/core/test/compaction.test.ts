@@ -152,6 +152,44 @@ describe("context compaction", () => {
     expect(cmp.onlyB.some((n) => n.kind === "protocol")).toBe(false);
   }, 180_000);
 
+  it("an automatic compaction that fails is reported and the turn goes on with the full history", async () => {
+    const server = await mock();
+    const db = join(mkdtempSync(join(tmpdir(), "lash-compact-")), "lash.db");
+    const run = runtime(server, db, { contextWindow: WINDOW });
+    const session = await run((rt) => rt.createSession({ model: MODEL }));
+    let i = 0;
+    // turns until the next one crosses the threshold (its estimate is what the host computes)
+    while (server.requests.filter(isSummariser).length === 0 && i < 40) {
+      i++;
+      if (i > 1)
+        server.respondWith((r) =>
+          isSummariser(r)
+            ? { error: { status: 500, message: "summariser down" } }
+            : { text: `answer ${i}: ${"words of the answer ".repeat(12)}` },
+        );
+      const events: { type: string; kind?: string; message?: string }[] = [];
+      const r = await run((rt) =>
+        rt.turn(
+          session.id,
+          { text: prompt(i) },
+          { onEvent: (e) => events.push(e as (typeof events)[number]) },
+        ),
+      );
+      expect(r.outcome.type).toBe("finished");
+      if (server.requests.some(isSummariser)) {
+        const err = events.find((e) => e.type === "error" && e.kind === "compaction");
+        expect(err?.message).toContain("the turn goes on with the full history");
+        expect(r.compaction).toBeUndefined();
+        // the model was still asked, with every earlier prompt
+        const last = server.requests.at(-1)!;
+        expect(isSummariser(last)).toBe(false);
+        expect(userText(last)).toContain(prompt(1).trim());
+      }
+    }
+    expect(server.requests.some(isSummariser)).toBe(true);
+    expect((await run((rt) => rt.chronological(session.id))).some((n) => n.kind === "protocol")).toBe(false);
+  }, 60_000);
+
   it("a manual compaction whose summariser fails leaves the session unchanged and usable", async () => {
     const server = await mock();
     const db = join(mkdtempSync(join(tmpdir(), "lash-compact-")), "lash.db");
