@@ -16,6 +16,8 @@ export interface RunFlags {
   readonly baseUrl?: string;
   readonly mode?: "standard" | "rlm";
   readonly maxTurns?: number;
+  /** `--context-window N`: the model's context window in tokens (for models the catalog does not know). */
+  readonly contextWindow?: number;
   readonly system?: string;
   readonly appendSystem?: string;
   /** `--no-project-instructions`: leave AGENTS.md / CLAUDE.md out of the system prompt. */
@@ -53,7 +55,7 @@ export type Command =
   | { readonly kind: "run"; readonly flags: RunFlags }
   | {
       readonly kind: "sessions";
-      readonly action: "list" | "show" | "rm" | "abandon" | "gc";
+      readonly action: "list" | "show" | "rm" | "abandon" | "gc" | "compare";
       readonly args: SessionsArgs;
     }
   | { readonly kind: "config"; readonly cwd?: string; readonly json: boolean }
@@ -73,6 +75,8 @@ export type Command =
 
 export interface SessionsArgs {
   readonly id?: string;
+  /** `compare`: the second session. */
+  readonly other?: string;
   readonly all: boolean;
   readonly json: boolean;
   readonly cwd?: string;
@@ -117,6 +121,7 @@ const RUN_OPTIONS = {
   "base-url": { type: "string" },
   mode: { type: "string" },
   "max-turns": { type: "string" },
+  "context-window": { type: "string" },
   system: { type: "string" },
   "append-system": { type: "string" },
   "no-project-instructions": { type: "boolean" },
@@ -247,6 +252,9 @@ export function parseRunFlags(argv: readonly string[]): RunFlags | { help: true 
     ...(values["max-turns"] !== undefined
       ? { maxTurns: positiveInt(values["max-turns"], "--max-turns") }
       : {}),
+    ...(values["context-window"] !== undefined
+      ? { contextWindow: positiveInt(values["context-window"], "--context-window") }
+      : {}),
     ...(values.system !== undefined ? { system: values.system } : {}),
     ...(values["append-system"] !== undefined ? { appendSystem: values["append-system"] } : {}),
     ...(values["no-project-instructions"] ? { noProjectInstructions: true } : {}),
@@ -314,10 +322,11 @@ export function parseCommand(argv: readonly string[]): Command {
         action !== "rm" &&
         action !== "ls" &&
         action !== "abandon" &&
-        action !== "gc"
+        action !== "gc" &&
+        action !== "compare"
       )
         throw usageError(
-          `unknown sessions command "${action}"; expected list, show <id>, rm <id>, abandon <id> or gc`,
+          `unknown sessions command "${action}"; expected list, show <id>, rm <id>, abandon <id>, gc or compare <a> <b>`,
         );
       const { values, positionals } = parse(
         more,
@@ -334,7 +343,9 @@ export function parseCommand(argv: readonly string[]): Command {
       );
       if (values.help) return { kind: "help", topic: "sessions" };
       const act = action === "ls" ? "list" : action;
-      if (act !== "list" && act !== "gc" && positionals.length !== 1)
+      if (act === "compare" && positionals.length !== 2)
+        throw usageError("lash sessions compare expects two session ids (e.g. a session and its fork)");
+      if (act !== "list" && act !== "gc" && act !== "compare" && positionals.length !== 1)
         throw usageError(`lash sessions ${act} expects one session id`);
       if (act === "gc" && positionals.length > 0)
         throw usageError("lash sessions gc takes no session id: it collects artifacts no session refers to");
@@ -347,6 +358,7 @@ export function parseCommand(argv: readonly string[]): Command {
         action: act,
         args: {
           ...(positionals[0] !== undefined ? { id: positionals[0] } : {}),
+          ...(act === "compare" && positionals[1] !== undefined ? { other: positionals[1] } : {}),
           all: values.all ?? false,
           json: values.json ?? false,
           ...(values.cwd !== undefined ? { cwd: values.cwd } : {}),

@@ -7,7 +7,14 @@ import type { MainIO } from "./io.ts";
 import { mcpServers } from "./mcp.ts";
 import { resolvePaths } from "./paths.ts";
 import { chooseModel, configuredVendors, VENDOR_ENV, type Vendor } from "./providers.ts";
-import { sessionsAbandon, sessionsGc, sessionsList, sessionsRm, sessionsShow } from "./sessions.ts";
+import {
+  sessionsAbandon,
+  sessionsCompare,
+  sessionsGc,
+  sessionsList,
+  sessionsRm,
+  sessionsShow,
+} from "./sessions.ts";
 import { resolveCwd } from "./setup.ts";
 
 /** A context for commands that read sessions but run no turn (no provider needed). */
@@ -27,7 +34,7 @@ export async function storeContext(env: NodeJS.ProcessEnv, cwdFlag?: string): Pr
 }
 
 export async function runSessions(
-  action: "list" | "show" | "rm" | "abandon" | "gc",
+  action: "list" | "show" | "rm" | "abandon" | "gc" | "compare",
   args: SessionsArgs,
   io: MainIO,
 ): Promise<number> {
@@ -37,6 +44,7 @@ export async function runSessions(
     if (action === "show") return await sessionsShow(ctx, args, io.stdout);
     if (action === "abandon") return await sessionsAbandon(ctx, args, io.stdout);
     if (action === "gc") return await sessionsGc(ctx, args, io.stdout);
+    if (action === "compare") return await sessionsCompare(ctx, args, io.stdout);
     return await sessionsRm(ctx, args, io.stdout);
   } finally {
     await ctx.close();

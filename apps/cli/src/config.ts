@@ -168,6 +168,21 @@ const ServePrincipal = Schema.Struct({
   policy: opt(PolicyLayer),
 });
 
+const Fraction = described(
+  Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(1)),
+  "a number above 0 and at most 1",
+);
+
+/** Context compaction (`compaction`): when a session's history is summarised, and by which model. */
+const CompactionConfig = Schema.Struct({
+  /** Compact when the next request reaches this share of the context window (default 0.8). */
+  threshold: opt(Fraction),
+  /** Compact automatically at the threshold (default true). */
+  auto: opt(Bool),
+  /** The summariser model (`provider/model`; default the session's model). */
+  model: opt(Str),
+});
+
 const ServeConfig = Schema.Struct({
   /** Per principal (`lash serve token create --principal <name>`): `{ "alice": { "policy": { … } } }`. */
   principals: opt(
@@ -185,6 +200,9 @@ export const LashConfig = Schema.Struct({
   model: opt(Str),
   mode: opt(described(Schema.Literal("standard", "rlm"), '"standard" or "rlm"')),
   maxTurns: opt(PosInt),
+  /** The model's context window in tokens, overriding the catalog (local models); `--context-window` wins. */
+  contextWindow: opt(PosInt),
+  compaction: opt(CompactionConfig),
   systemPrompt: opt(Str),
   appendSystemPrompt: opt(Str),
   /** Allowed tool names; all when absent. */

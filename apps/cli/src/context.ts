@@ -1,6 +1,6 @@
 // The contract between the CLI shell (args, config, sessions, --print) and the
 // interactive TUI. `main.ts` builds a CliContext; `tui/index.ts` renders it.
-import type { ApproverShape, LashRuntime, SessionRecord } from "@lash/core";
+import type { ApproverShape, CompactionOptions, LashRuntime, SessionRecord } from "@lash/core";
 import type { ModelInfo } from "@lash/sansio";
 import type { ManagedRuntime } from "effect";
 
@@ -21,6 +21,8 @@ export interface CliSettings {
   readonly mode: "standard" | "rlm";
   readonly cwd: string;
   readonly maxTurns?: number;
+  /** Context compaction: threshold, summariser, and the `--context-window` / config `contextWindow` override. */
+  readonly compaction?: CompactionOptions;
   readonly systemPrompt?: string;
   /** AGENTS.md / CLAUDE.md in the system prompt (false with `--no-project-instructions`); subagents get AGENTS.md only. */
   readonly projectInstructions?: boolean;

@@ -37,6 +37,7 @@ import {
   createProvider,
   ModelCatalog as ProviderCatalog,
   type ProviderHandle,
+  unknownModelInfo,
 } from "@lash/providers";
 import { providerEnv } from "@lash/providers/vendors";
 import type { ModelInfo } from "@lash/sansio";
@@ -480,6 +481,7 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
       governance: gov.governance,
       dispatch: { redactor },
       ...(settings.maxTurns !== undefined ? { maxTurns: settings.maxTurns } : {}),
+      ...(settings.compaction ? { compaction: settings.compaction } : {}),
     }),
   ).pipe(
     Layer.provideMerge(
@@ -540,7 +542,13 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
     runtime,
     paths,
     settings,
-    modelInfo: (model: string): ModelInfo | undefined => catalog.lookup(model),
+    modelInfo: (model: string): ModelInfo | undefined => {
+      const info = catalog.lookup(model);
+      const window = settings.compaction?.contextWindow;
+      if (window === undefined) return info;
+      // --context-window / config contextWindow: also for a model the catalog does not know
+      return { ...(info ?? unknownModelInfo(model)), contextWindow: window };
+    },
     // only models of providers with a key (or, openai-compatible, a base URL)
     knownModels: () => {
       const ok = new Set<string | undefined>(configuredVendors(env, config));

@@ -37,6 +37,8 @@ Model and behaviour
       --base-url <url>          base URL for the model's provider (Ollama, llama.cpp, vLLM, a proxy)
       --mode standard|rlm       execution mode of new sessions (default standard)
       --max-turns <n>           model calls per turn before the final notice (default 50)
+      --context-window <n>      the model's context window in tokens (local models the catalog
+                                does not know); sessions compact at 80 % of it (config compaction)
       --system <text>           replace the system prompt
       --append-system <text>    append to the system prompt
       --no-project-instructions leave AGENTS.md / CLAUDE.md (workspace up to the git root)
@@ -143,6 +145,9 @@ description) and load a skill with the load_skill tool, its files with read_skil
       remove stored artifacts (full tool outputs kept by the output budget) that no node of
       any session refers to on any branch; artifacts stored less than --min-age seconds ago
       are kept (default 3600: a running turn may not have committed its reference yet)
+  lash sessions compare <a> <b> [--json]
+      what two sessions' active paths do differently (e.g. a session and its fork): the
+      common node, then the nodes only on each side (messages, compactions, approvals)
 `,
   config: `Usage
   lash config [--json] [--cwd <dir>]
@@ -151,6 +156,9 @@ description) and load a skill with the load_skill tool, its files with read_skil
 
 Config keys (unknown keys are an error)
   model, mode ("standard"|"rlm"), maxTurns, systemPrompt, appendSystemPrompt, tools [..],
+  contextWindow (tokens; overrides the model catalog, --context-window wins),
+  compaction { threshold? (share of the window, default 0.8), auto? (default true),
+    model? (the summariser, default the session's model) },
   projectInstructions (default true: AGENTS.md / CLAUDE.md in the system prompt),
   skills { roots? [dirs of skill directories, relative to the workspace] },
   providers { anthropic|openai|openai-compatible|google|codex|bedrock|vertex-anthropic: { baseUrl } },

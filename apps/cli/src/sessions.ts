@@ -1,11 +1,13 @@
-// Session lookup, the `lash sessions list|show|rm|abandon|gc` commands, and the
+// Session lookup, the `lash sessions list|show|rm|abandon|gc|compare` commands, and the
 // messages every surface shows for a cut-off turn or a session another process writes.
 import {
   type ApprovalRecord,
   ARTIFACT_GC_MIN_AGE_MS,
+  type CompactionPayload,
   collectArtifacts,
   describeHolder,
   type GraphNode,
+  isCompaction,
   LashRuntime,
   type PendingTurn,
   type SessionLease,
@@ -256,10 +258,11 @@ export async function sessionsShow(ctx: LocalContext, args: SessionsArgs, out: O
     Effect.flatMap(LashRuntime, (rt) => Effect.all([rt.chronological(session.id), rt.usage(session.id)])),
   );
   const messages = nodes.filter((n) => n.kind === "message").map((n) => n.payload as Message);
+  const compactions = nodes.filter(isCompaction).map((n) => ({ nodeId: n.id, ...(n.payload as object) }));
   const pending = await hasPendingTurn(ctx, session.id);
   if (args.json) {
     out.write(
-      `${JSON.stringify({ session: summary(session), pendingTurn: pending, usage: { total: usage.total, costUsd: usage.costUsd ?? null }, messages })}\n`,
+      `${JSON.stringify({ session: summary(session), pendingTurn: pending, usage: { total: usage.total, costUsd: usage.costUsd ?? null }, messages, compactions })}\n`,
     );
     return ExitCode.ok;
   }
@@ -281,6 +284,42 @@ export async function sessionsShow(ctx: LocalContext, args: SessionsArgs, out: O
   return ExitCode.ok;
 }
 
+/** A compaction node in a transcript: what it replaced (those messages stay above it) and its summary. */
+function compactionLine(n: GraphNode): string {
+  const p = n.payload as CompactionPayload;
+  const summary = p.summary.split("\n").slice(0, 8).join("\n    ");
+  return (
+    `(compaction: ${p.replaced} messages summarised in ${p.stages} stage${p.stages === 1 ? "" : "s"} by ${p.model}, ` +
+    `${p.trigger === "manual" ? "asked for" : "at the context threshold"} · ~${p.tokensBefore} → ~${p.tokensAfter} tokens · ` +
+    `the model sees the summary instead of the messages above · node ${n.id})\n    ${summary}`
+  );
+}
+
+/** `lash sessions compare <a> <b>`: the common node of two active paths and what each has on its own. */
+export async function sessionsCompare(ctx: LocalContext, args: SessionsArgs, out: Out): Promise<number> {
+  const a = await findSession(ctx, args.id!);
+  const b = await findSession(ctx, args.other!);
+  if (!a.leafId || !b.leafId)
+    throw new CliError(
+      `lash sessions compare: ${!a.leafId ? a.id : b.id} has no nodes yet; compare sessions that have run a turn`,
+      ExitCode.usage,
+    );
+  const cmp = await ctx.rt.runPromise(Effect.flatMap(LashRuntime, (rt) => rt.compare(a.leafId!, b.leafId!)));
+  if (args.json) {
+    out.write(
+      `${JSON.stringify({ a: a.id, b: b.id, ancestor: cmp.ancestor, onlyA: cmp.onlyA, onlyB: cmp.onlyB })}\n`,
+    );
+    return ExitCode.ok;
+  }
+  const side = (label: string, id: string, nodes: readonly GraphNode[]) =>
+    `only in ${label} (${id}): ${nodes.length} node${nodes.length === 1 ? "" : "s"}\n${nodes.length ? `${renderNodes(nodes)}\n` : ""}`;
+  out.write(
+    `common node: ${cmp.ancestor ?? "(none: the histories share nothing)"}\n\n` +
+      `${side("A", a.id, cmp.onlyA)}\n${side("B", b.id, cmp.onlyB)}`,
+  );
+  return ExitCode.ok;
+}
+
 /** Messages as `renderTranscript`, with a line for each abandoned turn where it was closed. */
 function renderNodes(nodes: readonly GraphNode[]): string {
   const out: string[] = [];
@@ -298,6 +337,9 @@ function renderNodes(nodes: readonly GraphNode[]): string {
         `(turn abandoned${p.input ? `: ${quoted(p.input)}` : ""} — ${p.reason ?? "abandoned"}; ` +
           `${p.completedSteps ?? 0} completed step(s) dropped)`,
       );
+    } else if (n.kind === "protocol" && (n.payload as { type?: unknown })?.type === "compaction") {
+      flush();
+      out.push(compactionLine(n));
     } else if (n.kind === "protocol" && (n.payload as { type?: unknown })?.type === "approval") {
       flush();
       const a = n.payload as ApprovalRecord;

@@ -81,11 +81,17 @@ export async function resolveSetup(flags: RunFlags, env: NodeJS.ProcessEnv = pro
     .filter((s): s is string => typeof s === "string" && s.trim() !== "")
     .join("\n\n");
   const maxTurns = flags.maxTurns ?? config.maxTurns;
+  const contextWindow = flags.contextWindow ?? config.contextWindow;
+  const compaction = {
+    ...(config.compaction ?? {}),
+    ...(contextWindow !== undefined ? { contextWindow } : {}),
+  };
   const settings: CliSettings = {
     model: modelChoice.model,
     mode,
     cwd,
     ...(maxTurns !== undefined ? { maxTurns } : {}),
+    ...(Object.keys(compaction).length > 0 ? { compaction } : {}),
     ...(systemPrompt !== "" ? { systemPrompt } : {}),
     projectInstructions: projectInstructionsOn,
     ...(config.skills?.roots !== undefined ? { skillRoots: config.skills.roots } : {}),

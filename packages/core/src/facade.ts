@@ -9,6 +9,7 @@ import {
 } from "./governance.ts";
 import type { Plugin } from "./plugin.ts";
 import {
+  type CompactionResult,
   type CreateSessionOptions,
   LashRuntime,
   type RuntimeOptions,
@@ -73,6 +74,8 @@ export interface LashSession {
   usage(): Promise<UsageSummary>;
   fork(options?: { atNode?: string; title?: string }): Promise<SessionRecord>;
   info(): Promise<SessionRecord>;
+  /** Compact the history now into a summary node (`undefined`: nothing to compact). */
+  compact(options?: { instructions?: string }): Promise<CompactionResult | undefined>;
 }
 
 export interface Lash {
@@ -167,6 +170,7 @@ export function createLash(options: LashOptions): Lash {
     usage: () => run((rt) => rt.usage(id)),
     fork: (o) => run((rt) => rt.fork(id, o)),
     info: () => run((rt) => rt.getSession(id)),
+    compact: (o) => run((rt) => rt.compact(id, o)),
   });
 
   return {

@@ -29,6 +29,15 @@ export {
   ToolOutputs,
   type ToolOutputsShape,
 } from "./budget.ts";
+export {
+  type CompactionOptions,
+  CompactionPayload,
+  isCompaction,
+  type ProjectedHistory,
+  projectHistory,
+} from "./compaction/compact.ts";
+export { messageTokens, requestTokens } from "./compaction/estimate.ts";
+export { COMPACTION_SYSTEM, SUMMARY_PREFIX, SUMMARY_SECTIONS } from "./compaction/prompt.ts";
 export type { DispatchOptions } from "./dispatch.ts";
 export {
   createLash,
@@ -77,6 +86,7 @@ export {
 export {
   type AbandonedTurn,
   type CodeExecutor,
+  type CompactionResult,
   type Comparison,
   type CreateSessionOptions,
   describeHolder,

@@ -13,6 +13,7 @@ import type {
 } from "@lash/sansio";
 import { Data, type Deferred, type Effect, type Scope, type Stream } from "effect";
 import type { TurnActivity, TurnActivityBody } from "./activity.ts";
+import type { CompactionOptions, CompactionPayload } from "./compaction/compact.ts";
 import type { DispatchOptions } from "./dispatch.ts";
 import type { ApprovalRequest, ApproverShape, GovernanceShape } from "./governance.ts";
 import type { HookContext, Plugin } from "./plugin.ts";
@@ -64,6 +65,12 @@ export interface RuntimeOptions {
    * an answer stops the turn (`TurnError` `approval`) and the request stays pending.
    */
   readonly approver?: ApproverShape;
+  /**
+   * Context compaction: before a turn whose first request is estimated at `threshold` (default
+   * 0.8) of the model's context window, the history is summarised into a `compaction` node.
+   * `contextWindow` overrides the catalog's window; `model` names a cheaper summariser.
+   */
+  readonly compaction?: CompactionOptions;
 }
 
 /**
@@ -191,6 +198,17 @@ export interface TurnResult {
   readonly toolCalls: number;
   readonly durationMs: number;
   readonly resumed: boolean;
+  /** The compaction this turn committed before its messages (its node id and payload). */
+  readonly compaction?: { readonly nodeId: string; readonly payload: CompactionPayload };
+}
+
+/** What `compact` committed. */
+export interface CompactionResult {
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly nodeId: string;
+  readonly payload: CompactionPayload;
+  readonly headRevision: number;
 }
 
 /** The turn could not run or commit (typed, for hosts to match on). */
@@ -212,7 +230,9 @@ export class TurnError extends Data.TaggedError("TurnError")<{
      * `--approval-mode fail`). The request stays in the journal: resuming the turn with an
      * approver that answers asks it again (same id, same preview).
      */
-    | "approval";
+    | "approval"
+    /** `compact`: the summary could not be made (the summariser failed, or there was nothing to compact). */
+    | "compaction";
   readonly message: string;
   /** The turn's messages when it ran but could not commit. */
   readonly messages?: readonly Message[];
@@ -313,6 +333,16 @@ export interface LashRuntimeShape {
   tools(sessionId: string): Effect.Effect<readonly ToolSpec[], SessionNotFound | StoreError>;
   /** The tool definitions a session sees now (flags such as `readOnly` included). */
   toolDefinitions(sessionId: string): Effect.Effect<readonly ToolDefinition[], SessionNotFound | StoreError>;
+  /**
+   * Compact the session now: summarise its history since the last compaction (with the
+   * summariser, in journaled stages) into a `compaction` node on its leaf. A cut-off turn is
+   * resumed first. The replaced nodes stay in the graph; the next turn's prompt is the summary
+   * plus what follows it. `undefined` when there is nothing to compact.
+   */
+  compact(
+    sessionId: string,
+    options?: { readonly instructions?: string } & Pick<TurnOptions, "wait" | "onLeaseWait" | "onEvent">,
+  ): Effect.Effect<CompactionResult | undefined, TurnError | SessionNotFound>;
   /** Subagent sessions whose `parentLink.sessionId` is this session. */
   children(sessionId: string): Effect.Effect<readonly SessionRecord[], StoreError>;
 }

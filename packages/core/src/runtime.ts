@@ -2,6 +2,7 @@ import type { ProtocolDriver } from "@lash/sansio";
 import { standardDriver } from "@lash/sansio";
 import { Context, Effect, Layer, Option, Stream } from "effect";
 import type { Grants } from "./approval.ts";
+import { Calibration } from "./compaction/estimate.ts";
 import { Approver, Governance } from "./governance.ts";
 import { PluginHost, ToolCatalog } from "./host.ts";
 import { ActivityHub } from "./hub.ts";
@@ -17,6 +18,7 @@ import type { RuntimeContext, SessionLocal } from "./turn/scope.ts";
 export type {
   AbandonedTurn,
   CodeExecutor,
+  CompactionResult,
   Comparison,
   CreateSessionOptions,
   ExecContext,
@@ -104,6 +106,8 @@ export const makeRuntime = (options: RuntimeOptions) =>
       governance: governance === Governance.allowAll ? undefined : governance,
       approver,
       grants,
+      compaction: options.compaction ?? {},
+      calibration: new Calibration(),
       self: () => {
         if (!self) throw new Error("the runtime is not built yet");
         return self;
@@ -120,6 +124,7 @@ export const makeRuntime = (options: RuntimeOptions) =>
           Effect.sync(() => {
             locals.delete(id);
             grants.delete(id);
+            rt.calibration.forget(id);
             for (const p of pluginHost.plugins(id)) p.forget?.(id);
             pluginHost.detach(id);
           }),

@@ -8,6 +8,8 @@ import {
   buildView,
   type CallStatus,
   callStatus,
+  compactionOf,
+  compactionSummary,
   diffsOf,
   formatCost,
   formatTime,
@@ -187,6 +189,7 @@ function renderNode(n: ExportedNode, ctx: Ctx, top: boolean, footer = ""): strin
     : "";
   const m = messageOf(n);
   const approval = m ? undefined : approvalOf(n);
+  const compaction = m || approval ? undefined : compactionOf(n);
   let inner: string;
   let cls: string;
   if (m) {
@@ -195,16 +198,20 @@ function renderNode(n: ExportedNode, ctx: Ctx, top: boolean, footer = ""): strin
       ctx,
       m.parts.some((p) => p.type === "code") ? cellOps(n, ctx.view) : undefined,
     );
-    cls = `msg ${m.role}${body === "" ? " empty" : ""}`;
+    const by = ctx.view.compactedBy.get(n.id);
+    cls = `msg ${m.role}${body === "" ? " empty" : ""}${by ? " compacted" : ""}`;
     const turn = n.turnId !== null ? ctx.turnLabel.get(n.turnId) : undefined;
     inner =
       body === ""
         ? ""
-        : `<div class="who">${ROLE_LABEL[m.role] ?? m.role}${m.role === "assistant" ? ` <span class="muted">· ${escapeHtml(ctx.view.exported.session.model)}</span>` : ""}${turn !== undefined && m.role === "user" ? ` <span class="muted">· turn ${turn}</span>` : ""}<span class="time">${formatTime(n.createdAt)}</span></div>${body}`;
+        : `<div class="who">${ROLE_LABEL[m.role] ?? m.role}${m.role === "assistant" ? ` <span class="muted">· ${escapeHtml(ctx.view.exported.session.model)}</span>` : ""}${turn !== undefined && m.role === "user" ? ` <span class="muted">· turn ${turn}</span>` : ""}${by ? ` <span class="pill compacted-pill" title="replaced by the summary of compaction ${escapeHtml(by)}: the model no longer saw it">summarised</span>` : ""}<span class="time">${formatTime(n.createdAt)}</span></div>${body}`;
   } else if (approval) {
     const a = approval;
     cls = `approval ${a.decision}`;
     inner = `<div class="approval-line"><span class="pill ${a.decision === "approve" ? "status-ok" : "status-err"}">${a.decision === "approve" ? "approved" : "denied"}</span> ${escapeHtml(approvalSummary(a))}<span class="time">${formatTime(a.at)}</span>${a.previewHash ? ` <span class="muted" title="preview hash">preview ${escapeHtml(a.previewHash.slice(0, 12))}</span>` : ""}</div>`;
+  } else if (compaction) {
+    cls = "compaction";
+    inner = `<div class="compaction-line"><span class="pill">compaction</span> ${escapeHtml(compactionSummary(compaction))}<span class="time">${formatTime(n.createdAt)}</span></div><details class="compaction-summary"><summary>The summary the model sees instead of the ${compaction.replaced} messages above</summary><div class="md">${md(compaction.summary)}</div></details>`;
   } else if (n.kind === "frame") {
     const p = (n.payload ?? {}) as { task?: unknown; frameId?: unknown };
     cls = "frame";
@@ -417,6 +424,9 @@ details.tool.err{border-color:color-mix(in srgb,var(--err) 45%,var(--line))}
 .frame-line::before,.frame-line::after{content:"";flex:1;border-top:1px solid var(--line)}
 details.event{font-size:12px;color:var(--muted)}
 .approval-line{font-size:12px;color:var(--muted);margin:4px 0}
+.compaction-line{font-size:12px;color:var(--muted);margin:6px 0}
+.node.compaction{border-top:1px dashed var(--muted);border-bottom:1px dashed var(--muted);padding:4px 0}
+.msg.compacted{opacity:.75}
 .attachment img{max-width:100%;border-radius:8px;border:1px solid var(--line)}
 .toolbar{display:flex;gap:8px;justify-content:flex-end;margin:0 0 10px}
 .toolbar button{font:inherit;font-size:12px;border:1px solid var(--line);background:var(--panel);color:var(--ink);border-radius:6px;padding:3px 10px;cursor:pointer}

@@ -6,6 +6,8 @@ import {
   approvalSummary,
   buildView,
   callStatus,
+  compactionOf,
+  compactionSummary,
   diffsOf,
   formatCost,
   formatTime,
@@ -142,6 +144,14 @@ function renderSession(exported: ExportedSession, options: MarkdownOptions, dept
           "",
           `> **Approval** ${a.decision === "approve" ? "✅" : "⛔"} ${approvalSummary(a)} (${formatTime(a.at)})`,
         );
+      const c = compactionOf(n);
+      if (c)
+        lines.push(
+          "",
+          `> **Compaction** ${compactionSummary(c)} — the model sees this summary instead of the messages above:`,
+          ">",
+          ...c.summary.split("\n").map((l) => `> ${l}`),
+        );
       if (n.kind === "frame") {
         const task = (n.payload as { task?: unknown } | null)?.task;
         lines.push("", "---", "", `*New agent frame*${typeof task === "string" ? `: ${task}` : ""}`);
@@ -150,7 +160,8 @@ function renderSession(exported: ExportedSession, options: MarkdownOptions, dept
     }
     const body = renderMessage(m, view, max, depth);
     if (!body) continue;
-    lines.push("", `${depth === 0 ? "###" : "#####"} ${ROLE[m.role] ?? m.role}`, "", body);
+    const by = view.compactedBy.get(n.id) ? " *(summarised)*" : "";
+    lines.push("", `${depth === 0 ? "###" : "#####"} ${ROLE[m.role] ?? m.role}${by}`, "", body);
   }
   turnFooter(currentTurn);
   return lines.join("\n");

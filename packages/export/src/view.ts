@@ -25,6 +25,8 @@ export interface SessionView {
   /** This session's ledger plus subagents not already rolled up into it. */
   readonly total: { readonly usage: Usage; readonly costUsd?: number };
   readonly models: readonly string[];
+  /** Messages a compaction replaced in the model's view (they stay in the graph): node id → the compaction node's id. */
+  readonly compactedBy: ReadonlyMap<string, string>;
 }
 
 export function addUsage(a: Usage, b: Usage): Usage {
@@ -131,7 +133,22 @@ export function buildView(exported: ExportedSession): SessionView {
     turnUsage.set(r.turnId, t);
   }
   const models = [...new Set([exported.session.model, ...exported.usage.map((r) => r.model)])];
+  // each compaction's span: from its last replaced node back to its first, through parents
+  const compactedBy = new Map<string, string>();
+  for (const n of exported.nodes) {
+    const c = compactionOf(n);
+    if (!c) continue;
+    let cur: string | null = c.lastNodeId;
+    for (let guard = 0; cur !== null && guard < exported.nodes.length; guard++) {
+      const node = byId.get(cur);
+      if (!node) break;
+      if (node.kind === "message" && !compactedBy.has(node.id)) compactedBy.set(node.id, n.id);
+      if (node.id === c.firstNodeId) break;
+      cur = node.parentId;
+    }
+  }
   return {
+    compactedBy,
     exported,
     byId,
     childrenOf,
@@ -242,6 +259,36 @@ export function prettyArgs(argumentsText: string): string {
   } catch {
     return argumentsText;
   }
+}
+
+/** A compaction as the graph keeps it (core's `CompactionPayload`, a `protocol` node). */
+export interface CompactionView {
+  readonly firstNodeId: string;
+  readonly lastNodeId: string;
+  readonly replaced: number;
+  readonly summary: string;
+  readonly model: string;
+  readonly stages: number;
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+  readonly trigger: "threshold" | "manual";
+}
+
+/** The compaction a node records, if it is one. */
+export function compactionOf(node: ExportedNode): CompactionView | undefined {
+  if (node.kind !== "protocol") return undefined;
+  const p = node.payload as Partial<CompactionView> & { type?: unknown };
+  if (p?.type !== "compaction" || typeof p.summary !== "string" || typeof p.lastNodeId !== "string")
+    return undefined;
+  return p as CompactionView;
+}
+
+/** `12 messages summarised in 3 stages by openai/gpt-5 · ~9,800 → ~700 tokens` — one line. */
+export function compactionSummary(c: CompactionView): string {
+  return (
+    `${c.replaced} messages summarised in ${c.stages} stage${c.stages === 1 ? "" : "s"} by ${c.model}` +
+    `${c.trigger === "manual" ? " (asked for)" : " (context threshold)"} · ~${c.tokensBefore} → ~${c.tokensAfter} tokens`
+  );
 }
 
 /** One approval decision as the graph keeps it (core's `ApprovalRecord`, a `protocol` node). */

@@ -6,8 +6,10 @@ import { dirname, join, resolve as resolvePath } from "node:path";
 import {
   type ApprovalAnswer,
   type ApprovalRequest,
+  type CompactionPayload,
   type GraphNode,
   LashRuntime,
+  projectHistory,
   type SessionRecord,
   SessionStore,
   scrubEnv,
@@ -360,7 +362,8 @@ export class TuiController implements ApprovalHost {
     this.transcript.loadMessages(messages, decisionsOfNodes(nodes));
     // the context is shown at once (resume, --continue): estimated from the transcript (~4 characters
     // a token) until the next model call reports it
-    this.contextEstimate = Math.round(JSON.stringify(messages).length / 4);
+    const projected = projectHistory(nodes, session.frameId).history;
+    this.contextEstimate = Math.round(JSON.stringify(projected).length / 4);
     this.syncShown(true);
     await this.refreshUsage();
     this.transcript.notice(
@@ -618,6 +621,17 @@ export class TuiController implements ApprovalHost {
       if (typeof child === "string" && e.name === "childStarted") this.watchChild(child);
       if (typeof child === "string" && e.name === "childFinished") this.unwatchChild(child);
     }
+    if (e.type === "plugin" && e.plugin === "compaction" && e.name === "started")
+      this.transcript.notice("info", "the context is nearly full: compacting the history…");
+    if (e.type === "plugin" && e.plugin === "compaction" && e.name === "finished") {
+      const d = e.data as { tokensAfter?: number; replaced?: number; stages?: number; tokensBefore?: number };
+      this.contextTokens = undefined;
+      this.contextEstimate = d.tokensAfter;
+      this.transcript.notice(
+        "success",
+        `compacted: ${d.replaced ?? 0} messages summarised in ${d.stages ?? 1} stage${d.stages === 1 ? "" : "s"} · ~${fmtTokens(d.tokensBefore ?? 0)} → ~${fmtTokens(d.tokensAfter ?? 0)} tokens`,
+      );
+    }
     if (e.type === "llmResponse" && e.usage.input !== undefined) this.contextTokens = e.usage.input;
     if (e.type === "usage" && e.costUsd !== undefined) this.turnCost = e.costUsd;
     if (e.type === "turnStarted") this.turnStartedAt = e.at;
@@ -832,6 +846,8 @@ export class TuiController implements ApprovalHost {
           return await this.abandonPending();
         case "tree":
           return await this.tree();
+        case "compact":
+          return await this.compactNow(args);
         case "model":
           return this.model(args);
         case "export":
@@ -868,6 +884,32 @@ export class TuiController implements ApprovalHost {
     } catch (err) {
       this.error(`/${spec.name} failed: ${messageOf(err)}`);
     }
+  }
+
+  /** /compact [instructions]: the history since the last summary becomes a compaction node. */
+  async compactNow(instructions: string): Promise<void> {
+    const id = this.sessionId;
+    if (!id) return this.info("no session yet: nothing to compact");
+    this.transcript.notice("info", "compacting the history…");
+    this.flushNow();
+    const r = await this.run((rt) => rt.compact(id, instructions ? { instructions } : {}));
+    if (!r) return this.info("nothing to compact: no messages since the last summary");
+    this.session = await this.run((rt) => rt.getSession(id));
+    // the next request is the summary and what follows: estimated until a model call reports it
+    this.contextTokens = undefined;
+    this.contextEstimate = r.payload.tokensAfter;
+    this.compactionCard(r.payload);
+  }
+
+  /** The card of a compaction: what it replaced, and the summary's first lines. */
+  private compactionCard(p: CompactionPayload): void {
+    const lines = p.summary.split("\n").filter((l) => l.trim() !== "");
+    this.transcript.notice(
+      "success",
+      `compacted: ${p.replaced} messages summarised in ${p.stages} stage${p.stages === 1 ? "" : "s"} · ~${fmtTokens(p.tokensBefore)} → ~${fmtTokens(p.tokensAfter)} tokens (the messages stay in the session; /fork from before keeps them)`,
+      [...lines.slice(0, 12), ...(lines.length > 12 ? [`… ${lines.length - 12} more lines`] : [])],
+    );
+    this.flushNow();
   }
 
   newSession(): void {

@@ -28,7 +28,7 @@ describe("slash commands", () => {
 
   it("completes prefixes and documents every command", () => {
     expect(complete("/e")).toEqual(["export", "expand"]);
-    expect(complete("c")).toEqual(["cost", "clear"]);
+    expect(complete("c")).toEqual(["compact", "cost", "clear"]);
     const help = helpLines().join("\n");
     for (const c of COMMANDS) expect(help).toContain(`/${c.name}`);
   });

@@ -120,6 +120,9 @@ export const callLlm = step("lash.turn.callLlm")(function* (scope: TurnScope, ef
   }
   if (r.value.ok) {
     const response = r.value.response;
+    // calibrate the host's estimate by what the provider counted (only when compaction can use it)
+    if (response.usage.input !== undefined && (scope.rt.compaction.contextWindow ?? scope.info) !== undefined)
+      scope.rt.calibration.observe(scope.sessionId, scope.estimate.of(request), response.usage.input);
     const c = costOf(response.usage, scope.info?.pricing);
     scope.emit({
       type: "llmResponse",

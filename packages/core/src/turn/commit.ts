@@ -27,6 +27,8 @@ export interface CommitInput {
   readonly now: number;
   /** The turn's approval decisions (each becomes a `protocol` node after the message that made the call). */
   readonly approvals?: readonly ApprovalRecord[];
+  /** A compaction node made at the start of the turn: committed first, on the session's leaf. */
+  readonly compaction?: NewNode;
 }
 
 /**
@@ -44,6 +46,10 @@ export function buildCommit(c: CommitInput): {
   const nodes: NewNode[] = [];
   const approvals = c.approvals?.length ? approvalNodes(c.approvals, c.messages) : undefined;
   let approvalCount = 0;
+  if (c.compaction) {
+    nodes.push({ ...c.compaction, parentId: parent });
+    parent = c.compaction.id;
+  }
   const pushApprovals = (records: readonly ApprovalRecord[] | undefined) => {
     for (const rec of records ?? []) {
       const id = `${turnId}.approval${++approvalCount}`;
@@ -118,7 +124,12 @@ export function buildCommit(c: CommitInput): {
     commit: {
       sessionId,
       turnId,
-      hash: hashValue({ turnId, messages: c.messages, outcome }),
+      hash: hashValue({
+        turnId,
+        messages: c.messages,
+        outcome,
+        ...(c.compaction ? { compaction: c.compaction.payload } : {}),
+      }),
       expectedRevision: c.expectedRevision,
       nodes,
       leafId: parent,

@@ -3,12 +3,15 @@ import { Clock, type Deferred, Effect, Either } from "effect";
 import type { TurnActivityBody } from "../activity.ts";
 import { addGrantOf, grantsOf, recordsOfJournal } from "../approval.ts";
 import { Artifacts } from "../artifacts.ts";
+import { projectHistory } from "../compaction/compact.ts";
+import { RunningEstimate } from "../compaction/estimate.ts";
 import type { ApprovalError } from "../governance.ts";
 import { storeFailure } from "../lease.ts";
 import type { ProjectedResult } from "../plugin.ts";
 import { describe, TurnError, type TurnOptions } from "../runtime-api.ts";
-import type { PendingTurn, SessionNotFound } from "../store.ts";
+import type { NewNode, PendingTurn, SessionNotFound } from "../store.ts";
 import { type ToolHost, toolSpec } from "../tool.ts";
+import { compactStep } from "./compact.ts";
 import type { RuntimeContext, TurnScope } from "./scope.ts";
 
 export interface OpenArgs {
@@ -19,6 +22,8 @@ export interface OpenArgs {
   readonly cancel: Deferred.Deferred<void>;
   /** Aborted when `cancel` completes (the caller wires the two once per turn). */
   readonly signal: AbortSignal;
+  /** A compaction-only turn (`runtime.compact`): the history is compacted, the model is not called. */
+  readonly compact?: { readonly instructions?: string | undefined } | undefined;
 }
 
 export interface OpenedTurn {
@@ -30,6 +35,10 @@ export interface OpenedTurn {
   readonly turnInput: readonly Message[];
   /** Set when a plugin stopped the turn before any model call. */
   readonly abort: string | undefined;
+  /** The compaction node to commit before the turn's messages (absent: no compaction). */
+  readonly compaction: NewNode | undefined;
+  /** A compaction-only turn: there is no loop to run. */
+  readonly compactOnly: boolean;
 }
 
 /**
@@ -49,6 +58,10 @@ export const openTurn = (
     const l = yield* rt.local(sessionId);
     const turnId = args.pending?.turnId ?? (yield* rt.ids.next("turn"));
     const resumed = args.pending !== undefined;
+    const compact =
+      args.compact ??
+      (args.pending?.input as { compact?: { instructions?: string } } | undefined)?.compact ??
+      undefined;
     const input = args.input.map((m, i) => (m.id ? m : { ...m, id: `${turnId}.in${i}` }));
     // a turn that cannot reach a model is refused before it is written down as pending
     const provider = yield* rt.providers
@@ -59,7 +72,13 @@ export const openTurn = (
         .beginTurn({
           sessionId,
           turnId,
-          input: { messages: input, maxTurns: options.maxTurns },
+          input: {
+            messages: input,
+            maxTurns: options.maxTurns,
+            ...(compact
+              ? { compact: { ...(compact.instructions ? { instructions: compact.instructions } : {}) } }
+              : {}),
+          },
           expectedRevision: session.headRevision,
           startedAt,
         })
@@ -92,9 +111,8 @@ export const openTurn = (
         if (e.status === "completed")
           for (const rec of recordsOfJournal(e.key, e.outcome) ?? []) addGrantOf(grants, rec);
     }
-    const history: Message[] = [];
-    for (const n of path)
-      if (n.kind === "message" && n.frameId === session.frameId) history.push(n.payload as Message);
+    // the active-path projection: the last compaction's summary and the messages after it
+    const projected = projectHistory(path, session.frameId);
 
     // beforeTurn hooks (a failure or abort stops the turn before any model call)
     let turnInput: readonly Message[] = input;
@@ -156,7 +174,21 @@ export const openTurn = (
       extraUsage: [],
       approvals: new Map(),
       digests: { messages: [], prefix: [] },
+      estimate: new RunningEstimate(),
     };
+    const tools = [...initialCatalog.values()].map(toolSpec);
+    const compacted =
+      abort === undefined
+        ? yield* compactStep(scope, {
+            projected,
+            system: initialSystem,
+            tools,
+            input: turnInput,
+            manual: compact,
+            resumed,
+          })
+        : { history: projected.history, node: undefined };
+    const history: Message[] = compacted.history;
     const machine = new TurnMachine({
       sessionId,
       turnId,
@@ -164,7 +196,7 @@ export const openTurn = (
       driver: rt.drivers[session.mode] ?? standardDriver,
       history,
       input: turnInput,
-      tools: [...initialCatalog.values()].map(toolSpec),
+      tools,
       maxTurns:
         options.maxTurns ??
         (args.pending?.input as { maxTurns?: number } | undefined)?.maxTurns ??
@@ -175,5 +207,14 @@ export const openTurn = (
       ...(projectorFor ? { projector: projectorFor({ ...hook, tools: () => scope.catalogNow }) } : {}),
     });
     if (abort !== undefined) machine.cancel();
-    return { scope, machine, startedAt, input, turnInput, abort };
+    return {
+      scope,
+      machine,
+      startedAt,
+      input,
+      turnInput,
+      abort,
+      compaction: compacted.node,
+      compactOnly: compact !== undefined,
+    };
   });

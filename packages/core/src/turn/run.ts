@@ -1,17 +1,24 @@
 import type { Message, TurnMachine, TurnOutcome } from "@lash/sansio";
 import { Clock, Deferred, Effect, Either, Fiber } from "effect";
 import { type ApprovalRecord, recordsOfJournal } from "../approval.ts";
+import type { CompactionPayload } from "../compaction/compact.ts";
 import { storeFailure } from "../lease.ts";
 import { TurnError, type TurnResult } from "../runtime-api.ts";
 import type { SessionNotFound } from "../store.ts";
 import { buildCommit } from "./commit.ts";
-import { runLoop } from "./loop.ts";
+import { type Done, runLoop } from "./loop.ts";
 import { type OpenArgs, openTurn } from "./open.ts";
 import type { RuntimeContext, TurnScope } from "./scope.ts";
 
 export type RunArgs = Omit<OpenArgs, "signal">;
 
 const MAX_FRAME_SWITCHES = 16;
+
+/** What a turn's loop hands to the commit. */
+type DoneLike = Pick<Done, "outcome" | "messages" | "usage">;
+
+/** The outcome of a compaction-only turn (`runtime.compact`): nothing for the model to say. */
+const COMPACTED: TurnOutcome = { type: "finished", finish: { kind: "assistantMessage", text: "" } };
 
 /** One turn: open it, run the loop, commit what it produced in one transaction, publish `turnFinished`. */
 export const runOneTurn = (
@@ -30,10 +37,12 @@ export const runOneTurn = (
     );
     const [opened, done] = yield* Effect.flatMap(openTurn(rt, { ...args, signal: controller.signal }), (o) =>
       Effect.map(
-        // a turn begun here has nothing in the journal yet: its steps skip the lookups
-        args.pending
-          ? loop(rt, o.scope, o.machine)
-          : rt.journal.freshTurn(o.scope.turnId, loop(rt, o.scope, o.machine)),
+        o.compactOnly
+          ? Effect.succeed<DoneLike>({ outcome: COMPACTED, messages: [], usage: {} })
+          : // a turn begun here has nothing in the journal yet: its steps skip the lookups
+            args.pending
+            ? loop(rt, o.scope, o.machine)
+            : rt.journal.freshTurn(o.scope.turnId, loop(rt, o.scope, o.machine)),
         (d) => [o, d] as const,
       ),
     ).pipe(Effect.ensuring(Fiber.interrupt(watcher)));
@@ -62,6 +71,7 @@ export const runOneTurn = (
       extraUsage: scope.extraUsage,
       info: scope.info,
       snapshots,
+      ...(opened.compaction ? { compaction: opened.compaction } : {}),
       expectedRevision: args.pending?.expectedRevision ?? scope.session.headRevision,
       now: yield* Clock.currentTimeMillis,
       ...(approvals.length > 0 ? { approvals } : {}),
@@ -113,6 +123,14 @@ export const runOneTurn = (
       toolCalls: scope.toolCalls,
       durationMs: endedAt - opened.startedAt,
       resumed: args.pending !== undefined,
+      ...(opened.compaction
+        ? {
+            compaction: {
+              nodeId: opened.compaction.id,
+              payload: opened.compaction.payload as CompactionPayload,
+            },
+          }
+        : {}),
     } satisfies TurnResult;
   });
 

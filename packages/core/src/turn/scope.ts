@@ -2,6 +2,8 @@ import type { ContextProjector, LlmProvider, Message, ModelInfo, ProtocolDriver 
 import { type Deferred, Effect, type Scope } from "effect";
 import type { TurnActivityBody } from "../activity.ts";
 import type { ApprovalRecord, Grants } from "../approval.ts";
+import type { CompactionOptions } from "../compaction/compact.ts";
+import type { Calibration, RunningEstimate } from "../compaction/estimate.ts";
 import type { DispatchOptions, NamedHooks } from "../dispatch.ts";
 import type { ApproverShape, GovernanceShape } from "../governance.ts";
 import type { PluginHostShape, ToolCatalogShape } from "../host.ts";
@@ -48,6 +50,10 @@ export interface RuntimeContext {
   readonly approver: ApproverShape | undefined;
   /** Per session: tools approved for the rest of the session, each up to a risk level (rebuilt from the graph when a session is first opened). */
   readonly grants: Map<string, Grants>;
+  /** When and how sessions are compacted (`RuntimeOptions.compaction`). */
+  readonly compaction: CompactionOptions;
+  /** Per session: reported / estimated tokens of the last model call that reported usage. */
+  readonly calibration: Calibration;
 }
 
 /**
@@ -91,6 +97,8 @@ export interface TurnScope {
   readonly extraUsage: ToolUsage[];
   /** The turn's approval decisions by journal key, committed with it as graph nodes. */
   readonly approvals: Map<string, readonly ApprovalRecord[]>;
+  /** The turn's request-size estimate, kept up to date call by call (calibrates compaction). */
+  readonly estimate: RunningEstimate;
   /** Per-turn cache of request digests (see `requestDigest`). */
   readonly digests: { messages: readonly Message[]; prefix: string[] };
 }
