@@ -347,8 +347,9 @@ Effects: read_file/glob/grep/update_plan/spawn_agent read; write_file/edit/apply
   Loops: an agent whose spec has schedule: and instruction: is fired by the daemon (lash help loop).
       GET /v1/loops, GET /v1/loops/<name>/firings, POST /v1/loops/<name>/trigger {"instruction"?},
       POST /v1/loops/<name>/pause | resume.
-  Console: open http://<host>:<port>/ in a browser: the agents, a chat with each, and the live
-      events of any run (the token, when the daemon wants one, is asked once per browser tab).
+  Console: open http://<host>:<port>/ in a browser: the agents and a chat with each, the live
+      events of any run, the approvals inbox, sessions as a tree (fork, compare), loops, per-agent
+      metrics, trace and export views (the token, when the daemon wants one, is asked once per tab).
 `,
   loop: `Usage
   lash loop list [--json]
