@@ -25,7 +25,7 @@
 // page's own cost, not a network's.
 //
 // pnpm exec node bench/perf/console/run.ts [--json out.json] [--loads 15]
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -33,6 +33,7 @@ import { gzipSync } from "node:zlib";
 import { startMockServer } from "@lash/providers/testing";
 import type { Browser, Page } from "playwright-core";
 import { launch } from "../../../packages/export/test/browser.ts";
+import { startServe } from "../serve/shape.ts";
 import { argValue, markdownTable, median, percentile, report } from "../util.ts";
 
 const LOADS = Number(argValue("--loads") ?? 15);
@@ -70,27 +71,9 @@ for (const args of [["init"], ["build"]]) {
   const r = spawnSync(process.execPath, [MAIN, ...args], { cwd: work, env, encoding: "utf8" });
   if (r.status !== 0) fail(`lash ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
 }
-const daemon = spawn(process.execPath, [MAIN, "serve", "--port", "0", "--no-auth"], {
-  cwd: work,
-  env,
-  stdio: ["ignore", "pipe", "pipe"],
-});
+const { daemon, base } = await startServe([MAIN, "serve", "--port", "0", "--no-auth"], { cwd: work, env });
 children.push(daemon);
-let daemonErr = "";
-daemon.stderr.setEncoding("utf8").on("data", (d: string) => {
-  daemonErr = (daemonErr + d).slice(-4000);
-});
-const base = await new Promise<string>((resolve, reject) => {
-  let out = "";
-  daemon.stdout.setEncoding("utf8").on("data", (d: string) => {
-    out += d;
-    const m = /listening on (http:\/\/\S+)/.exec(out);
-    if (m) resolve(m[1]!.replace(/\/$/, ""));
-  });
-  daemon.once("exit", (code) => reject(new Error(`lash serve exited (${code}):\n${out}\n${daemonErr}`)));
-});
 
-// ---- bundle size, as served
 const html = await (await fetch(`${base}/`)).text();
 const assetPaths = [...html.matchAll(/(?:src|href)="(\/console\/[^"]+)"/g)].map((m) => m[1]!);
 if (assetPaths.length !== 2)

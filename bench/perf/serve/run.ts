@@ -33,12 +33,12 @@
 // (`--cpu-prof-dir`: the daemon writes a V8 CPU profile there when it exits; `--heap-snapshot-dir`:
 // a heap snapshot at the end of the load.)
 // (`--sabotage`: one subscriber skips one event, to see the check fail.)
-import { type ChildProcess, fork, spawn } from "node:child_process";
+import { type ChildProcess, fork } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { argValue, markdownTable, report } from "../util.ts";
-import { cpuMsOf, follow, isReplyText, merged, nowMs, rssOf, type SseEvent } from "./shape.ts";
+import { cpuMsOf, follow, isReplyText, merged, nowMs, rssOf, type SseEvent, startServe } from "./shape.ts";
 import type { WorkerResult } from "./subscribers.ts";
 
 const SESSIONS = Number(argValue("--sessions") ?? 50);
@@ -102,8 +102,7 @@ const mockCount = async () => {
 const home = join(dir, "home");
 const work = join(dir, "work");
 mkdirSync(work, { recursive: true });
-const daemon = spawn(
-  process.execPath,
+const { daemon, base } = await startServe(
   [
     ...(PROFILE ? ["--cpu-prof", "--cpu-prof-dir", PROFILE] : []),
     ...(HEAP_DIR ? ["--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${HEAP_DIR}`] : []),
@@ -126,25 +125,9 @@ const daemon = spawn(
       LASH_MODEL: "openai-compatible/mock",
       OPENAI_COMPATIBLE_BASE_URL: mockUrl,
     },
-    stdio: ["ignore", "pipe", "pipe"],
   },
 );
 children.push(daemon);
-let daemonErr = "";
-daemon.stderr.setEncoding("utf8").on("data", (d: string) => {
-  daemonErr = (daemonErr + d).slice(-4000);
-});
-const base = await new Promise<string>((resolve, reject) => {
-  let out = "";
-  daemon.stdout.setEncoding("utf8").on("data", (d: string) => {
-    out += d;
-    const m = /listening on (http:\/\/\S+)/.exec(out);
-    if (m) resolve(m[1]!.replace(/\/$/, ""));
-  });
-  daemon.once("exit", (code) =>
-    reject(new Error(`lash serve exited (${code}) before listening:\n${out}\n${daemonErr}`)),
-  );
-});
 const pid = daemon.pid!;
 
 async function api<T>(method: string, path: string, body?: unknown): Promise<T> {

@@ -1,6 +1,6 @@
 // What the serve benchmark's model says and how a client reads it back; an SSE reader of the
 // daemon's event streams (node:http, reconnecting with `Last-Event-ID`); the daemon's CPU and RSS.
-import { execFileSync } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { request } from "node:http";
 
@@ -182,4 +182,32 @@ export function merged(hs: readonly HistData[]): {
     return max; // in the overflow (> 10 s)
   };
   return { count, max, negative, pct };
+}
+
+/**
+ * A `lash serve` child (`args` after node's own: `node_args…, main.ts, serve, …`), resolved with
+ * its base URL once it says it listens; rejected, with its output, if it exits first.
+ */
+export async function startServe(
+  args: readonly string[],
+  options: { readonly cwd: string; readonly env: NodeJS.ProcessEnv },
+): Promise<{ readonly daemon: ChildProcessWithoutNullStreams; readonly base: string }> {
+  const daemon = spawn(process.execPath, args, { cwd: options.cwd, env: options.env, stdio: "pipe" });
+  daemon.stdin.end();
+  let err = "";
+  daemon.stderr.setEncoding("utf8").on("data", (d: string) => {
+    err = (err + d).slice(-4000);
+  });
+  const base = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    daemon.stdout.setEncoding("utf8").on("data", (d: string) => {
+      out += d;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) resolve(m[1]!.replace(/\/$/, ""));
+    });
+    daemon.once("exit", (code) =>
+      reject(new Error(`lash serve exited (${code}) before listening:\n${out}\n${err}`)),
+    );
+  });
+  return { daemon, base };
 }
