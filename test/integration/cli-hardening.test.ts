@@ -174,10 +174,18 @@ describe("MCP servers in -p", () => {
     expect(r.code).toBe(0);
     const db = new Sqlite(join(box.home, "lash.db"), { readonly: true });
     try {
-      const stored = db.prepare("SELECT sum(length(payload_json)) AS n FROM nodes").get() as { n: number };
-      // the text once (5 MB) plus small change; it was held twice (content + value) before
-      expect(stored.n).toBeGreaterThan(5 * MB);
-      expect(stored.n).toBeLessThan(5.5 * MB);
+      // the text once, as an artifact (the output budget keeps the full output there); the
+      // nodes hold the cut text and the reference (it was held twice, content + value, before)
+      const nodes = db.prepare("SELECT sum(length(payload_json)) AS n FROM nodes").get() as { n: number };
+      expect(nodes.n).toBeLessThan(200_000);
+      const artifacts = db.prepare("SELECT count(*) AS n, sum(size) AS size FROM artifacts").get() as {
+        n: number;
+        size: number;
+      };
+      expect(artifacts.n).toBe(1);
+      expect(artifacts.size).toBe(5 * MB); // the server's output, byte for byte
+      const chunks = db.prepare("SELECT sum(length(data)) AS n FROM artifact_chunks").get() as { n: number };
+      expect(chunks.n).toBe(artifacts.size);
       const pages =
         (db.pragma("page_count", { simple: true }) as number) -
         (db.pragma("freelist_count", { simple: true }) as number);
