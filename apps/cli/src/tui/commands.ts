@@ -31,13 +31,13 @@ export const COMMANDS: readonly CommandSpec[] = [
     whileRunning: false,
   },
   { name: "tree", summary: "branches of this session; switch to another", whileRunning: false },
+  { name: "model", args: "[provider/model]", summary: "show or switch the model", whileRunning: true },
   {
     name: "compact",
     args: "[instructions]",
     summary: "summarise the history so far into a compaction node (the model then sees the summary)",
     whileRunning: false,
   },
-  { name: "model", args: "[provider/model]", summary: "show or switch the model", whileRunning: true },
   {
     name: "stop",
     args: "[id]",
