@@ -39,6 +39,8 @@ export interface OpenedTurn {
   readonly compaction: NewNode | undefined;
   /** A compaction-only turn: there is no loop to run. */
   readonly compactOnly: boolean;
+  /** The compaction hands off (`compaction.strategy: "handoff"`, standard mode): the turn runs in a successor. */
+  readonly handoff: boolean;
 }
 
 /**
@@ -216,5 +218,7 @@ export const openTurn = (
       abort,
       compaction: compacted.node,
       compactOnly: compact !== undefined,
+      handoff:
+        compacted.node !== undefined && rt.compaction.strategy === "handoff" && session.mode === "standard",
     };
   });
