@@ -134,7 +134,7 @@ describe("compaction strategy handoff", () => {
     const compaction = old.find(
       (n) => n.id === (toLink[0]!.payload as { compactionNodeId: string }).compactionNodeId,
     );
-    expect((compaction?.payload as { type?: string }).type).toBe("compaction");
+    expect(compaction?.payload).toMatchObject({ type: "compaction" });
     const succ = await run((rt) => rt.chronological(to));
     expect(succ[0]!.payload).toMatchObject({ type: "handoff", from: first.id });
     expect(succ[1]!.kind).toBe("message");
