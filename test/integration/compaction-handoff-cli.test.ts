@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { COMPACTION_SYSTEM, HANDOFF_PREFIX } from "@lash/core";
 import type { RecordedRequest } from "@lash/providers/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { chatMessages, lash, type Sandbox, sandbox, textOf } from "./cli-support.ts";
+import { chatMessages, lash, type Sandbox, sandbox, start, textOf } from "./cli-support.ts";
 
 let box: Sandbox | undefined;
 afterEach(async () => {
@@ -21,6 +21,14 @@ const isSummariser = (r: RecordedRequest) =>
 const prompt = (i: number) => `step ${i}: ${"remember this detail about the build ".repeat(40)}`;
 const FLAGS = ["--system", "Be brief.", "--no-project-instructions", "--tools", "read_file"];
 
+/** The user's config with the handoff strategy (next to what the sandbox already wrote). */
+function handoffConfig(home: string) {
+  const configFile = join(home, "config.json");
+  const config = existsSync(configFile) ? (JSON.parse(readFileSync(configFile, "utf8")) as object) : {};
+  mkdirSync(home, { recursive: true });
+  writeFileSync(configFile, JSON.stringify({ ...config, compaction: { strategy: "handoff" } }));
+}
+
 interface Result {
   readonly sessionId: string;
   readonly text: string;
@@ -31,11 +39,7 @@ describe("compaction strategy handoff in the lash CLI", () => {
   it("a handoff opens a linked successor, and --continue continues it", async () => {
     box = await sandbox();
     const { server, env, cwd, home } = box;
-    // the handoff strategy in the user's config (next to what the sandbox already wrote)
-    const configFile = join(home, "config.json");
-    const config = existsSync(configFile) ? (JSON.parse(readFileSync(configFile, "utf8")) as object) : {};
-    mkdirSync(home, { recursive: true });
-    writeFileSync(configFile, JSON.stringify({ ...config, compaction: { strategy: "handoff" } }));
+    handoffConfig(home);
     let answers = 0;
     server.respondWith((r) =>
       isSummariser(r)
@@ -100,5 +104,75 @@ describe("compaction strategy handoff in the lash CLI", () => {
     expect(JSON.stringify(JSON.parse(exported.stdout))).toContain(
       `"payload":{"type":"handoff","to":"${successor}"`,
     );
+  });
+
+  it("SIGKILL during the successor's first model call: --continue follows the link and finishes the turn there", async () => {
+    box = await sandbox();
+    const { server, env, cwd, home } = box;
+    handoffConfig(home);
+    let hung = false;
+    let reachedHang: () => void = () => {};
+    const hanging = new Promise<void>((resolve) => {
+      reachedHang = resolve;
+    });
+    server.respondWith((r) => {
+      if (isSummariser(r)) return { text: "SUMMARY OF THE BUILD: goals, decisions, TODO ship." };
+      if (!hung && JSON.stringify(r.body).includes("the handoff turn")) {
+        hung = true;
+        reachedHang();
+        return { hang: true };
+      }
+      return { text: "noted" };
+    });
+    const opts = { env, cwd };
+    const first = await lash(
+      ["-p", ...FLAGS, "--output-format", "json", "--context-window", "200000", prompt(1)],
+      opts,
+    );
+    expect(first.code, first.stderr).toBe(0);
+    const sessionId = (JSON.parse(first.stdout) as Result).sessionId;
+    for (let i = 2; i <= 5; i++) {
+      const r = await lash(["-p", "--continue", ...FLAGS, "--context-window", "200000", prompt(i)], opts);
+      expect(r.code, r.stderr).toBe(0);
+    }
+    const victim = start(
+      ["-p", "--continue", ...FLAGS, "--context-window", "2500", "the handoff turn"],
+      opts,
+    );
+    const early = await Promise.race([hanging.then(() => undefined), victim.done]);
+    expect(early, `lash ended before the successor's model call: ${JSON.stringify(early)}`).toBeUndefined();
+    victim.child.kill("SIGKILL");
+    expect((await victim.done).signal).toBe("SIGKILL");
+    const summarised = server.requests.filter(isSummariser).length;
+    expect(summarised).toBeGreaterThanOrEqual(1);
+
+    // the old session was written last (its turn committed the link), yet --continue takes the successor
+    const resumed = await lash(
+      [
+        "-p",
+        "--continue",
+        "--resume-pending",
+        ...FLAGS,
+        "--output-format",
+        "json",
+        "--context-window",
+        "200000",
+        "after the crash",
+      ],
+      opts,
+    );
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const result = JSON.parse(resumed.stdout) as Result;
+    expect(result.sessionId).not.toBe(sessionId);
+    const old = await lash(["sessions", "show", sessionId, "--json"], opts);
+    const shown = JSON.parse(old.stdout) as { handoffs: { to?: string }[] };
+    expect(shown.handoffs.map((x) => x.to)).toEqual([result.sessionId]);
+    // the summariser was not asked again; the cut-off turn was finished in the successor
+    expect(server.requests.filter(isSummariser)).toHaveLength(summarised);
+    const last = JSON.stringify(server.requests.at(-1)!.body);
+    expect(last).toContain("SUMMARY OF THE BUILD");
+    expect(last).toContain("the handoff turn");
+    expect(last).toContain("after the crash");
+    expect(last).not.toContain(prompt(1).trim());
   });
 });
