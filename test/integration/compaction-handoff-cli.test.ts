@@ -104,6 +104,12 @@ describe("compaction strategy handoff in the lash CLI", () => {
     expect(JSON.stringify(JSON.parse(exported.stdout))).toContain(
       `"payload":{"type":"handoff","to":"${successor}"`,
     );
+    const md = await lash(["export", successor, "--format", "md", "-o", "-"], opts);
+    expect(md.code, md.stderr).toBe(0);
+    expect(md.stdout).toContain(`> **Handoff** this session continues ${first.sessionId}`);
+    const html = await lash(["export", first.sessionId, "--format", "html", "-o", "-"], opts);
+    expect(html.code, html.stderr).toBe(0);
+    expect(html.stdout).toContain(`the session continues in ${successor}`);
   });
 
   it("SIGKILL during the successor's first model call: --continue follows the link and finishes the turn there", async () => {
