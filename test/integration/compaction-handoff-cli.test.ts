@@ -181,4 +181,18 @@ describe("compaction strategy handoff in the lash CLI", () => {
     expect(last).toContain("after the crash");
     expect(last).not.toContain(prompt(1).trim());
   });
+
+  it("an unknown strategy in the config is an error naming the choices", async () => {
+    box = await sandbox();
+    const { env, cwd, home } = box;
+    const configFile = join(home, "config.json");
+    const config = existsSync(configFile) ? (JSON.parse(readFileSync(configFile, "utf8")) as object) : {};
+    mkdirSync(home, { recursive: true });
+    writeFileSync(configFile, JSON.stringify({ ...config, compaction: { strategy: "rewrite" } }));
+    const r = await lash(["-p", ...FLAGS, "hello"], { env, cwd });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain("compaction.strategy");
+    expect(r.stderr).toContain('"summary" or "handoff"');
+    expect(box.server.requests).toHaveLength(0);
+  });
 });
