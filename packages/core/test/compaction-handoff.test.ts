@@ -185,4 +185,25 @@ describe("compaction strategy handoff", () => {
     expect(c?.successor).toBeUndefined();
     expect(handoffNodes(await plain((rt) => rt.chronological(t.id)))).toEqual([]);
   });
+
+  it("a turn moved into its successor is not compacted again, even when the system prompt alone is over the threshold", async () => {
+    const server = await mock();
+    const db = join(mkdtempSync(join(tmpdir(), "lash-handoff-")), "lash.db");
+    const run = runtime(server, db, { contextWindow: WINDOW, strategy: "handoff" });
+    const systemPrompt = "a very long standing instruction. ".repeat(420); // ~3,500 tokens: over 80 % of 4,000
+    const s = await run((rt) => rt.createSession({ model: MODEL, systemPrompt }));
+    const one = await run((rt) => rt.turn(s.id, { text: "first" }));
+    expect(one.handoff).toBeUndefined(); // nothing to compact yet
+    const before = server.requests.length;
+    const two = await run((rt) => rt.turn(s.id, { text: "second" }));
+    expect(two.handoff).toEqual({ from: s.id, to: two.sessionId });
+    expect(two.outcome.type).toBe("finished");
+    const requests = server.requests.slice(before);
+    expect(requests.filter(isSummariser)).toHaveLength(1);
+    expect(requests.filter((r) => !isSummariser(r))).toHaveLength(1);
+    // one successor, carrying the system prompt
+    const sessions = await run((rt) => rt.listSessions({}));
+    expect(sessions.map((x) => x.id).sort()).toEqual([s.id, two.sessionId].sort());
+    expect((await run((rt) => rt.getSession(two.sessionId))).systemPrompt).toBe(systemPrompt);
+  });
 });

@@ -24,6 +24,8 @@ export interface OpenArgs {
   readonly signal: AbortSignal;
   /** A compaction-only turn (`runtime.compact`): the history is compacted, the model is not called. */
   readonly compact?: { readonly instructions?: string | undefined } | undefined;
+  /** The turn a handoff moved into its successor: its window is fresh, it is not compacted again. */
+  readonly afterHandoff?: boolean;
 }
 
 export interface OpenedTurn {
@@ -180,7 +182,7 @@ export const openTurn = (
     };
     const tools = [...initialCatalog.values()].map(toolSpec);
     const compacted =
-      abort === undefined
+      abort === undefined && !args.afterHandoff
         ? yield* compactStep(scope, {
             projected,
             system: initialSystem,

@@ -131,7 +131,13 @@ export const runOneTurn = (
         rt.leases.hold(
           to,
           args.options,
-          runOneTurn(rt, { sessionId: to, input: opened.input, options: args.options, cancel: args.cancel }),
+          runOneTurn(rt, {
+            sessionId: to,
+            input: opened.input,
+            options: args.options,
+            cancel: args.cancel,
+            afterHandoff: true,
+          }),
         ),
       );
       return { ...next, handoff: { from: sessionId, to: handoff.successorId } } satisfies TurnResult;
