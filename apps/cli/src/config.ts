@@ -181,6 +181,8 @@ const CompactionConfig = Schema.Struct({
   auto: opt(Bool),
   /** The summariser model (`provider/model`; default the session's model). */
   model: opt(Str),
+  /** "summary" (default): a summary node in the session; "handoff": a successor session opened by the summary (standard mode). */
+  strategy: opt(described(Schema.Literal("summary", "handoff"), '"summary" or "handoff"')),
 });
 
 const ServeConfig = Schema.Struct({

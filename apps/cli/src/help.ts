@@ -158,7 +158,9 @@ Config keys (unknown keys are an error)
   model, mode ("standard"|"rlm"), maxTurns, systemPrompt, appendSystemPrompt, tools [..],
   contextWindow (tokens; overrides the model catalog, --context-window wins),
   compaction { threshold? (share of the window, default 0.8), auto? (default true),
-    model? (the summariser, default the session's model) },
+    model? (the summariser, default the session's model), strategy? ("summary" (default) |
+    "handoff": standard sessions continue in a successor session whose first message is the
+    summary, linked both ways; --continue picks the successor) },
   projectInstructions (default true: AGENTS.md / CLAUDE.md in the system prompt),
   skills { roots? [dirs of skill directories, relative to the workspace] },
   providers { anthropic|openai|openai-compatible|google|codex|bedrock|vertex-anthropic: { baseUrl } },

@@ -404,8 +404,13 @@ export async function runPrint(ctx: LocalContext, flags: RunFlags, io: PrintIO):
       const servers = mcpStatus(ctx);
       const obj = {
         ...resultObject(r, outcome, session.model, before),
+        ...(r.handoff ? { handoff: r.handoff } : {}),
         ...(servers.length ? { mcp: servers } : {}),
       };
+      if (r.handoff && format === "text")
+        io.stderr.write(
+          `[lash] the context was handed off: the session continues as ${r.handoff.to} (lash --continue picks it up)\n`,
+        );
       if (format === "json") io.stdout.write(`${JSON.stringify(obj)}\n`);
       else if (format === "stream-json") jsonl(obj);
       else {

@@ -7,6 +7,7 @@ import {
   collectArtifacts,
   describeHolder,
   type GraphNode,
+  type HandoffPayload,
   isCompaction,
   LashRuntime,
   type PendingTurn,
@@ -56,7 +57,27 @@ export async function latestSession(ctx: LocalContext, cwd: string): Promise<Ses
   const list = await ctx.rt.runPromise(
     Effect.flatMap(LashRuntime, (rt) => rt.listSessions({ cwd, limit: 1 })),
   );
-  return list[0];
+  return list[0] && (await newestInChain(ctx, list[0]));
+}
+
+/** A session that handed off (its leaf links to a successor): the newest session of its chain. */
+export async function newestInChain(ctx: LocalContext, session: SessionRecord): Promise<SessionRecord> {
+  let current = session;
+  for (let seen = new Set<string>([current.id]); current.leafId !== null; ) {
+    const leaf = current.leafId;
+    const node = await ctx.rt.runPromise(
+      Effect.flatMap(SessionStore, (store) => Effect.orElseSucceed(store.getNode(leaf), () => undefined)),
+    );
+    const to = node && isHandoff(node) ? (node.payload as HandoffPayload).to : undefined;
+    if (to === undefined || seen.has(to)) break;
+    seen = seen.add(to);
+    const next = await ctx.rt.runPromise(
+      Effect.flatMap(LashRuntime, (rt) => Effect.orElseSucceed(rt.getSession(to), () => undefined)),
+    );
+    if (!next) break;
+    current = next;
+  }
+  return current;
 }
 
 /** True when the session has a turn that started and never committed (crash, kill). */
@@ -259,10 +280,11 @@ export async function sessionsShow(ctx: LocalContext, args: SessionsArgs, out: O
   );
   const messages = nodes.filter((n) => n.kind === "message").map((n) => n.payload as Message);
   const compactions = nodes.filter(isCompaction).map((n) => ({ nodeId: n.id, ...(n.payload as object) }));
+  const handoffs = nodes.filter(isHandoff).map((n) => ({ nodeId: n.id, ...(n.payload as object) }));
   const pending = await hasPendingTurn(ctx, session.id);
   if (args.json) {
     out.write(
-      `${JSON.stringify({ session: summary(session), pendingTurn: pending, usage: { total: usage.total, costUsd: usage.costUsd ?? null }, messages, compactions })}\n`,
+      `${JSON.stringify({ session: summary(session), pendingTurn: pending, usage: { total: usage.total, costUsd: usage.costUsd ?? null }, messages, compactions, handoffs })}\n`,
     );
     return ExitCode.ok;
   }
@@ -283,6 +305,9 @@ export async function sessionsShow(ctx: LocalContext, args: SessionsArgs, out: O
   );
   return ExitCode.ok;
 }
+
+const isHandoff = (n: GraphNode): boolean =>
+  n.kind === "protocol" && (n.payload as { type?: unknown } | null)?.type === "handoff";
 
 /** A compaction node in a transcript: what it replaced (those messages stay above it) and its summary. */
 function compactionLine(n: GraphNode): string {
@@ -340,6 +365,14 @@ function renderNodes(nodes: readonly GraphNode[]): string {
     } else if (n.kind === "protocol" && (n.payload as { type?: unknown })?.type === "compaction") {
       flush();
       out.push(compactionLine(n));
+    } else if (isHandoff(n)) {
+      flush();
+      const p = n.payload as HandoffPayload;
+      out.push(
+        p.to
+          ? `(handoff: the session continues in ${p.to}, opened by the summary above — \`lash --resume ${p.to}\`)`
+          : `(handoff: this session continues ${p.from}; its summary is the first message below · \`lash sessions show ${p.from}\`)`,
+      );
     } else if (n.kind === "protocol" && (n.payload as { type?: unknown })?.type === "approval") {
       flush();
       const a = n.payload as ApprovalRecord;

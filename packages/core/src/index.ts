@@ -210,3 +210,4 @@ export {
   textOutput,
   toolEffects,
 } from "./tool.ts";
+export { HANDOFF_PREFIX, HandoffPayload } from "./turn/handoff.ts";

@@ -200,6 +200,8 @@ export interface TurnResult {
   readonly resumed: boolean;
   /** The compaction this turn committed before its messages (its node id and payload). */
   readonly compaction?: { readonly nodeId: string; readonly payload: CompactionPayload };
+  /** The turn's compaction handed off: it ran in the successor `to` (this result's `sessionId`) of `from`. */
+  readonly handoff?: { readonly from: string; readonly to: string };
 }
 
 /** What `compact` committed. */
@@ -209,6 +211,8 @@ export interface CompactionResult {
   readonly nodeId: string;
   readonly payload: CompactionPayload;
   readonly headRevision: number;
+  /** With `compaction.strategy: "handoff"`: the successor session the summary opened. */
+  readonly successor?: string;
 }
 
 /** The turn could not run or commit (typed, for hosts to match on). */

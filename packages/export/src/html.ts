@@ -15,6 +15,8 @@ import {
   formatTime,
   formatTokens,
   groupDigits,
+  handoffOf,
+  handoffSummary,
   messageOf,
   prettyArgs,
   resultText,
@@ -212,6 +214,9 @@ function renderNode(n: ExportedNode, ctx: Ctx, top: boolean, footer = ""): strin
   } else if (compaction) {
     cls = "compaction";
     inner = `<div class="compaction-line"><span class="pill">compaction</span> ${escapeHtml(compactionSummary(compaction))}<span class="time">${formatTime(n.createdAt)}</span></div><details class="compaction-summary"><summary>The summary the model sees instead of the ${compaction.replaced} messages above</summary><div class="md">${md(compaction.summary)}</div></details>`;
+  } else if (handoffOf(n)) {
+    cls = "compaction handoff";
+    inner = `<div class="compaction-line"><span class="pill">handoff</span> ${escapeHtml(handoffSummary(handoffOf(n)!))}<span class="time">${formatTime(n.createdAt)}</span></div>`;
   } else if (n.kind === "frame") {
     const p = (n.payload ?? {}) as { task?: unknown; frameId?: unknown };
     cls = "frame";

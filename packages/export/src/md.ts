@@ -12,6 +12,8 @@ import {
   formatCost,
   formatTime,
   formatTokens,
+  handoffOf,
+  handoffSummary,
   messageOf,
   prettyArgs,
   resultText,
@@ -152,6 +154,8 @@ function renderSession(exported: ExportedSession, options: MarkdownOptions, dept
           ">",
           ...c.summary.split("\n").map((l) => `> ${l}`),
         );
+      const ho = handoffOf(n);
+      if (ho) lines.push("", `> **Handoff** ${handoffSummary(ho)}`);
       if (n.kind === "frame") {
         const task = (n.payload as { task?: unknown } | null)?.task;
         lines.push("", "---", "", `*New agent frame*${typeof task === "string" ? `: ${task}` : ""}`);

@@ -291,6 +291,28 @@ export function compactionSummary(c: CompactionView): string {
   );
 }
 
+/** A handoff link (core's `HandoffPayload`, a `protocol` node): to the successor session, or from the predecessor. */
+export interface HandoffView {
+  readonly to?: string;
+  readonly from?: string;
+  readonly compactionNodeId: string;
+}
+
+/** The handoff link a node records, if it is one. */
+export function handoffOf(node: ExportedNode): HandoffView | undefined {
+  if (node.kind !== "protocol") return undefined;
+  const p = node.payload as Partial<HandoffView> & { type?: unknown };
+  if (p?.type !== "handoff" || (typeof p.to !== "string" && typeof p.from !== "string")) return undefined;
+  return p as HandoffView;
+}
+
+/** `the session continues in ses_… (handoff)` or `this session continues ses_… (handoff)` — one line. */
+export function handoffSummary(h: HandoffView): string {
+  return h.to !== undefined
+    ? `the session continues in ${h.to}, opened by the summary above`
+    : `this session continues ${h.from}; its summary is the first message`;
+}
+
 /** One approval decision as the graph keeps it (core's `ApprovalRecord`, a `protocol` node). */
 export interface ApprovalView {
   readonly requestId: string;

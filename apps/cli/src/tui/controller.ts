@@ -708,7 +708,9 @@ export class TuiController implements ApprovalHost {
         ),
       );
       cancelled = result.outcome.type === "stopped" && result.outcome.reason === "cancelled";
-      const s = await this.run((rt) => rt.getSession(id)).catch(() => undefined);
+      // a handoff: the turn went on in the successor session, and so does the TUI
+      if (result.handoff) this.followHandoff(result.handoff.to);
+      const s = await this.run((rt) => rt.getSession(result.sessionId)).catch(() => undefined);
       if (s) this.session = s;
     } catch (err) {
       this.transcript.notice("error", `the turn failed: ${tuiTurnError(err)}`);
@@ -894,11 +896,22 @@ export class TuiController implements ApprovalHost {
     this.flushNow();
     const r = await this.run((rt) => rt.compact(id, instructions ? { instructions } : {}));
     if (!r) return this.info("nothing to compact: no messages since the last summary");
-    this.session = await this.run((rt) => rt.getSession(id));
+    if (r.successor) this.followHandoff(r.successor);
+    this.session = await this.run((rt) => rt.getSession(r.successor ?? id));
     // the next request is the summary and what follows: estimated until a model call reports it
     this.contextTokens = undefined;
     this.contextEstimate = r.payload.tokensAfter;
     this.compactionCard(r.payload);
+  }
+
+  /** Compaction strategy "handoff": the session goes on as its successor (the summary is its first message). */
+  private followHandoff(to: string): void {
+    const from = this.sessionId;
+    this.sessionId = to;
+    this.transcript.notice(
+      "info",
+      `handed off: the session continues as ${to}, opened by the summary${from ? ` (the full history stays in ${from})` : ""}`,
+    );
   }
 
   /** The card of a compaction: what it replaced, and the summary's first lines. */

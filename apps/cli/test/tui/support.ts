@@ -6,6 +6,7 @@ import { join } from "node:path";
 import {
   type ApprovalAnswer,
   type ApproverShape,
+  type CompactionOptions,
   type GovernanceShape,
   IdGenerator,
   LashRuntime,
@@ -55,6 +56,8 @@ export interface TestContextOptions {
   readonly exportError?: string;
   /** The runtime's governance (e.g. a policy that asks before every write); the TUI attaches its approver. */
   readonly governance?: GovernanceShape;
+  /** The runtime's compaction options (e.g. `strategy: "handoff"`). */
+  readonly compaction?: CompactionOptions;
 }
 
 export async function makeContext(script: Script, options: TestContextOptions = {}): Promise<TestContext> {
@@ -68,6 +71,7 @@ export async function makeContext(script: Script, options: TestContextOptions = 
   const layer = LashRuntime.layer({
     plugins: [toolsPlugin({ root: cwd, shell: { killGraceMs: 200 } }), ...(options.plugins ?? [])],
     ...(options.governance ? { governance: options.governance, approver: approvals.approver } : {}),
+    ...(options.compaction ? { compaction: options.compaction } : {}),
   }).pipe(
     Layer.provideMerge(
       Layer.mergeAll(

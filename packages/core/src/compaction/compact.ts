@@ -35,6 +35,12 @@ export interface CompactionOptions {
   readonly model?: string;
   /** Share of the summariser's window left free in each stage's request (default 0.25). */
   readonly safetyMargin?: number;
+  /**
+   * What a compaction makes (default "summary"): a summary node on the session's own path, or
+   * — "handoff", standard sessions only (an RLM session keeps its summary: its REPL state lives
+   * in the session) — a successor session whose first message is the summary, linked both ways.
+   */
+  readonly strategy?: "summary" | "handoff";
 }
 
 export const DEFAULT_THRESHOLD = 0.8;

@@ -259,6 +259,7 @@ export function turnEntries(rt: RuntimeContext): TurnEntries {
               nodeId: r.compaction.nodeId,
               payload: r.compaction.payload,
               headRevision: r.headRevision,
+              ...(r.handoff ? { successor: r.handoff.to } : {}),
             } satisfies CompactionResult;
           }),
         ),

@@ -24,6 +24,8 @@ export interface OpenArgs {
   readonly signal: AbortSignal;
   /** A compaction-only turn (`runtime.compact`): the history is compacted, the model is not called. */
   readonly compact?: { readonly instructions?: string | undefined } | undefined;
+  /** The turn a handoff moved into its successor: its window is fresh, it is not compacted again. */
+  readonly afterHandoff?: boolean;
 }
 
 export interface OpenedTurn {
@@ -39,6 +41,8 @@ export interface OpenedTurn {
   readonly compaction: NewNode | undefined;
   /** A compaction-only turn: there is no loop to run. */
   readonly compactOnly: boolean;
+  /** The compaction hands off (`compaction.strategy: "handoff"`, standard mode): the turn runs in a successor. */
+  readonly handoff: boolean;
 }
 
 /**
@@ -178,7 +182,7 @@ export const openTurn = (
     };
     const tools = [...initialCatalog.values()].map(toolSpec);
     const compacted =
-      abort === undefined
+      abort === undefined && !args.afterHandoff
         ? yield* compactStep(scope, {
             projected,
             system: initialSystem,
@@ -216,5 +220,7 @@ export const openTurn = (
       abort,
       compaction: compacted.node,
       compactOnly: compact !== undefined,
+      handoff:
+        compacted.node !== undefined && rt.compaction.strategy === "handoff" && session.mode === "standard",
     };
   });

@@ -6,6 +6,7 @@ import { storeFailure } from "../lease.ts";
 import { TurnError, type TurnResult } from "../runtime-api.ts";
 import type { SessionNotFound } from "../store.ts";
 import { buildCommit } from "./commit.ts";
+import { handOff } from "./handoff.ts";
 import { type Done, runLoop } from "./loop.ts";
 import { type OpenArgs, openTurn } from "./open.ts";
 import type { RuntimeContext, TurnScope } from "./scope.ts";
@@ -37,7 +38,7 @@ export const runOneTurn = (
     );
     const [opened, done] = yield* Effect.flatMap(openTurn(rt, { ...args, signal: controller.signal }), (o) =>
       Effect.map(
-        o.compactOnly
+        o.compactOnly || o.handoff
           ? Effect.succeed<DoneLike>({ outcome: COMPACTED, messages: [], usage: {} })
           : // a turn begun here has nothing in the journal yet: its steps skip the lookups
             args.pending
@@ -61,7 +62,13 @@ export const runOneTurn = (
       if (Either.isRight(snap) && snap.right !== undefined) snapshots[p.name] = snap.right;
     }
     const approvals = yield* turnApprovals(rt, scope, args.pending !== undefined);
-    const { commit, costUsd } = buildCommit({
+    // a handoff: the successor is made (once) before this session's turn commits; the turn's
+    // input goes to the successor, this session keeps the compaction and the link to it
+    const handoff =
+      opened.handoff && opened.compaction
+        ? yield* handOff(scope, opened.compaction, { ...scope.session.state, ...snapshots })
+        : undefined;
+    const built = buildCommit({
       session: scope.session,
       turnId: scope.turnId,
       input: opened.input,
@@ -76,6 +83,14 @@ export const runOneTurn = (
       now: yield* Clock.currentTimeMillis,
       ...(approvals.length > 0 ? { approvals } : {}),
     });
+    const costUsd = built.costUsd;
+    const commit = handoff
+      ? {
+          ...built.commit,
+          nodes: [...built.commit.nodes, { ...handoff.link, parentId: built.commit.leafId }],
+          leafId: handoff.link.id,
+        }
+      : built.commit;
     const committed = yield* rt.store.commit(commit).pipe(
       Effect.catchAll((e) =>
         e._tag === "StoreConflict"
@@ -94,6 +109,13 @@ export const runOneTurn = (
       if (hooks.afterCommit)
         yield* Effect.ignore(hooks.afterCommit(scope.hook, { headRevision: committed.headRevision }));
     }
+    if (handoff)
+      scope.emit({
+        type: "plugin",
+        plugin: "compaction",
+        name: "handoff",
+        data: { from: sessionId, to: handoff.successorId, nodeId: handoff.link.id },
+      });
     scope.emit({
       type: "turnFinished",
       outcome,
@@ -101,6 +123,25 @@ export const runOneTurn = (
       ...(costUsd !== undefined ? { costUsd } : {}),
       headRevision: committed.headRevision,
     });
+    if (handoff && !opened.compactOnly) {
+      // the turn that triggered the handoff goes on in the successor
+      const to = handoff.successorId;
+      const local = yield* rt.local(to);
+      const next = yield* local.lock.withPermits(1)(
+        rt.leases.hold(
+          to,
+          args.options,
+          runOneTurn(rt, {
+            sessionId: to,
+            input: opened.input,
+            options: args.options,
+            cancel: args.cancel,
+            afterHandoff: true,
+          }),
+        ),
+      );
+      return { ...next, handoff: { from: sessionId, to: handoff.successorId } } satisfies TurnResult;
+    }
     const endedAt = yield* Clock.currentTimeMillis;
     const text =
       outcome.type === "finished" && outcome.finish.kind === "assistantMessage"
@@ -131,6 +172,7 @@ export const runOneTurn = (
             },
           }
         : {}),
+      ...(handoff ? { handoff: { from: sessionId, to: handoff.successorId } } : {}),
     } satisfies TurnResult;
   });
 

@@ -1,0 +1,150 @@
+import { hashValue, type Message } from "@lash/sansio";
+import { Clock, Effect, Schema } from "effect";
+import type { CompactionPayload } from "../compaction/compact.ts";
+import type { TurnError } from "../runtime-api.ts";
+import type { NewNode, SessionRecord } from "../store.ts";
+import type { TurnScope } from "./scope.ts";
+
+/**
+ * Handoff (`compaction.strategy: "handoff"`, standard sessions): instead of a summary node on
+ * the session's own path, the compaction's summary opens a successor session with a fresh
+ * window. The two are linked in both graphs by `handoff` protocol nodes — the predecessor's
+ * `{type: "handoff", to}` after its compaction node, the successor's `{type: "handoff", from}`
+ * as its first node, followed by the summary as its first message — and the turn that
+ * triggered the compaction runs in the successor. The successor's id is journaled under the
+ * predecessor's turn, so a resumed turn hands off to the same session, never to a second one.
+ */
+
+/** The payload of a `handoff` protocol node (in the predecessor: `to`; in the successor: `from`). */
+export const HandoffPayload = Schema.Struct({
+  type: Schema.Literal("handoff"),
+  to: Schema.optional(Schema.String),
+  from: Schema.optional(Schema.String),
+  /** The predecessor's compaction node whose summary opened the successor. */
+  compactionNodeId: Schema.String,
+});
+export type HandoffPayload = typeof HandoffPayload.Type;
+
+export const HANDOFF_PREFIX = (from: string) =>
+  `[Handoff: this session continues session ${from}, whose history no longer fit the context window; a summary of it follows, the full history stays in that session's graph]`;
+
+/** The successor's first message: the predecessor's summary. */
+export const handoffMessage = (successorId: string, from: string, summary: string): Message => ({
+  id: `${successorId}.summary`,
+  role: "user",
+  parts: [{ type: "text", text: `${HANDOFF_PREFIX(from)}\n\n${summary}` }],
+});
+
+const handoffKey = (ids: { readonly sessionId: string; readonly turnId: string }) =>
+  `${ids.sessionId}:${ids.turnId}:0:handoff:0`;
+
+/**
+ * Creates (once: journaled) the successor of the turn's session and commits its first nodes;
+ * returns the node that links the predecessor to it (committed by the caller with the
+ * predecessor's turn).
+ */
+export const handOff = (
+  scope: TurnScope,
+  compaction: NewNode,
+  state: SessionRecord["state"],
+): Effect.Effect<{ readonly successorId: string; readonly link: NewNode }, TurnError> =>
+  Effect.gen(function* () {
+    const { rt, session, sessionId, turnId } = scope;
+    const payload = compaction.payload as CompactionPayload;
+    const created = yield* rt.journal
+      .once(
+        scope.ids,
+        handoffKey(scope.ids),
+        { kind: "handoff", compaction: compaction.id },
+        Effect.gen(function* () {
+          const id = yield* rt.ids.next("ses");
+          const frameId = yield* rt.ids.next("frame");
+          const now = yield* Clock.currentTimeMillis;
+          yield* rt.store.createSession({
+            id,
+            model: session.model,
+            mode: session.mode,
+            createdAt: now,
+            updatedAt: now,
+            leafId: null,
+            headRevision: 0,
+            turnCount: 0,
+            frameId,
+            state,
+            ...(session.title !== undefined ? { title: session.title } : {}),
+            ...(session.cwd !== undefined ? { cwd: session.cwd } : {}),
+            ...(session.systemPrompt !== undefined ? { systemPrompt: session.systemPrompt } : {}),
+          });
+          return { id, frameId };
+        }),
+        Schema.Struct({ id: Schema.String, frameId: Schema.String }),
+      )
+      .pipe(Effect.mapError(scope.failTurn));
+    const { id: successorId, frameId } = created.value;
+    const now = yield* Clock.currentTimeMillis;
+    const linkId = `${turnId}.handoff`;
+    const fromId = `${successorId}.from`;
+    const message = handoffMessage(successorId, sessionId, payload.summary);
+    const seed: NewNode[] = [
+      {
+        id: fromId,
+        sessionId: successorId,
+        parentId: null,
+        frameId,
+        kind: "protocol",
+        turnId,
+        payload: {
+          type: "handoff",
+          from: sessionId,
+          compactionNodeId: compaction.id,
+        } satisfies HandoffPayload,
+        createdAt: now,
+      },
+      {
+        id: message.id,
+        sessionId: successorId,
+        parentId: fromId,
+        frameId,
+        kind: "message",
+        turnId,
+        payload: message,
+        createdAt: now,
+      },
+    ];
+    // a replay of a committed seed is a no-op (the store's commit stamp)
+    yield* rt.store
+      .commit({
+        sessionId: successorId,
+        turnId,
+        hash: hashValue({
+          handoff: { from: sessionId, compaction: compaction.id, summary: payload.summary },
+        }),
+        expectedRevision: 0,
+        nodes: seed,
+        leafId: message.id,
+        usage: [],
+        updatedAt: now,
+      })
+      .pipe(Effect.mapError(scope.failTurn));
+    // plugins attached to the predecessor in this process go with it
+    const base = new Set(rt.pluginHost.plugins(""));
+    const attached = rt.pluginHost.plugins(sessionId).filter((p) => !base.has(p));
+    if (attached.length > 0) rt.pluginHost.attach(successorId, attached);
+    return {
+      successorId,
+      link: {
+        id: linkId,
+        sessionId,
+        parentId: compaction.id,
+        frameId: session.frameId,
+        kind: "protocol",
+        turnId,
+        payload: {
+          type: "handoff",
+          to: successorId,
+          compactionNodeId: compaction.id,
+        } satisfies HandoffPayload,
+        createdAt: now,
+      },
+    };
+  });
