@@ -267,7 +267,11 @@ function copyDb(from: string, to: string): void {
   for (const ext of ["-wal", "-shm"]) if (existsSync(from + ext)) copyFileSync(from + ext, to + ext);
 }
 
+/** The parent's scratch directory, removed on failure too (process.exit skips `finally`). */
+let scratch: string | undefined;
+
 function fail(problems: readonly string[]): never {
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
   process.stderr.write(`CONTEXT BENCHMARK FAILED:\n${problems.map((p) => `  - ${p}`).join("\n")}\n`);
   process.exit(1);
 }
@@ -305,6 +309,7 @@ async function main(): Promise<void> {
     },
   });
   const dir = mkdtempSync(join(tmpdir(), "lash-bench-context-"));
+  scratch = dir;
   try {
     // Build the uncompacted session; copy it; compact the copy; the same tail on both.
     const tb = performance.now();
