@@ -20,6 +20,8 @@ const shown = [
   "core",
   "scale",
   "serve",
+  "console",
+  "context",
   "cli",
   "lashlang",
   "providers",
