@@ -223,7 +223,7 @@ async function appendMessages(
   text: (i: number, role: string) => string,
   tag: string,
 ): Promise<void> {
-  const { openSqliteStore } = await import("../../../packages/core/src/store/promise.ts");
+  const { openSqliteStore } = await import("@lash/core");
   const opened = await openSqliteStore({ filename });
   const store = opened.store;
   const record = await store.getSession(sessionId);
