@@ -1,11 +1,9 @@
 import { hashValue, type Message, messageText } from "@lash/sansio";
 import { Clock, Deferred, Effect, Fiber, Stream } from "effect";
 import type { TurnActivity } from "../activity.ts";
-import { projectHistory } from "../compaction/compact.ts";
 import { storeFailure } from "../lease.ts";
 import {
   type AbandonedTurn,
-  type CompactionResult,
   type LashRuntimeShape,
   TurnError,
   type TurnInput,
@@ -13,7 +11,8 @@ import {
   type TurnResult,
 } from "../runtime-api.ts";
 import type { PendingTurn, SessionNotFound } from "../store.ts";
-import { runLogical, runOneTurn } from "./run.ts";
+import { compactEntry } from "./compact-entry.ts";
+import { runLogical } from "./run.ts";
 import type { RuntimeContext } from "./scope.ts";
 
 type TurnEntries = Pick<
@@ -224,47 +223,7 @@ export function turnEntries(rt: RuntimeContext): TurnEntries {
       };
     });
 
-  /** A compaction-only turn: a cut-off turn first, then (when there is history since the last summary) the compaction. */
-  const compact: LashRuntimeShape["compact"] = (sessionId, o = {}) =>
-    cancellable((cancel) =>
-      withLock(
-        sessionId,
-        withLease(
-          sessionId,
-          o,
-          Effect.gen(function* () {
-            const options: TurnOptions = o.onEvent ? { onEvent: o.onEvent } : {};
-            yield* resumeLocked(sessionId, options, cancel);
-            const session = yield* store.getSession(sessionId).pipe(Effect.catchAll(storeFailure(sessionId)));
-            const path = yield* store.activePath(sessionId).pipe(Effect.catchAll(storeFailure(sessionId)));
-            if (projectHistory(path, session.frameId).span.length === 0) return undefined;
-            const r = yield* runOneTurn(rt, {
-              sessionId,
-              input: [],
-              options,
-              cancel,
-              compact: o.instructions ? { instructions: o.instructions } : {},
-            }).pipe(
-              // a compaction that could not be made leaves nothing behind: no pending turn to resume
-              Effect.tapError((e) =>
-                e._tag === "TurnError" && e.reason === "compaction" && e.pendingTurnId
-                  ? Effect.ignore(store.abandonTurn(sessionId, e.pendingTurnId))
-                  : Effect.void,
-              ),
-            );
-            if (!r.compaction) return undefined;
-            return {
-              sessionId,
-              turnId: r.turnId,
-              nodeId: r.compaction.nodeId,
-              payload: r.compaction.payload,
-              headRevision: r.headRevision,
-              ...(r.handoff ? { successor: r.handoff.to } : {}),
-            } satisfies CompactionResult;
-          }),
-        ),
-      ),
-    );
+  const compact = compactEntry(rt, { cancellable, withLock, withLease, resumeLocked });
 
   return { turn, startTurn, resumePending, abandonPending, compact };
 }
