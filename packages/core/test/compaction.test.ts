@@ -3,23 +3,17 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createProvider } from "@lash/providers";
 import { type RecordedRequest, startMockServer } from "@lash/providers/testing";
-import { Effect, Layer, ManagedRuntime } from "effect";
+import { Effect } from "effect";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   COMPACTION_SYSTEM,
   type CompactionOptions,
   type CompactionPayload,
-  IdGenerator,
-  LashRuntime,
-  LlmProviders,
-  ModelCatalog,
-  SqliteStore,
   SUMMARY_PREFIX,
 } from "../src/index.ts";
+import { compactionRuntime, MODEL, type Server } from "./compaction-support.ts";
 
-type Server = Awaited<ReturnType<typeof startMockServer>>;
 const servers: Server[] = [];
 const runtimes: { dispose(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -28,7 +22,6 @@ afterEach(async () => {
 });
 
 const WINDOW = 4_000;
-const MODEL = "openai-compatible/mock";
 
 interface ChatBody {
   readonly messages: readonly { readonly role: string; readonly content: unknown }[];
@@ -63,28 +56,8 @@ async function mock() {
   return server;
 }
 
-function runtime(server: Server, db: string, compaction: CompactionOptions) {
-  const provider = createProvider(MODEL, {
-    baseUrl: server.baseUrl("openai-chat"),
-    apiKey: "test",
-    retry: false,
-  });
-  const rt = ManagedRuntime.make(
-    LashRuntime.layer({ compaction }).pipe(
-      Layer.provide(
-        Layer.mergeAll(
-          SqliteStore.layer({ filename: db }),
-          LlmProviders.single(provider),
-          IdGenerator.Live,
-          ModelCatalog.Empty,
-        ),
-      ),
-    ),
-  );
-  runtimes.push(rt);
-  return <A, E>(f: (rt: LashRuntime["Type"]) => Effect.Effect<A, E>) =>
-    rt.runPromise(Effect.flatMap(LashRuntime, f));
-}
+const runtime = (server: Server, db: string, compaction: CompactionOptions) =>
+  compactionRuntime(server, db, compaction, runtimes);
 
 const prompt = (i: number) =>
   `turn ${i}: please look at item ${i} and ${"keep the details in mind ".repeat(8)}`;
