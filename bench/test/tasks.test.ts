@@ -9,7 +9,7 @@ import { type MockLlmServer, startMockServer } from "@lash/providers/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resultFiles, runSuite } from "../tasks/lib/runner.ts";
 import type { TaskResult } from "../tasks/lib/types.ts";
-import { requestText } from "../tasks/lib/util.ts";
+import { isRlmRequest, requestText } from "../tasks/lib/util.ts";
 import { suites } from "../tasks/suites/index.ts";
 
 let root: string;
@@ -175,23 +175,88 @@ describe("sample suites run offline against the mock server", () => {
     });
   });
 
-  it("--mode rlm runs through withRlm when core has it, or fails with a clear message", async () => {
-    const core = (await import("@lash/core")) as unknown as Record<string, unknown>;
+  it("--mode rlm: every suite's offline script answers in Lashlang cells and scores above 0", async () => {
     await withServer(async (server) => {
-      const run = runSuite({
-        suite: suites.longcot!,
-        model: "mock:oracle",
-        mode: "rlm",
-        sample: true,
-        limit: 1,
-        runDir: join(root, "rlm"),
-        server,
-        log: quiet,
-      });
-      if (typeof core.withRlm === "function") expect((await run).results[0]!.status).toBe("done");
-      else await expect(run).rejects.toThrow(/--mode rlm: this build of @lash\/core has no RLM mode/);
+      for (const suite of Object.values(suites)) {
+        const from = server.requests.length;
+        const out = await runSuite({
+          suite,
+          model: "mock:oracle",
+          mode: "rlm",
+          sample: true,
+          runDir: join(root, `rlm-${suite.name}`),
+          server,
+          log: quiet,
+        });
+        const scores = out.results.map((r) => r.score ?? 0);
+        expect(
+          out.results.every((r) => r.status === "done"),
+          suite.name,
+        ).toBe(true);
+        expect(scores.reduce((a, b) => a + b, 0) / scores.length, suite.name).toBeGreaterThan(0);
+        // the agent's requests are RLM requests (no native tools) and the script answered with cells
+        const agent = server.requests
+          .slice(from)
+          .filter((r) => !requestText(r).includes("Answer yes or no only."));
+        expect(agent.length, suite.name).toBeGreaterThan(0);
+        expect(agent.every(isRlmRequest), suite.name).toBe(true);
+        if (suite.name === "swebench") {
+          // files.read then files.edit through the tools' bindings; the patch is the gold fix
+          expect(out.results.every((r) => r.toolCalls === 2)).toBe(true);
+          expect(out.results.map((r) => r.score)).toEqual([1, 1]);
+          expect(String(out.results[0]!.answer)).toContain("+  if (x > hi) return hi;");
+        }
+        if (suite.name === "clbench") {
+          // the answer is the cell's `finish` value; the session learns from feedback as in standard mode
+          const d = out.results[0]!.details as { stateful: { reward: number; response: string }[] };
+          expect(d.stateful.map((o) => o.reward)).toEqual([0, 1, 1, 1]);
+          expect(JSON.parse(d.stateful[1]!.response)).toEqual({ total: expect.any(Number) });
+        }
+      }
     });
-  });
+  }, 120_000);
+});
+
+describe("several suites and modes", () => {
+  it("--mode both writes each run and modes.md with the modes side by side", () => {
+    const runDir = join(root, "both");
+    const r = spawnSync(
+      process.execPath,
+      [
+        join(import.meta.dirname, "..", "tasks", "run.ts"),
+        "--sample",
+        "--suite",
+        "longcot,swebench",
+        "--mode",
+        "both",
+        "--limit",
+        "1",
+        "--run-dir",
+        runDir,
+      ],
+      { encoding: "utf8" },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    const md = readFileSync(join(runDir, "modes.md"), "utf8");
+    expect(md).toContain("| suite | standard: mean score |");
+    expect(md).toContain("rlm: mean score");
+    expect(md).toMatch(/\| LongCoT \| 100\.0 % \| 1\/1 \| 0 \| [^|]+ \| 100\.0 % \| 1\/1 \| 0 \|/);
+    expect(md).toMatch(/\| SWE-bench \| 100\.0 % \| 1\/1 \| 2 \| [^|]+ \| 100\.0 % \| 1\/1 \| 2 \|/);
+    const runs = JSON.parse(readFileSync(join(runDir, "modes.json"), "utf8")) as {
+      suite: string;
+      mode: string;
+    }[];
+    expect(runs.map((x) => `${x.suite}/${x.mode}`)).toEqual([
+      "longcot/standard",
+      "longcot/rlm",
+      "swebench/standard",
+      "swebench/rlm",
+    ]);
+    const rlm = JSON.parse(readFileSync(join(runDir, "swebench-rlm", "report.json"), "utf8")) as {
+      manifest: { mode: string };
+    };
+    expect(rlm.manifest.mode).toBe("rlm");
+  }, 120_000);
 });
 
 describe("resume", () => {

@@ -99,3 +99,55 @@ ${rows}
   writeAtomic(join(run.runDir, "report.html"), html);
   return ["report.json", "report.html"];
 }
+
+/** One suite run in one mode, for the side-by-side report of a multi-run invocation. */
+export interface ModeRun {
+  readonly suite: SuiteAdapter;
+  readonly mode: "standard" | "rlm";
+  readonly runDir: string;
+  readonly summary: ReportSummary;
+  /** Tool calls (standard) or operations (rlm) over all tasks. */
+  readonly toolCalls: number;
+}
+
+const pct = (x: number | null | undefined) =>
+  x === null || x === undefined ? "–" : `${(x * 100).toFixed(1)} %`;
+
+/**
+ * modes.md and modes.json: every suite as a row, each mode's mean score, graded-correct count,
+ * tool calls and agent tokens side by side (a mode that was not run shows "not run").
+ */
+export function writeModesReport(runDir: string, runs: readonly ModeRun[]): string[] {
+  const modes = (["standard", "rlm"] as const).filter((m) => runs.some((r) => r.mode === m));
+  const suites = [...new Set(runs.map((r) => r.suite.name))];
+  const cell = (suite: string, mode: string) => runs.find((r) => r.suite.name === suite && r.mode === mode);
+  const head = `| suite | ${modes.map((m) => `${m}: mean score | ${m}: correct | ${m}: tool calls | ${m}: agent tokens`).join(" | ")} |`;
+  const sep = `| --- | ${modes.map(() => "--- | --- | --- | ---").join(" | ")} |`;
+  const rows = suites.map((s) => {
+    const title = runs.find((r) => r.suite.name === s)!.suite.title;
+    const cols = modes.map((m) => {
+      const r = cell(s, m);
+      if (!r) return "not run | | |";
+      const u = r.summary.usage.agent;
+      return `${pct(r.summary.meanScore)} | ${r.summary.correct}/${r.summary.graded} | ${r.toolCalls} | ${tokens(u)}`;
+    });
+    return `| ${title} | ${cols.join(" | ")} |`;
+  });
+  const md = `# Task suites by mode\n\n${head}\n${sep}\n${rows.join("\n")}\n\nRun directories: ${runs.map((r) => `${r.suite.name}/${r.mode} → ${r.runDir}`).join("; ")}.\n`;
+  writeAtomic(join(runDir, "modes.md"), md);
+  writeAtomic(
+    join(runDir, "modes.json"),
+    JSON.stringify(
+      runs.map((r) => ({
+        suite: r.suite.name,
+        mode: r.mode,
+        runDir: r.runDir,
+        toolCalls: r.toolCalls,
+        summary: r.summary,
+      })),
+      null,
+      2,
+    ),
+  );
+  return ["modes.md", "modes.json"];
+}

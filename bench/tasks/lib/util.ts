@@ -110,3 +110,47 @@ export function lastJsonObject(text: string): unknown {
 export function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
+
+/**
+ * True for a request from an RLM-mode session: no native tools, and the system prompt holds
+ * the Lashlang execution contract. Scripted models answer those with Lashlang cells.
+ */
+export function isRlmRequest(req: RecordedRequest): boolean {
+  const body = req.body as { tools?: unknown[] } | undefined;
+  if (body?.tools && body.tools.length > 0) return false;
+  return chatMessages(req).some((m) => m.role === "system" && messageText(m).includes("<lashlang>"));
+}
+
+/** The RLM cells the model already wrote in this request's history (one per step). */
+export function rlmSteps(req: RecordedRequest): number {
+  return chatMessages(req).filter((m) => m.role === "assistant" && messageText(m).includes("<lashlang>"))
+    .length;
+}
+
+/** The last user message that is the user's own (not the RLM mode's per-iteration context). */
+export function lastUserText(req: RecordedRequest): string {
+  const users = chatMessages(req).filter((m) => m.role === "user");
+  for (let i = users.length - 1; i >= 0; i--) {
+    const t = messageText(users[i]);
+    if (!t.startsWith("=== CURRENT ITERATION")) return t;
+  }
+  return "";
+}
+
+/** A Lashlang literal for a JSON value (strings double-quoted with `\\ " \n \r \t` escaped). */
+export function lashLiteral(v: unknown): string {
+  if (v === null || v === undefined) return "null";
+  if (typeof v === "string")
+    return `"${v.replace(/[\\"\n\r\t]/g, (c) => ({ "\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t" })[c]!)}"`;
+  if (typeof v === "number" || typeof v === "boolean") return String(v);
+  if (Array.isArray(v)) return `[${v.map(lashLiteral).join(", ")}]`;
+  const entries = Object.entries(v as Record<string, unknown>).map(
+    ([k, x]) => `${/^[A-Za-z_][A-Za-z0-9_]*$/.test(k) ? k : lashLiteral(k)}: ${lashLiteral(x)}`,
+  );
+  return `{${entries.join(", ")}}`;
+}
+
+/** An RLM response: optional prose, then one Lashlang cell (each tag on its own line). */
+export function lashCell(code: string, prose = ""): string {
+  return `${prose ? `${prose}\n` : ""}<lashlang>\n${code}\n</lashlang>`;
+}

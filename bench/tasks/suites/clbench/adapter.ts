@@ -17,7 +17,15 @@
 import { join } from "node:path";
 import type { MockReply, RecordedRequest } from "@lash/providers/testing";
 import type { Agent, MockScript, SuiteAdapter, Task, TaskContext } from "../../lib/types.ts";
-import { chatMessages, lastJsonObject, messageText, readJsonOrJsonl, requestText } from "../../lib/util.ts";
+import {
+  isRlmRequest,
+  lashCell,
+  lashLiteral,
+  lastJsonObject,
+  lastUserText,
+  readJsonOrJsonl,
+  requestText,
+} from "../../lib/util.ts";
 
 export interface JsonSchema {
   readonly type?: string;
@@ -165,7 +173,7 @@ const mockScripts: Record<string, MockScript> = {
     (tasks) =>
     (req: RecordedRequest): MockReply => {
       const all = requestText(req);
-      const last = messageText(chatMessages(req).at(-1));
+      const last = lastUserText(req);
       const usage = { input: Math.ceil(all.length / 4), output: 10 };
       for (const seq of tasks.map(sequenceOf)) {
         const idx = seq.instances.findIndex((x) => last.includes(`(${x.instance_id}):`));
@@ -176,7 +184,11 @@ const mockScripts: Record<string, MockScript> = {
           .some((x) => x.feedback_incorrect && all.includes(x.feedback_incorrect));
         const [key] = Object.keys(inst.answer);
         const value = learned ? inst.answer[key ?? ""] : 1;
-        return { text: `My answer: ${JSON.stringify({ [key ?? "answer"]: value })}`, usage };
+        const answer = { [key ?? "answer"]: value };
+        // RLM: the answer is the cell's finish value (the turn's final value, as JSON)
+        if (isRlmRequest(req))
+          return { text: lashCell(`answer = ${lashLiteral(answer)}\nfinish answer`), usage };
+        return { text: `My answer: ${JSON.stringify(answer)}`, usage };
       }
       return { text: "{}", usage };
     },

@@ -15,7 +15,16 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { MockReply, RecordedRequest } from "@lash/providers/testing";
 import type { MockScript, SuiteAdapter, Task } from "../../lib/types.ts";
-import { lastJsonObject, readJson, readJsonOrJsonl, requestText, writeAtomic } from "../../lib/util.ts";
+import {
+  isRlmRequest,
+  lashCell,
+  lashLiteral,
+  lastJsonObject,
+  readJson,
+  readJsonOrJsonl,
+  requestText,
+  writeAtomic,
+} from "../../lib/util.ts";
 
 export interface LongCotQuestion {
   readonly question_id: string;
@@ -123,8 +132,15 @@ const mockScripts: Record<string, MockScript> = {
           : typeof q.answer === "string"
             ? q.answer
             : JSON.stringify(q.answer);
+      const reply = `Let me work through this step by step.\n\n… (reasoning) …\n\nsolution = ${answer}`;
+      // RLM: the reply is the cell's finish value
+      if (isRlmRequest(req))
+        return {
+          text: lashCell(`reply = ${lashLiteral(reply)}\nfinish reply`),
+          usage: { input: Math.ceil(text.length / 4), output: 40 },
+        };
       return {
-        text: `Let me work through this step by step.\n\n… (reasoning) …\n\nsolution = ${answer}`,
+        text: reply,
         textChunks: 8,
         usage: { input: Math.ceil(text.length / 4), output: 40 },
       };

@@ -13,7 +13,14 @@
 import { join } from "node:path";
 import type { MockReply, RecordedRequest } from "@lash/providers/testing";
 import type { MockScript, SuiteAdapter, Task } from "../../lib/types.ts";
-import { readJsonOrJsonl, requestText, writeAtomic } from "../../lib/util.ts";
+import {
+  isRlmRequest,
+  lashCell,
+  lashLiteral,
+  readJsonOrJsonl,
+  requestText,
+  writeAtomic,
+} from "../../lib/util.ts";
 
 export interface LongMemEvalTurn {
   readonly role: "user" | "assistant";
@@ -128,7 +135,10 @@ const mockScripts: Record<string, MockScript> = {
         q.question_id.endsWith("_abs") || !found
           ? "I don't know: that was never mentioned in our chats."
           : `Based on our chats, the answer is ${q.answer}.`;
-      return { text: reply, usage: { input: Math.ceil(text.length / 4), output: 12 } };
+      const usage = { input: Math.ceil(text.length / 4), output: 12 };
+      // RLM: the answer is the cell's finish value
+      if (isRlmRequest(req)) return { text: lashCell(`finish ${lashLiteral(reply)}`), usage };
+      return { text: reply, usage };
     },
   // Always declines: the judge must mark every answerable question wrong.
   decline: () => (req) => ({

@@ -24,7 +24,17 @@ import { promisify } from "node:util";
 import type { MockReply, RecordedRequest } from "@lash/providers/testing";
 import { toolsPlugin } from "@lash/tools";
 import type { MockScript, SuiteAdapter, Task } from "../../lib/types.ts";
-import { chatMessages, readJson, readJsonOrJsonl, requestText, writeAtomic } from "../../lib/util.ts";
+import {
+  chatMessages,
+  isRlmRequest,
+  lashCell,
+  lashLiteral,
+  readJson,
+  readJsonOrJsonl,
+  requestText,
+  rlmSteps,
+  writeAtomic,
+} from "../../lib/util.ts";
 
 const run = promisify(execFile);
 
@@ -174,6 +184,24 @@ const mockScripts: Record<string, MockScript> = {
       const usage = { input: Math.ceil(text.length / 4), output: 30 };
       if (!i?.patch) return { text: "I could not find the issue.", usage };
       const { path, edits } = hunkEdits(i.patch);
+      if (isRlmRequest(req)) {
+        // the same steps as Lashlang cells through the tools' bindings (files.read, files.edit)
+        const step = rlmSteps(req);
+        if (step === 0)
+          return {
+            text: lashCell(`src = files.read({path: ${lashLiteral(path)}})\nprint(src.content)`),
+            usage,
+          };
+        if (step === 1)
+          return {
+            text: lashCell(`r = files.edit(${lashLiteral({ path, edits })})\nprint(r.diff)`, "Now the fix."),
+            usage,
+          };
+        return {
+          text: `Fixed ${path}: the issue described is resolved by correcting the logic there.`,
+          usage,
+        };
+      }
       const round = chatMessages(req).filter((m) => m.role === "tool").length;
       if (round === 0) return { toolCalls: [{ name: "read_file", arguments: { path } }], usage };
       if (round === 1) return { toolCalls: [{ name: "edit", arguments: { path, edits } }], usage };
