@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `lash` entry point. Heavy modules (core, providers, ink) load only for the commands that need them.
 import { enableCompileCache } from "node:module";
+import { setFlagsFromString } from "node:v8";
 import { type Command, parseCommand, type RunFlags } from "./args.ts";
 import { CliError, damageHint, ExitCode, errorMessage, taggedFailure } from "./errors.ts";
 import { helpText, VERSION } from "./help.ts";
@@ -11,6 +12,14 @@ export type { MainIO } from "./io.ts";
 // V8 code cache on disk (os.tmpdir()/node-compile-cache): later runs skip most of the compile time of the
 // few hundred modules a turn loads (Effect, the SDKs, our TypeScript). NODE_DISABLE_COMPILE_CACHE=1 turns it off.
 enableCompileCache?.();
+
+// Node can deadlock in process.exit() (nodejs/node#54918, still open for Node 24): the exit joins V8's
+// worker threads while a concurrent Sparkplug (baseline) compile job on one of them waits for a
+// main-thread GC that never comes. Seen as a `lash export` that never ends after writing its output
+// (about 1 run in 20 on a 5 MB session; gdb: MainThread in NodePlatform::Shutdown → uv_thread_join,
+// V8Worker in ConcurrentBaselineCompiler → CollectionBarrier::AwaitCollectionBackground). Baseline
+// compiles on the main thread instead never leave such a job behind; Sparkplug is V8's cheapest tier.
+setFlagsFromString("--no-concurrent-sparkplug");
 
 const processIO: MainIO = {
   stdin: process.stdin,
