@@ -2,7 +2,9 @@
 // wire server (scripted replies, or a responder that may hold a reply until the test lets it
 // go), `lash serve` as a child process (with or without tokens), and headless Chromium from
 // packages/export/test/browser.ts loading the console from the daemon over loopback.
-// Screenshots go to packages/console/screenshots/ (committed; the package README links them).
+// Screenshots go to a temporary directory; with LASH_UPDATE_SCREENSHOTS=1 to
+// packages/console/screenshots/ (committed; the package README links them), so that an ordinary
+// test run leaves the working tree as it found it.
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,7 +14,10 @@ import { launch } from "../../packages/export/test/browser.ts";
 import { MODEL, type Sandbox, sandboxOffWhereBwrapCannotRun } from "./cli-support.ts";
 import { type Daemon, startDaemon } from "./serve-support.ts";
 
-export const SCREENSHOT_DIR = join(import.meta.dirname, "..", "..", "packages", "console", "screenshots");
+export const SCREENSHOT_DIR =
+  process.env.LASH_UPDATE_SCREENSHOTS === "1"
+    ? join(import.meta.dirname, "..", "..", "packages", "console", "screenshots")
+    : join(tmpdir(), "lash-console-screenshots");
 
 /** A sandbox like cli-support's `sandbox()`, whose mock model may also be a `responder`. */
 export async function consoleSandbox(
@@ -138,7 +143,7 @@ export async function openConsole(rig: ConsoleRig, hash = "/"): Promise<ConsoleP
   return { page, errors, foreign };
 }
 
-/** A full-page PNG in packages/console/screenshots/<name>.png. */
+/** A full-page PNG `<name>.png` in SCREENSHOT_DIR. */
 export async function consoleScreenshot(page: Page, name: string): Promise<string> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const path = join(SCREENSHOT_DIR, `${name}.png`);
