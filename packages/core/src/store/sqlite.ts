@@ -285,7 +285,48 @@ class StoredNode implements GraphNode {
   }
 }
 
-const toNode = (r: NodeRow): GraphNode => new StoredNode(r);
+/**
+ * The nodes this store has read, by row: a committed node never changes, so reading it again
+ * (the next turn reads the same path) returns the same object. Its payload is then decoded once,
+ * and whatever is memoized per message object downstream (the request's id stripping, token
+ * estimates, the journal's message digests) is not redone for the whole history every turn.
+ * Least recently read first out, above `limit` nodes; a purged session's nodes are dropped.
+ */
+class NodeCache {
+  readonly #nodes = new Map<number, StoredNode>();
+  readonly #limit: number;
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+
+  node(r: NodeRow): StoredNode {
+    const known = this.#nodes.get(r.seq);
+    if (known !== undefined && known.id === r.id) {
+      this.#nodes.delete(r.seq); // most recently read last
+      this.#nodes.set(r.seq, known);
+      return known;
+    }
+    const fresh = new StoredNode(r);
+    if (this.#limit <= 0) return fresh;
+    this.#nodes.set(r.seq, fresh);
+    if (this.#nodes.size > this.#limit) {
+      const over = this.#nodes.size - this.#limit;
+      let i = 0;
+      for (const seq of this.#nodes.keys()) {
+        if (i++ >= over) break;
+        this.#nodes.delete(seq);
+      }
+    }
+    return fresh;
+  }
+
+  dropSession(sessionId: string): void {
+    for (const [seq, n] of this.#nodes) if (n.sessionId === sessionId) this.#nodes.delete(seq);
+  }
+}
+
+/** Nodes kept by a store's NodeCache: a long session's path, many short ones. */
+const NODE_CACHE_LIMIT = 20_000;
 
 function toUsage(r: UsageDbRow): UsageRow {
   const usage: {
@@ -600,6 +641,8 @@ function makeShape(
   artifactFileBytes: number,
 ): SessionStoreShape {
   const toStoreError = fromSqlError(filename);
+  const nodeCache = new NodeCache(NODE_CACHE_LIMIT);
+  const toNode = (r: NodeRow): GraphNode => nodeCache.node(r);
   /** Where large artifacts live: a directory beside the database, one file per artifact. */
   const artifactDir = `${filename}.artifacts`;
   const artifactFile = (id: string) => join(artifactDir, id.slice(0, 2), id);
@@ -780,6 +823,7 @@ function makeShape(
       const row = (yield* sql<SessionRow>`SELECT * FROM sessions WHERE id = ${id}`)[0];
       if (!row) return;
       yield* sql`DELETE FROM nodes WHERE session_id = ${id}`;
+      nodeCache.dropSession(id);
       yield* sql`DELETE FROM node_lines WHERE session_id = ${id}`;
       yield* sql`DELETE FROM tool_outputs WHERE session_id = ${id}`;
       yield* sql`DELETE FROM sessions WHERE id = ${id}`;

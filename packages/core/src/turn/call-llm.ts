@@ -16,6 +16,11 @@ import { step, type TurnScope } from "./scope.ts";
 type CallLlm = Extract<TurnEffect, { kind: "callLlm" }>;
 
 const toolsDigest = new WeakMap<object, string>();
+/**
+ * Each message's link in the chain, by identity, across turns: a store returns the same message
+ * objects for a path it read before, so a new turn hashes only what is new since the last one.
+ */
+const chained = new WeakMap<object, { readonly prev: string; readonly digest: string }>();
 
 /**
  * What the journal hashes for a model request, at a cost independent of the session's
@@ -31,8 +36,17 @@ export function requestDigest(scope: TurnScope, request: LlmRequest): unknown {
   const limit = Math.min(messages.length, cache.messages.length);
   while (same < limit && messages[same] === cache.messages[same]) same++;
   const prefix = cache.prefix.slice(0, same);
-  for (let i = same; i < messages.length; i++)
-    prefix.push(sha256Hex(`${prefix[i - 1] ?? ""}:${canonicalJson(messages[i])}`));
+  for (let i = same; i < messages.length; i++) {
+    const prev = prefix[i - 1] ?? "";
+    const message = messages[i]!;
+    const known = chained.get(message);
+    if (known !== undefined && known.prev === prev) prefix.push(known.digest);
+    else {
+      const digest = sha256Hex(`${prev}:${canonicalJson(message)}`);
+      chained.set(message, { prev, digest });
+      prefix.push(digest);
+    }
+  }
   cache.messages = messages;
   cache.prefix = prefix;
   let tools: string | undefined;

@@ -496,3 +496,36 @@ function startChild(args: readonly string[]) {
     ),
   );
 }
+
+describe("SqliteStore: nodes read again", () => {
+  it.scoped(
+    "the same path read twice is the same node and payload objects; a deleted session's are not served again",
+    () =>
+      Effect.gen(function* () {
+        const filename = yield* tempDb;
+        const store = yield* makeSqliteStore({ filename });
+        yield* store.createSession(session("s1"));
+        yield* store.commit(turn("s1", "t1", 0, chain("n", "s1", null, 4)));
+        const first = yield* store.activePath("s1");
+        const again = yield* store.activePath("s1");
+        expect(again.map((n) => n.id)).toEqual(["n0", "n1", "n2", "n3"]);
+        // identity: what is memoized per message downstream is not redone every turn
+        for (let i = 0; i < first.length; i++) {
+          expect(again[i]).toBe(first[i]);
+          expect(again[i]!.payload).toBe(first[i]!.payload);
+        }
+        expect(yield* store.getNode("n1")).toBe(first[1]);
+        // the same ids in a new session after the old one is deleted: read from the new rows (keyed by row)
+        yield* store.deleteSession("s1");
+        yield* store.createSession(session("s1"));
+        const renamed = chain("n", "s1", null, 4).map((n) => ({
+          ...n,
+          payload: { id: n.id, role: "user", parts: [{ type: "text", text: `new ${n.id}` }] },
+        }));
+        yield* store.commit(turn("s1", "t1", 0, renamed));
+        const fresh = yield* store.activePath("s1");
+        expect(fresh.map((n) => n.payload)).toEqual(renamed.map((n) => n.payload));
+        expect(fresh[0]).not.toBe(first[0]);
+      }),
+  );
+});
