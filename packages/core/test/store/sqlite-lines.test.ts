@@ -118,7 +118,8 @@ describe("SqliteStore: the active path from lines", () => {
         );
         yield* withRaw(filename, (sql) =>
           Effect.gen(function* () {
-            // migration 5 (artifacts), then 4
+            // migration 6 (the compaction index), 5 (artifacts), then 4
+            yield* sql.unsafe("DROP INDEX nodes_compaction");
             yield* sql.unsafe("DROP INDEX artifact_refs_node");
             yield* sql.unsafe("DROP TABLE artifact_refs");
             yield* sql.unsafe("DROP TABLE artifact_chunks");
