@@ -3,6 +3,7 @@ import { Clock, type Deferred, Effect, Either } from "effect";
 import type { TurnActivityBody } from "../activity.ts";
 import { addGrantOf, grantsOf, recordsOfJournal } from "../approval.ts";
 import { Artifacts } from "../artifacts.ts";
+import { resolveMessages } from "../attachments.ts";
 import { projectHistory } from "../compaction/compact.ts";
 import { RunningEstimate } from "../compaction/estimate.ts";
 import type { ApprovalError } from "../governance.ts";
@@ -200,7 +201,10 @@ export const openTurn = (
             resumed,
           })
         : { history: projected.history, node: undefined };
-    const history: Message[] = compacted.history;
+    // attachments stored as artifacts carry their bytes again in what the model is sent
+    const history: Message[] = yield* resolveMessages(compacted.history, store.readArtifact).pipe(
+      Effect.catchAll(storeFailure(sessionId)),
+    );
     const machine = new TurnMachine({
       sessionId,
       turnId,
