@@ -571,8 +571,9 @@ async function main(): Promise<void> {
           "First request = a turn in a fresh runtime over its own copy of the file (journal on, automatic compaction off): " +
           "request built = the provider called (active path loaded and projected, the estimate made); received = its arrival at the mock wire server in the parent, " +
           "a wall time across the two processes' clocks (performance.timeOrigin + now); first reply event = the child's CPU until the mock's first chunk is back (the child encodes and sends the request; the mock answers at once).",
-        "What compaction does not shorten: the turn still reads the whole active path from the store (store.activePath, then projectHistory drops what the summary replaces), " +
-          "so the compacted session's time to the request built is that read plus a small request; the uncompacted one's adds the encoding and sending of every message.",
+        "The turn reads only what its request needs: store.projectionPath, the active path from its newest compaction node on (SQLite: one probe of a partial index of compaction nodes per line segment, then index ranges), " +
+          "so the compacted session's time to the request built does not grow with the span the summary replaces. " +
+          "Open still reads the whole path: the transcript (readView), like forks, exports and compare, keeps the replaced messages.",
       ],
     });
   } finally {

@@ -269,6 +269,13 @@ export interface SessionStoreShape {
 
   /** Root → leaf of the given leaf (default: the session's leaf), crossing fork boundaries. */
   activePath(sessionId: string, leafId?: string | null): Effect.Effect<readonly GraphNode[], StoreFailure>;
+  /**
+   * The active path from the newest `compaction` node of `frameId` on it (inclusive) to the
+   * session's leaf; the whole path when it holds none. What a turn's request is built from
+   * (the summary plus what follows it), read without the span the summary replaces; forks,
+   * exports and history views use `activePath`.
+   */
+  projectionPath(sessionId: string, frameId: string): Effect.Effect<readonly GraphNode[], StoreFailure>;
   /** Every node this session owns, all branches, in insertion order. */
   sessionNodes(sessionId: string): Effect.Effect<readonly GraphNode[], StoreFailure>;
   getNode(nodeId: string): Effect.Effect<GraphNode | undefined, StoreError>;
@@ -363,3 +370,16 @@ export interface SessionStoreShape {
 }
 
 export class SessionStore extends Context.Tag("@lash/core/SessionStore")<SessionStore, SessionStoreShape>() {}
+
+/** A `compaction` protocol node (issue 20): a summary standing for the span before it. */
+export const isCompactionNode = (node: GraphNode): boolean =>
+  node.kind === "protocol" && (node.payload as { type?: unknown } | null)?.type === "compaction";
+
+/** `path` from its newest compaction node of `frameId` on (the whole path when there is none). */
+export function fromLastCompaction(path: readonly GraphNode[], frameId: string): readonly GraphNode[] {
+  for (let i = path.length - 1; i >= 0; i--) {
+    const n = path[i]!;
+    if (n.frameId === frameId && isCompactionNode(n)) return i === 0 ? path : path.slice(i);
+  }
+  return path;
+}

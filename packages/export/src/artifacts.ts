@@ -61,8 +61,20 @@ function inlineContent(
   });
 }
 
+/** An attachment stored as an artifact (an image, a file) with its bytes back, for rendering. */
+function withBytes<A extends { readonly mediaType: string; readonly data?: string; readonly ref?: string }>(
+  a: A,
+  byId: ReadonlyMap<string, ExportedArtifact>,
+): A {
+  if (a.data !== undefined || a.ref === undefined) return a;
+  const id = artifactIdOfRef(a.ref);
+  const artifact = id === undefined ? undefined : byId.get(id);
+  return artifact === undefined ? a : { ...a, data: artifact.data };
+}
+
 /**
- * The session (and its children) with each tool result's artifact reference
+ * The session (and its children) with each attachment that refers to an artifact given its
+ * bytes again (an image shows in the HTML), and each tool result's artifact reference
  * replaced by the artifact's text, for the HTML and Markdown renderings.
  */
 export function inlineArtifacts(exported: ExportedSession): ExportedSession {
@@ -74,8 +86,12 @@ export function inlineArtifacts(exported: ExportedSession): ExportedSession {
     const m = n.payload as Message;
     if (!m || !Array.isArray(m.parts)) return n;
     const parts = m.parts.map((p): Part => {
-      if (p.type !== "toolResult" || p.full === undefined) return p;
-      return { ...p, full: inlineContent(p.full, byId) };
+      if (p.type === "attachment") return withBytes(p, byId);
+      if (p.type !== "toolResult") return p;
+      const content = p.content.map(
+        (c: ToolResultContent): ToolResultContent => (c.type === "attachment" ? withBytes(c, byId) : c),
+      );
+      return { ...p, content, ...(p.full !== undefined ? { full: inlineContent(p.full, byId) } : {}) };
     });
     return { ...n, payload: { ...m, parts } };
   });

@@ -11,7 +11,7 @@ import {
 } from "@lash/sansio";
 import { Data, Effect, Schema } from "effect";
 import type { Journal } from "../journal.ts";
-import type { GraphNode } from "../store.ts";
+import { type GraphNode, isCompactionNode } from "../store.ts";
 import { messageTokens, textTokens } from "./estimate.ts";
 import { COMPACTION_SYSTEM, SUMMARY_PREFIX, stagePrompt } from "./prompt.ts";
 
@@ -70,8 +70,7 @@ export const CompactionPayload = Schema.Struct({
 });
 export type CompactionPayload = typeof CompactionPayload.Type;
 
-export const isCompaction = (node: GraphNode): boolean =>
-  node.kind === "protocol" && (node.payload as { type?: unknown } | null)?.type === "compaction";
+export const isCompaction: (node: GraphNode) => boolean = isCompactionNode;
 
 /** The summary as the model sees it: one user message standing for the replaced history. */
 export function summaryMessage(nodeId: string, summary: string): Message {

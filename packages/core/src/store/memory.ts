@@ -6,6 +6,7 @@ import { Effect, Layer } from "effect";
 import {
   type ArtifactInfo,
   type CommitResult,
+  fromLastCompaction,
   type GraphNode,
   type JournalEntry,
   type LeaseAttempt,
@@ -174,6 +175,16 @@ export const makeMemoryStore = (): Effect.Effect<SessionStoreShape> =>
           const leaf = leafId === undefined ? e.record.leafId : leafId;
           const path = pathFrom(leaf);
           return path ? Effect.succeed(path) : Effect.fail(nodeNotFound(leaf ?? "null"));
+        }),
+
+      projectionPath: (sessionId, frameId) =>
+        Effect.suspend((): Effect.Effect<readonly GraphNode[], StoreFailure> => {
+          const e = live(sessionId);
+          if (!e) return Effect.fail(sessionNotFound(sessionId));
+          const path = pathFrom(e.record.leafId);
+          return path
+            ? Effect.succeed(fromLastCompaction(path, frameId))
+            : Effect.fail(nodeNotFound(e.record.leafId ?? "null"));
         }),
 
       sessionNodes: (sessionId) =>

@@ -159,6 +159,12 @@ export const sqliteMigrations: readonly (readonly string[])[] = [
     ) WITHOUT ROWID`,
     "CREATE INDEX artifact_refs_node ON artifact_refs(node_id)",
   ],
+  // 6: the newest compaction on a path without reading the path (issue 20): a partial index
+  //   of the compaction nodes by place, probed once per line segment (`projectionPath`).
+  [
+    `CREATE INDEX nodes_compaction ON nodes(line, depth)
+      WHERE kind = 'protocol' AND json_extract(payload_json, '$.type') = 'compaction'`,
+  ],
 ];
 
 /** Where a node sits: its line and depth (see migration 4). */

@@ -16,6 +16,7 @@ import {
   type ArtifactInfo,
   type ArtifactPut,
   type CommitResult,
+  fromLastCompaction,
   type GraphNode,
   type JournalEntry,
   type LeaseAttempt,
@@ -419,6 +420,13 @@ const toLease = (r: LeaseRow): SessionLease => ({
 /** Root first, each node's parent the one before it, ending at the leaf. */
 function linked(rows: readonly NodeRow[], leafId: string): boolean {
   if (rows.length === 0 || rows[0]!.parent_id !== null || rows[rows.length - 1]!.id !== leafId) return false;
+  for (let i = 1; i < rows.length; i++) if (rows[i]!.parent_id !== rows[i - 1]!.id) return false;
+  return true;
+}
+
+/** `rows` run from `firstId` to `leafId`, each row's parent the row before it. */
+function linkedFrom(rows: readonly NodeRow[], firstId: string, leafId: string): boolean {
+  if (rows.length === 0 || rows[0]!.id !== firstId || rows[rows.length - 1]!.id !== leafId) return false;
   for (let i = 1; i < rows.length; i++) if (rows[i]!.parent_id !== rows[i - 1]!.id) return false;
   return true;
 }
@@ -879,6 +887,53 @@ function makeShape(
       return rootFirst(yield* activePathFrom(leafId));
     });
 
+  /**
+   * The path from the newest compaction node of `frameId` to the leaf, read through lines
+   * like `activePathRows`: per line segment, leaf first, one probe of the partial index
+   * `nodes_compaction` (migration 6) for the deepest compaction at or above the segment's
+   * end; then the ranges from that node down. No compaction, or a path that does not check
+   * out: the whole path, cut in memory.
+   */
+  const projectionRows = (leafId: string, frameId: string) =>
+    Effect.gen(function* () {
+      const head = (yield* sql<{ line: number | null; depth: number | null }>`
+        SELECT line, depth FROM nodes WHERE id = ${leafId}`)[0];
+      if (!head) return undefined;
+      if (head.line !== null && head.depth !== null) {
+        const segments = yield* sql<{ line: number; upto: number }>`
+          WITH RECURSIVE seg(line, upto) AS (
+            SELECT ${head.line}, ${head.depth}
+            UNION ALL
+            SELECT l.parent_line, l.parent_depth FROM seg JOIN node_lines l ON l.line = seg.line
+              WHERE l.parent_line IS NOT NULL
+          )
+          SELECT line, upto FROM seg`;
+        for (let i = 0; i < segments.length; i++) {
+          const { line, upto } = segments[i]!;
+          const hit = (yield* sql<{ depth: number; id: string }>`
+            SELECT depth, id FROM nodes INDEXED BY nodes_compaction
+              WHERE line = ${line} AND depth <= ${upto}
+                AND kind = 'protocol' AND json_extract(payload_json, '$.type') = 'compaction'
+                AND frame_id = ${frameId}
+              ORDER BY depth DESC LIMIT 1`)[0];
+          if (!hit) continue;
+          let rows: readonly NodeRow[] = yield* sql<NodeRow>`
+            SELECT ${sql.literal(NODE_COLUMNS)} FROM nodes
+              WHERE line = ${line} AND depth >= ${hit.depth} AND depth <= ${upto} ORDER BY depth`;
+          for (let j = i - 1; j >= 0; j--) {
+            const s = segments[j]!;
+            const part = yield* sql<NodeRow>`
+              SELECT ${sql.literal(NODE_COLUMNS)} FROM nodes WHERE line = ${s.line} AND depth <= ${s.upto} ORDER BY depth`;
+            rows = rows.concat(part);
+          }
+          if (linkedFrom(rows, hit.id, leafId)) return rows.map(toNode);
+          break;
+        }
+      }
+      const rows = yield* activePathRows(leafId);
+      return rows.length === 0 ? undefined : fromLastCompaction(rows.map(toNode), frameId);
+    });
+
   const store: SessionStoreShape = {
     createSession: Effect.fn("SqliteStore.createSession")(function* (record: SessionRecord) {
       return yield* write(
@@ -946,6 +1001,18 @@ function makeShape(
           const rows = yield* activePathRows(leaf);
           if (rows.length === 0) return yield* Effect.fail(nodeNotFound(leaf));
           return rows.map(toNode);
+        }),
+      );
+    }),
+
+    projectionPath: Effect.fn("SqliteStore.projectionPath")(function* (sessionId: string, frameId: string) {
+      return yield* guard(
+        Effect.gen(function* () {
+          const row = yield* requireLive(sessionId);
+          if (row.leaf_id === null) return [];
+          const nodes = yield* projectionRows(row.leaf_id, frameId);
+          if (nodes === undefined) return yield* Effect.fail(nodeNotFound(row.leaf_id));
+          return nodes;
         }),
       );
     }),

@@ -41,7 +41,9 @@ export const compactEntry =
             const options: TurnOptions = o.onEvent ? { onEvent: o.onEvent } : {};
             yield* resumeLocked(sessionId, options, cancel);
             const session = yield* store.getSession(sessionId).pipe(Effect.catchAll(storeFailure(sessionId)));
-            const path = yield* store.activePath(sessionId).pipe(Effect.catchAll(storeFailure(sessionId)));
+            const path = yield* store
+              .projectionPath(sessionId, session.frameId)
+              .pipe(Effect.catchAll(storeFailure(sessionId)));
             if (projectHistory(path, session.frameId).span.length === 0) return undefined;
             const r = yield* runOneTurn(rt, {
               sessionId,

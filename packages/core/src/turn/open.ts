@@ -3,6 +3,7 @@ import { Clock, type Deferred, Effect, Either } from "effect";
 import type { TurnActivityBody } from "../activity.ts";
 import { addGrantOf, grantsOf, recordsOfJournal } from "../approval.ts";
 import { Artifacts } from "../artifacts.ts";
+import { resolveMessages } from "../attachments.ts";
 import { projectHistory } from "../compaction/compact.ts";
 import { RunningEstimate } from "../compaction/estimate.ts";
 import type { ApprovalError } from "../governance.ts";
@@ -102,9 +103,17 @@ export const openTurn = (
     for (const p of plugins) if (p.restore) yield* Effect.ignore(p.restore(hook, session.state[p.name]));
 
     const info = rt.catalog.info(session.model);
-    const path = yield* store.activePath(sessionId).pipe(Effect.catchAll(storeFailure(sessionId)));
-    // tools approved for the session in an earlier process: not asked about again
-    if (rt.governance && !rt.grants.has(sessionId)) rt.grants.set(sessionId, grantsOf(path, new Map()));
+    // what the request is built from: the newest compaction on the active path and what follows
+    // it, read without the span the summary replaces (forks, exports and views read it all)
+    const path = yield* store
+      .projectionPath(sessionId, session.frameId)
+      .pipe(Effect.catchAll(storeFailure(sessionId)));
+    // tools approved for the session in an earlier process: not asked about again (grants made
+    // before a compaction live in the replaced span: the whole path, once per process)
+    if (rt.governance && !rt.grants.has(sessionId)) {
+      const whole = yield* store.activePath(sessionId).pipe(Effect.catchAll(storeFailure(sessionId)));
+      rt.grants.set(sessionId, grantsOf(whole, new Map()));
+    }
     // ... and in the cut-off turn itself (a batch or cell replayed whole does not run its approval step)
     if (rt.governance && resumed) {
       const grants = rt.grants.get(sessionId)!;
@@ -192,7 +201,10 @@ export const openTurn = (
             resumed,
           })
         : { history: projected.history, node: undefined };
-    const history: Message[] = compacted.history;
+    // attachments stored as artifacts carry their bytes again in what the model is sent
+    const history: Message[] = yield* resolveMessages(compacted.history, store.readArtifact).pipe(
+      Effect.catchAll(storeFailure(sessionId)),
+    );
     const machine = new TurnMachine({
       sessionId,
       turnId,

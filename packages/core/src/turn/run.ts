@@ -1,6 +1,7 @@
 import type { Message, TurnMachine, TurnOutcome } from "@lash/sansio";
 import { Clock, Deferred, Effect, Either, Fiber } from "effect";
 import { type ApprovalRecord, recordsOfJournal } from "../approval.ts";
+import { externalizeNodes } from "../attachments.ts";
 import type { CompactionPayload } from "../compaction/compact.ts";
 import { storeFailure } from "../lease.ts";
 import { TurnError, type TurnResult } from "../runtime-api.ts";
@@ -91,7 +92,12 @@ export const runOneTurn = (
           leafId: handoff.link.id,
         }
       : built.commit;
-    const committed = yield* rt.store.commit(commit).pipe(
+    // attachments and images (a user's, a tool's) are stored once as artifacts; the nodes keep references
+    const now = yield* Clock.currentTimeMillis;
+    const nodes = yield* externalizeNodes(commit.nodes, (bytes, mediaType) =>
+      Effect.map(rt.store.putArtifact({ bytes, mediaType, createdAt: now }), (a) => a.id),
+    ).pipe(Effect.catchAll(storeFailure(sessionId)));
+    const committed = yield* rt.store.commit({ ...commit, nodes }).pipe(
       Effect.catchAll((e) =>
         e._tag === "StoreConflict"
           ? Effect.fail(

@@ -1,4 +1,4 @@
-import type { LlmEvent, LlmRequest } from "@lash/sansio";
+import { type LlmEvent, type LlmRequest, sha256BytesHex } from "@lash/sansio";
 import { Effect } from "effect";
 import { describe, expect, it } from "vitest";
 import { defineTool, type Plugin, rlmMode, rlmSessionState, textOutput, withRlm } from "../../src/index.ts";
@@ -302,7 +302,12 @@ describe("rlm images and prompt examples", () => {
               obs.parts.filter((p) => p.type === "output").map((p) => (p as { text: string }).text)[0],
             ).toBe("image/png");
             const attachment = obs.parts.find((p) => p.type === "attachment");
-            expect(attachment).toMatchObject({ type: "attachment", mediaType: "image/png", data: png });
+            // the graph keeps the image as an artifact reference (issue 20), its bytes stored once
+            expect(attachment).toMatchObject({ type: "attachment", mediaType: "image/png" });
+            expect(attachment).not.toHaveProperty("data");
+            expect((attachment as { ref: string }).ref).toBe(
+              `artifact:${sha256BytesHex(new Uint8Array(Buffer.from(png, "base64")))}`,
+            );
             // the next request re-sends the image and lists it
             const req = provider.requests[1]!;
             const sent = req.messages.flatMap((m) => m.parts).filter((p) => p.type === "attachment");

@@ -366,6 +366,66 @@ export function storeConformance(name: string, makeStore: MakeStore): void {
         }),
       );
 
+      it.scoped(
+        "projectionPath: from the newest compaction of the frame on the active path to the leaf",
+        () =>
+          Effect.gen(function* () {
+            const store = yield* makeStore();
+            const compaction = (id: string, parent: string, frameId = "f0") =>
+              node(id, "s1", parent, {
+                kind: "protocol",
+                frameId,
+                payload: { type: "compaction", summary: `summary ${id}` },
+              });
+            yield* store.createSession(session("s1"));
+            expect(yield* store.projectionPath("s1", "f0")).toEqual([]);
+            // no compaction yet: the whole path
+            yield* store.commit(turn("s1", "t1", 0, chain("a", "s1", null, 3)));
+            expect(ids(yield* store.projectionPath("s1", "f0"))).toEqual(["a0", "a1", "a2"]);
+            // a compaction, then more: from the compaction on
+            yield* store.commit(turn("s1", "t2", 1, [compaction("c1", "a2"), ...chain("b", "s1", "c1", 2)]));
+            expect(ids(yield* store.projectionPath("s1", "f0"))).toEqual(["c1", "b0", "b1"]);
+            // a second compaction wins; one of another frame (a child frame's) does not count
+            yield* store.commit(
+              turn("s1", "t3", 2, [
+                compaction("c2", "b1"),
+                node("d0", "s1", "c2"),
+                compaction("x", "d0", "f9"),
+              ]),
+            );
+            const p = yield* store.projectionPath("s1", "f0");
+            expect(ids(p)).toEqual(["c2", "d0", "x"]);
+            expect(p[0]!.payload).toEqual({ type: "compaction", summary: "summary c2" });
+            expect(ids(yield* store.projectionPath("s1", "f9"))).toEqual(["x"]);
+            // the full path is still there for forks, exports and views
+            expect(ids(yield* store.activePath("s1"))).toEqual([
+              "a0",
+              "a1",
+              "a2",
+              "c1",
+              "b0",
+              "b1",
+              "c2",
+              "d0",
+              "x",
+            ]);
+            // a branch from before the compaction: no compaction on its path
+            yield* store.setLeaf("s1", "a1", 3, 4_000);
+            yield* store.commit(turn("s1", "t4", 4, [node("e0", "s1", "a1")]));
+            expect(ids(yield* store.projectionPath("s1", "f0"))).toEqual(["a0", "a1", "e0"]);
+            // a branch after the first compaction, and a fork of it: the compaction sits on an earlier line
+            yield* store.setLeaf("s1", "b0", 5, 5_000);
+            yield* store.commit(turn("s1", "t5", 6, [node("g0", "s1", "b0")]));
+            expect(ids(yield* store.projectionPath("s1", "f0"))).toEqual(["c1", "b0", "g0"]);
+            yield* store.fork(session("fk", { origin: { sessionId: "s1", nodeId: "g0" } }));
+            yield* store.commit(turn("fk", "t1", 0, [node("h0", "fk", "g0")]));
+            expect(ids(yield* store.projectionPath("fk", "f0"))).toEqual(["c1", "b0", "g0", "h0"]);
+            expect(failureOf(yield* Effect.exit(store.projectionPath("nope", "f0")))._tag).toBe(
+              "SessionNotFound",
+            );
+          }),
+      );
+
       it.scoped("activePath of an unknown session is SessionNotFound; of an unknown leaf a StoreError", () =>
         Effect.gen(function* () {
           const store = yield* makeStore();

@@ -90,6 +90,15 @@ describe("SqliteStore: the active path from lines", () => {
       // and a commit on top of a node without a line still reads back whole
       yield* store.commit(turn("fork2", "t2", 1, [node("g1", "fork2", "g0")]));
       expect(ids(yield* store.activePath("fork2"))).toEqual(["a0", "a1", "a2", "b0", "b1", "g0", "g1"]);
+      // projectionPath: a leaf without its line reads the whole path; after a compaction, from it on
+      expect(ids(yield* store.projectionPath("main", "f0"))).toEqual(ids(yield* store.activePath("main")));
+      yield* store.commit(
+        turn("fork2", "t3", 2, [
+          node("gc", "fork2", "g1", { kind: "protocol", payload: { type: "compaction", summary: "s" } }),
+          node("g2", "fork2", "gc"),
+        ]),
+      );
+      expect(ids(yield* store.projectionPath("fork2", "f0"))).toEqual(["gc", "g2"]);
     }),
   );
 
@@ -118,7 +127,8 @@ describe("SqliteStore: the active path from lines", () => {
         );
         yield* withRaw(filename, (sql) =>
           Effect.gen(function* () {
-            // migration 5 (artifacts), then 4
+            // migration 6 (the compaction index), 5 (artifacts), then 4
+            yield* sql.unsafe("DROP INDEX nodes_compaction");
             yield* sql.unsafe("DROP INDEX artifact_refs_node");
             yield* sql.unsafe("DROP TABLE artifact_refs");
             yield* sql.unsafe("DROP TABLE artifact_chunks");
