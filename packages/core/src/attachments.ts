@@ -94,6 +94,8 @@ export function resolveMessages(
   history: readonly Message[],
   read: Read,
 ): Effect.Effect<Message[], StoreError> {
+  // the common case (no attachment on the path) costs one scan, not an effect per message
+  if (!history.some(hasRef)) return Effect.succeed(history as Message[]);
   const cache = new Map<string, string | undefined>();
   return Effect.forEach(history, (m) =>
     hasRef(m)
