@@ -310,6 +310,17 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
           records.push(toolResultPart(r));
         };
 
+        /** An executor built-in (`llm.query`, `continue_as`) as a tool-result record of the step. */
+        const builtinRecord = (call: OperationCall, name: string, result: OperationResult, details: Json) =>
+          record({
+            callId: call.id,
+            name,
+            content: [{ type: "text", text: result.ok ? JSON.stringify(result.value) : result.error }],
+            isError: !result.ok,
+            ...(result.ok ? { value: result.value } : {}),
+            details,
+          });
+
         const toResult = (r: CompletedToolCall): OperationResult => {
           const content = r.full ?? r.content;
           const text = textOf(content);
@@ -379,6 +390,15 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
             result = { ok: false, error: `llm.query: the model call failed: ${r.error.message}` };
           else result = parseQueryReply(responseText(r.response), out.schema);
           await activity(call, LLM_QUERY, result, false);
+          // the query is a record of the step in the graph (exports show it; the model does not)
+          builtinRecord(call, LLM_QUERY, result, {
+            kind: "llm.query",
+            task: args.task,
+            ...(args.inputs !== undefined ? { inputs: args.inputs } : {}),
+            output: out.schema,
+            model: options.llmQueryModel ?? ctx.session.model,
+            ...(r?.ok && Object.keys(r.response.usage).length > 0 ? { usage: r.response.usage } : {}),
+          });
           return result;
         };
 
@@ -394,10 +414,17 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
           const frameId = `frame_${sha256Hex(`${ctx.key}:${call.id}`).slice(0, 24)}`;
           control = { type: "frameSwitch", frameId, task: args.task, seed };
           const keys = Object.keys(seed).sort();
-          return {
+          const result: OperationResult = {
             ok: true,
             value: { ok: true, frame_id: frameId, task: args.task, seed_keys: keys, seed_count: keys.length },
           };
+          builtinRecord(call, CONTINUE_AS, result, {
+            kind: "continue_as",
+            frameId,
+            task: args.task,
+            seedKeys: keys,
+          });
+          return result;
         };
 
         const callBatch = async (calls: OperationCall[]): Promise<OperationResult[]> => {

@@ -10,6 +10,7 @@ import type { ExecResult, TurnEvent, TurnOutcome } from "../turn.ts";
 import { type CellExtraction, CLOSE_TAG, extractCell, OPEN_TAG } from "./cell.ts";
 import { FINISH_RECORD, historyItems, LASHLANG, renderHistory } from "./history.ts";
 import { renderSystemPrompt, renderTail } from "./prompt.ts";
+import { StreamMask } from "./stream-mask.ts";
 import type { RlmEnvironment, RlmHistoryItem, RlmOperation } from "./types.ts";
 
 export interface RlmDriverOptions {
@@ -107,6 +108,7 @@ export function rlmDriver(options: RlmDriverOptions = {}): ProtocolDriver {
   const environment = options.environment ?? (() => DEFAULT_ENVIRONMENT);
   return {
     name: "rlm",
+    streamMask: () => new StreamMask(),
 
     prepareIteration(ctx) {
       const env = environment(ctx);
