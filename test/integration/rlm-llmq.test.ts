@@ -1,12 +1,12 @@
 // Issue 21, the RLM slice of `llm.query`, the stream mask and projected bindings, end to end: a
 // real LashRuntime, the real vendor SDKs against the mock wire server (its request log and its
 // per-stream record of how much was written and who closed the connection).
-import type { TurnActivity } from "@lash/core";
+import { rlmMode, type TurnActivity } from "@lash/core";
 import { exportSession, parseExport } from "@lash/export";
 import { type MockLlmServer, type MockReply, startMockServer } from "@lash/providers/testing";
 import { Effect } from "effect";
 import { afterEach, describe, expect, it } from "vitest";
-import { cell, withRuntime } from "./rlm-support.ts";
+import { cell, wireText, withRuntime } from "./rlm-support.ts";
 
 const servers: MockLlmServer[] = [];
 afterEach(async () => {
@@ -241,5 +241,38 @@ describe("llm.query and continue_as are records in the session graph (issue 21)"
         expect(JSON.stringify(server.requests[2]!.body)).not.toContain("seedKeys");
       }),
     );
+  });
+});
+
+describe("projected bindings (issue 21, library option `bindings`)", () => {
+  it("host values are read-only names in every cell, listed in the prompt beside history", async () => {
+    const server = await serve([
+      cell("print cfg.n + len(note)"),
+      cell("cfg = 3"),
+      cell('local = cfg\nlocal.n = 5\nfinish format("{} {} {}", local.n, cfg.n, cfg.tags[0])'),
+    ]);
+    await withRuntime(
+      server,
+      (rt) =>
+        Effect.gen(function* () {
+          const s = yield* rt.createSession({ model: "anthropic/claude-haiku-4-5", mode: "rlm" });
+          const t = yield* rt.turn(s.id, { text: "go" });
+          expect(t.finalValue).toBe("5 2 a");
+          const system = wireText(server.requests[0]!);
+          const section = system.slice(system.indexOf("# Read-Only Variables"));
+          expect(section).toContain('- `cfg`: read-only record from the host: {"n":2,"tags":["a"]}');
+          expect(section).toContain('- `note`: read-only string from the host: "hello"');
+          expect(section).toContain("- `history`:");
+          expect(wireText(server.requests[1]!)).toContain("history[1].output[0] (1 chars):\n7");
+          // assigning one is an error the model reads
+          expect(wireText(server.requests[2]!)).toContain("`cfg` is a read-only projected binding");
+        }),
+      { rlm: { bindings: { cfg: { n: 2, tags: ["a"] }, note: "hello" } } },
+    );
+  });
+
+  it("names are checked: `history` is reserved, a name must be an identifier", () => {
+    expect(() => rlmMode({ bindings: { history: 1 } })).toThrow(/`history` is reserved/);
+    expect(() => rlmMode({ bindings: { "a-b": 1 } })).toThrow(/not an identifier/);
   });
 });

@@ -120,6 +120,12 @@ export function hostSurface(ops: readonly RlmOperation[]): HostSurface {
 export interface ExecutorOptions {
   /** Model for `llm.query` (default: the session's). */
   readonly llmQueryModel?: string;
+  /**
+   * Projected bindings (reference §1.12, §2.8): read-only host values in every cell's scope,
+   * beside `history` (CLI `--rlm-var`). JSON values; a cell that assigns one fails to link with
+   * "`name` is a read-only projected binding". See `checkBindings` for the names allowed.
+   */
+  readonly bindings?: { readonly [name: string]: unknown };
   /** Step budget per cell (Lashlang default: 10,000,000). */
   readonly stepBudget?: number;
   /**
@@ -260,7 +266,29 @@ export function applyExecResult(state: RlmSessionState, frameId: string, result:
     state.frames.set(c.frameId, FrameState.seeded(c.seed));
 }
 
+/** Names a projected binding may have: an identifier, not `history` (always bound). Throws a `TypeError` naming the problem. */
+export function checkBindings(bindings: { readonly [name: string]: unknown }): void {
+  for (const name of Object.keys(bindings)) {
+    if (name === "history")
+      throw new TypeError(
+        "the projected binding `history` is reserved (the RLM history); choose another name",
+      );
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      throw new TypeError(
+        `the projected binding name \`${name}\` is not an identifier; use letters, digits and _ (not first a digit)`,
+      );
+  }
+}
+
 export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {}): CodeExecutor {
+  const bindings = options.bindings ?? {};
+  checkBindings(bindings);
+  const projectedBindings: { [name: string]: { get: () => Json; typeName: string } } = {};
+  for (const [name, value] of Object.entries(bindings)) {
+    // the reference's rule: projected host values are JSON values
+    const json = JSON.parse(JSON.stringify(value) ?? "null") as Json;
+    projectedBindings[name] = { get: () => json, typeName: "any" };
+  }
   return {
     replayed: (ctx, _language, _code, result) =>
       loadLashlang.pipe(Effect.andThen(() => applyExecResult(access.session(ctx), ctx.frameId, result))),
@@ -408,8 +436,9 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
             return { ok: false, error: "missing required parameter: task" };
           const seed = args.seed ?? {};
           if (!isRecord(seed)) return { ok: false, error: "`seed` must be a record" };
-          if ("history" in seed)
-            return { ok: false, error: "seed entry `history` collides with a read-only binding" };
+          for (const name of ["history", ...Object.keys(bindings)])
+            if (name in seed)
+              return { ok: false, error: `seed entry \`${name}\` collides with a read-only binding` };
           if (control) return { ok: false, error: "continue_as was already called in this cell" };
           const frameId = `frame_${sha256Hex(`${ctx.key}:${call.id}`).slice(0, 24)}`;
           control = { type: "frameSwitch", frameId, task: args.task, seed };
@@ -491,6 +520,7 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
             runCell(frame.state, cleanCode(code), host, {
               surface,
               projected: {
+                ...projectedBindings,
                 history: { get: () => session.history as unknown as Json, typeName: "list<HistoryItem>" },
               },
               cellId: `i${ctx.iteration}`,

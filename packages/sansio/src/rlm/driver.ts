@@ -291,6 +291,8 @@ export interface RlmProjectorOptions {
   readonly operations: () => readonly RlmOperation[];
   /** Read-only projected names (default `history`). */
   readonly readOnly?: () => readonly string[];
+  /** The value of a host-projected name (shown in the prompt as a preview), undefined for `history`. */
+  readonly describeReadOnly?: (name: string) => unknown;
   /** Called with the `history` items each time a request is projected (the executor binds them). */
   readonly onHistory?: (items: readonly RlmHistoryItem[]) => void;
 }
@@ -306,7 +308,12 @@ export function rlmProjector(options: RlmProjectorOptions): ContextProjector {
     options.onHistory?.(historyItems(view.messages));
     return {
       model: config.model,
-      system: renderSystemPrompt(view.system, options.operations(), options.readOnly?.() ?? ["history"]),
+      system: renderSystemPrompt(
+        view.system,
+        options.operations(),
+        options.readOnly?.() ?? ["history"],
+        options.describeReadOnly,
+      ),
       messages: renderHistory(view.messages),
       tools: [],
       ...(config.maxOutput !== undefined ? { maxOutput: config.maxOutput } : {}),
