@@ -68,3 +68,33 @@ describe("--rlm-var / --rlm-vars-file", () => {
     expect(box.server.requests).toHaveLength(0);
   });
 });
+
+describe("the stream mask through lash -p (retry layer on, as the CLI runs it)", () => {
+  it("stream-json shows only the prose; the connection is closed at the close tag", async () => {
+    box = await sandbox([
+      {
+        textPieces: [
+          "Checking.\n",
+          "<lashlang>\n",
+          "finish limit * 2\n",
+          "</lashlang>\n",
+          "NOT SENT",
+          "tail",
+        ],
+        stallAfter: "</lashlang>",
+      },
+    ]);
+    const r = await lash(
+      ["-p", "go", "--mode", "rlm", "--rlm-var", "limit=21", "--output-format", "stream-json"],
+      { env: box.env, cwd: box.cwd },
+    );
+    expect(r.code).toBe(0);
+    const lines = jsonLines(r.stdout);
+    const deltas = lines.filter((l) => l.type === "textDelta").map((l) => l.text);
+    expect(deltas.join("")).toBe("Checking.\n");
+    expect(lines.at(-1)).toMatchObject({ type: "result", finalValue: 42 });
+    const closed = await box.server.waitForStreamClosed(0);
+    expect(closed.closedByClient).toBe(true);
+    expect(closed.eventsWritten).toBeLessThan(closed.eventsTotal);
+  });
+});
