@@ -67,10 +67,14 @@ export function runtimeLayer(
     /** The approval step's services (default: everything allowed). */
     readonly governance?: RuntimeOptions["governance"];
     readonly approver?: RuntimeOptions["approver"];
+    /** The session model (default `MODEL`); its vendor picks the wire format. */
+    readonly model?: string;
   } = {},
 ) {
-  const provider = createProvider(MODEL, { ...mockProviderOptions(server, "anthropic"), retry: false });
-  const info = ProviderCatalog.default().lookup(MODEL);
+  const model = options.model ?? MODEL;
+  const vendor = model.slice(0, model.indexOf("/")) as Parameters<typeof mockProviderOptions>[1];
+  const provider = createProvider(model, { ...mockProviderOptions(server, vendor), retry: false });
+  const info = ProviderCatalog.default().lookup(model);
   const approvals = {
     ...(options.governance ? { governance: options.governance } : {}),
     ...(options.approver ? { approver: options.approver } : {}),

@@ -47,6 +47,10 @@ export interface RunFlags {
   readonly approvalMode?: ApprovalMode;
   /** `--dry-run`: write and exec tools do not run; they return what they would have done. */
   readonly dryRun?: boolean;
+  /** `--rlm-var NAME=JSON|@FILE` (repeatable): read-only values in every Lashlang cell (RLM mode). */
+  readonly rlmVars?: readonly string[];
+  /** `--rlm-vars-file PATH`: a JSON object of read-only values (RLM mode). */
+  readonly rlmVarsFile?: string;
 }
 
 export type Command =
@@ -142,6 +146,8 @@ const RUN_OPTIONS = {
   "request-deadline": { type: "string" },
   "approval-mode": { type: "string" },
   "dry-run": { type: "boolean" },
+  "rlm-var": { type: "string", multiple: true },
+  "rlm-vars-file": { type: "string" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" },
 } as const;
@@ -279,6 +285,8 @@ export function parseRunFlags(argv: readonly string[]): RunFlags | { help: true 
       : {}),
     ...(approvalMode !== undefined ? { approvalMode } : {}),
     ...(values["dry-run"] ? { dryRun: true } : {}),
+    ...(values["rlm-var"] !== undefined ? { rlmVars: values["rlm-var"] } : {}),
+    ...(values["rlm-vars-file"] !== undefined ? { rlmVarsFile: values["rlm-vars-file"] } : {}),
   };
 }
 

@@ -107,6 +107,8 @@ export interface ContextOptions {
   readonly approvalMode?: ApprovalMode;
   /** `--dry-run` (or config `policy.writes: "stub"`): write and exec tools return their preview instead of running. */
   readonly dryRun?: boolean;
+  /** `--rlm-var` / `--rlm-vars-file`: read-only values projected into every Lashlang cell. */
+  readonly rlmBindings?: { readonly [name: string]: unknown };
 }
 
 interface TraceHandle {
@@ -475,14 +477,17 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
 
   // the RLM mode is always installed, so `--mode rlm` sessions can be created and resumed
   const layer = LashRuntime.layer(
-    withRlm({
-      plugins,
-      approver: approvals.approver,
-      governance: gov.governance,
-      dispatch: { redactor },
-      ...(settings.maxTurns !== undefined ? { maxTurns: settings.maxTurns } : {}),
-      ...(settings.compaction ? { compaction: settings.compaction } : {}),
-    }),
+    withRlm(
+      {
+        plugins,
+        approver: approvals.approver,
+        governance: gov.governance,
+        dispatch: { redactor },
+        ...(settings.maxTurns !== undefined ? { maxTurns: settings.maxTurns } : {}),
+        ...(settings.compaction ? { compaction: settings.compaction } : {}),
+      },
+      options.rlmBindings ? { bindings: options.rlmBindings } : {},
+    ),
   ).pipe(
     Layer.provideMerge(
       Layer.mergeAll(

@@ -36,6 +36,10 @@ Model and behaviour
                                 codex/… (ChatGPT plan: lash login codex), bedrock/…, vertex-anthropic/…
       --base-url <url>          base URL for the model's provider (Ollama, llama.cpp, vLLM, a proxy)
       --mode standard|rlm       execution mode of new sessions (default standard)
+      --rlm-var <name>=<json>   (repeatable; RLM mode) a read-only value in every Lashlang cell,
+                                listed in the prompt beside \`history\`: JSON (e.g. limit=10,
+                                input='{"path":"src"}'); <name>=@<file> binds the file's text
+      --rlm-vars-file <file>    (RLM mode) a JSON object of such values (--rlm-var wins)
       --max-turns <n>           model calls per turn before the final notice (default 50)
       --context-window <n>      the model's context window in tokens (local models the catalog
                                 does not know); sessions compact at 80 % of it (config compaction)

@@ -150,6 +150,16 @@ async function run(flags: RunFlags, io: MainIO): Promise<number> {
     throw e;
   }
   for (const w of setup.warnings) io.stderr.write(`[lash] ${w}\n`);
+  let rlmBindings: { [name: string]: unknown } | undefined;
+  if (flags.rlmVars !== undefined || flags.rlmVarsFile !== undefined) {
+    if (setup.settings.mode !== "rlm")
+      throw new CliError(
+        "lash: --rlm-var and --rlm-vars-file bind values in Lashlang cells, which only the RLM mode runs; add --mode rlm",
+        ExitCode.usage,
+      );
+    const { resolveRlmVars } = await import("./rlm-vars.ts");
+    rlmBindings = resolveRlmVars(flags.rlmVars, flags.rlmVarsFile, process.cwd());
+  }
   const { createCliContext } = await import("./create-context.ts");
   const ctx = await createCliContext({
     settings: setup.settings,
@@ -165,6 +175,7 @@ async function run(flags: RunFlags, io: MainIO): Promise<number> {
     print: !interactive,
     ...(flags.approvalMode !== undefined ? { approvalMode: flags.approvalMode } : {}),
     ...(flags.dryRun ? { dryRun: true } : {}),
+    ...(rlmBindings !== undefined ? { rlmBindings } : {}),
     // a resumed session's provider is checked once the session is known (its stored base URL may be needed)
     ...((flags.continue ||
       flags.resume !== undefined ||

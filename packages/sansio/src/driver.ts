@@ -1,5 +1,6 @@
 import type { CacheOptions, LlmRequest, LlmResponse, ReasoningOptions, ToolSpec } from "./llm.ts";
 import type { Message } from "./message.ts";
+import type { StreamMask } from "./rlm/stream-mask.ts";
 import type {
   CheckpointKind,
   CompletedToolCall,
@@ -94,6 +95,11 @@ export interface ProtocolDriver {
     results: readonly CompletedToolCall[],
   ): readonly DriverAction[];
   onExecResult(ctx: DriverContext, result: ExecResult, state: unknown): readonly DriverAction[];
+  /**
+   * A mask for this protocol's model replies (RLM: `StreamMask`): the host passes text deltas
+   * through it, shows only its visible text, and aborts the provider stream once it is `done`.
+   */
+  readonly streamMask?: () => StreamMask;
 }
 
 /** The default projection: system prompt, every message, the tools iff `useTools`. */

@@ -81,6 +81,7 @@ export {
   shorthandType,
 } from "./output.ts";
 export {
+  maskedText,
   type RlmAttachmentRef,
   type RlmBinding,
   type RlmDriverOptions,
@@ -93,6 +94,7 @@ export {
   type RlmTermination,
   rlmDriver,
   rlmProjector,
+  StreamMask,
 } from "./rlm/index.ts";
 export { standardDriver } from "./standard.ts";
 export {

@@ -120,6 +120,12 @@ export function hostSurface(ops: readonly RlmOperation[]): HostSurface {
 export interface ExecutorOptions {
   /** Model for `llm.query` (default: the session's). */
   readonly llmQueryModel?: string;
+  /**
+   * Projected bindings (reference §1.12, §2.8): read-only host values in every cell's scope,
+   * beside `history` (CLI `--rlm-var`). JSON values; a cell that assigns one fails to link with
+   * "`name` is a read-only projected binding". See `checkBindings` for the names allowed.
+   */
+  readonly bindings?: { readonly [name: string]: unknown };
   /** Step budget per cell (Lashlang default: 10,000,000). */
   readonly stepBudget?: number;
   /**
@@ -260,7 +266,29 @@ export function applyExecResult(state: RlmSessionState, frameId: string, result:
     state.frames.set(c.frameId, FrameState.seeded(c.seed));
 }
 
+/** Names a projected binding may have: an identifier, not `history` (always bound). Throws a `TypeError` naming the problem. */
+export function checkBindings(bindings: { readonly [name: string]: unknown }): void {
+  for (const name of Object.keys(bindings)) {
+    if (name === "history")
+      throw new TypeError(
+        "the projected binding `history` is reserved (the RLM history); choose another name",
+      );
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      throw new TypeError(
+        `the projected binding name \`${name}\` is not an identifier; use letters, digits and _ (not first a digit)`,
+      );
+  }
+}
+
 export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {}): CodeExecutor {
+  const bindings = options.bindings ?? {};
+  checkBindings(bindings);
+  const projectedBindings: { [name: string]: { get: () => Json; typeName: string } } = {};
+  for (const [name, value] of Object.entries(bindings)) {
+    // the reference's rule: projected host values are JSON values
+    const json = JSON.parse(JSON.stringify(value) ?? "null") as Json;
+    projectedBindings[name] = { get: () => json, typeName: "any" };
+  }
   return {
     replayed: (ctx, _language, _code, result) =>
       loadLashlang.pipe(Effect.andThen(() => applyExecResult(access.session(ctx), ctx.frameId, result))),
@@ -309,6 +337,17 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
           }
           records.push(toolResultPart(r));
         };
+
+        /** An executor built-in (`llm.query`, `continue_as`) as a tool-result record of the step. */
+        const builtinRecord = (call: OperationCall, name: string, result: OperationResult, details: Json) =>
+          record({
+            callId: call.id,
+            name,
+            content: [{ type: "text", text: result.ok ? JSON.stringify(result.value) : result.error }],
+            isError: !result.ok,
+            ...(result.ok ? { value: result.value } : {}),
+            details,
+          });
 
         const toResult = (r: CompletedToolCall): OperationResult => {
           const content = r.full ?? r.content;
@@ -379,6 +418,15 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
             result = { ok: false, error: `llm.query: the model call failed: ${r.error.message}` };
           else result = parseQueryReply(responseText(r.response), out.schema);
           await activity(call, LLM_QUERY, result, false);
+          // the query is a record of the step in the graph (exports show it; the model does not)
+          builtinRecord(call, LLM_QUERY, result, {
+            kind: "llm.query",
+            task: args.task,
+            ...(args.inputs !== undefined ? { inputs: args.inputs } : {}),
+            output: out.schema,
+            model: options.llmQueryModel ?? ctx.session.model,
+            ...(r?.ok && Object.keys(r.response.usage).length > 0 ? { usage: r.response.usage } : {}),
+          });
           return result;
         };
 
@@ -388,16 +436,24 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
             return { ok: false, error: "missing required parameter: task" };
           const seed = args.seed ?? {};
           if (!isRecord(seed)) return { ok: false, error: "`seed` must be a record" };
-          if ("history" in seed)
-            return { ok: false, error: "seed entry `history` collides with a read-only binding" };
+          for (const name of ["history", ...Object.keys(bindings)])
+            if (name in seed)
+              return { ok: false, error: `seed entry \`${name}\` collides with a read-only binding` };
           if (control) return { ok: false, error: "continue_as was already called in this cell" };
           const frameId = `frame_${sha256Hex(`${ctx.key}:${call.id}`).slice(0, 24)}`;
           control = { type: "frameSwitch", frameId, task: args.task, seed };
           const keys = Object.keys(seed).sort();
-          return {
+          const result: OperationResult = {
             ok: true,
             value: { ok: true, frame_id: frameId, task: args.task, seed_keys: keys, seed_count: keys.length },
           };
+          builtinRecord(call, CONTINUE_AS, result, {
+            kind: "continue_as",
+            frameId,
+            task: args.task,
+            seedKeys: keys,
+          });
+          return result;
         };
 
         const callBatch = async (calls: OperationCall[]): Promise<OperationResult[]> => {
@@ -464,6 +520,7 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
             runCell(frame.state, cleanCode(code), host, {
               surface,
               projected: {
+                ...projectedBindings,
                 history: { get: () => session.history as unknown as Json, typeName: "list<HistoryItem>" },
               },
               cellId: `i${ctx.iteration}`,

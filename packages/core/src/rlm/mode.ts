@@ -17,7 +17,7 @@ import {
 import { Effect } from "effect";
 import type { Plugin } from "../plugin.ts";
 import type { CodeExecutor, ProjectorContext, RuntimeOptions } from "../runtime.ts";
-import { type ExecutorOptions, rlmExecutor, rlmOperations } from "./executor.ts";
+import { checkBindings, type ExecutorOptions, rlmExecutor, rlmOperations } from "./executor.ts";
 import { loadLashlang } from "./lashlang.ts";
 import {
   bindingPreviews,
@@ -52,10 +52,12 @@ export interface RlmMode {
   session(sessionId: string): RlmSessionState | undefined;
 }
 
-const READ_ONLY = new Set(["history"]);
-
 /** Build the RLM mode. One value serves every session of a runtime. */
 export function rlmMode(options: RlmOptions = {}): RlmMode {
+  const bindings = options.bindings ?? {};
+  checkBindings(bindings);
+  const readOnlyNames = ["history", ...Object.keys(bindings).sort()];
+  const READ_ONLY = new Set(readOnlyNames);
   const sessions = new Map<string, RlmSessionState>();
   const defaults: RlmSessionOptions = {
     ...(options.termination ? { termination: options.termination } : {}),
@@ -97,6 +99,8 @@ export function rlmMode(options: RlmOptions = {}): RlmMode {
     const s = stateOf(ctx.session.id, ctx.session.frameId);
     return rlmProjector({
       operations: () => rlmOperations(ctx.tools()),
+      readOnly: () => readOnlyNames,
+      describeReadOnly: (name) => (name in bindings ? bindings[name] : undefined),
       onHistory: (items) => {
         s.history = items;
       },

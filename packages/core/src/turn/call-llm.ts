@@ -6,6 +6,7 @@ import {
   type LlmRequest,
   LlmResult,
   llmErrorInfo,
+  maskedText,
   ResponseAccumulator,
   sha256Hex,
   type TurnEffect,
@@ -64,6 +65,13 @@ export function requestDigest(scope: TurnScope, request: LlmRequest): unknown {
   };
 }
 
+/** Tokens of a reply cut short, estimated from its text (4 characters a token). */
+function replyTokens(parts: readonly { readonly type: string; readonly text?: string }[]): number {
+  let chars = 0;
+  for (const p of parts) if (p.type === "text" || p.type === "reasoning") chars += p.text?.length ?? 0;
+  return Math.ceil(chars / 4);
+}
+
 /** One model call: hooks around it, events published as they arrive, cancel via the turn's signal. */
 export const callModel = (scope: TurnScope, request: LlmRequest): Effect.Effect<LlmResult> =>
   Effect.gen(function* () {
@@ -74,7 +82,26 @@ export const callModel = (scope: TurnScope, request: LlmRequest): Effect.Effect<
     }
     for (const { hooks: h } of hooks) if (h.beforeLlmCall) yield* Effect.ignore(h.beforeLlmCall(hook, req));
     const acc = new ResponseAccumulator();
+    // RLM: the mask hides the cell from the visible stream and ends the call at its close tag
+    const mask = scope.rt.drivers[scope.session.mode]?.streamMask?.();
+    const stop = mask ? new AbortController() : undefined;
+    const signal = stop ? AbortSignal.any([scope.signal, stop.signal]) : scope.signal;
     const onEvent = (event: LlmEvent) => {
+      if (mask) {
+        if (mask.done) {
+          // after the close tag only the accounting of what arrived still counts
+          if (event.type === "usage" || event.type === "finish") acc.push(event);
+          return;
+        }
+        if (event.type === "textDelta") {
+          const m = mask.push(event.text);
+          if (m.accepted !== "") acc.push({ ...event, text: m.accepted });
+          if (m.visible !== "") emit({ type: "textDelta", text: m.visible });
+          if (mask.done) stop?.abort();
+          return;
+        }
+        if (event.type === "attemptReset") mask.reset();
+      }
       acc.push(event);
       switch (event.type) {
         case "textDelta":
@@ -100,9 +127,23 @@ export const callModel = (scope: TurnScope, request: LlmRequest): Effect.Effect<
           return;
       }
     };
-    const r = yield* Effect.either(callOf(scope.provider.stream(req))(onEvent, { signal: scope.signal }));
+    const r = yield* Effect.either(callOf(scope.provider.stream(req))(onEvent, { signal }));
     if (scope.signal.aborted) return { ok: true, response: { ...acc.result(), stopReason: "cancelled" } };
+    if (mask?.done) {
+      // ended by the mask: a normal stop, with the usage of what was received: the provider's
+      // counts so far; input it had not reported is the request's estimate, and output is at
+      // least the received reply's length / 4
+      const got = acc.result();
+      const usage = { ...got.usage };
+      if (usage.input === undefined) usage.input = scope.estimate.of(req);
+      usage.output = Math.max(usage.output ?? 0, replyTokens(got.parts));
+      return { ok: true, response: { ...got, stopReason: "stop", usage } };
+    }
     if (Either.isLeft(r)) return { ok: false, error: llmErrorInfo(r.left) };
+    if (mask) {
+      const rest = mask.end();
+      if (rest !== "") emit({ type: "textDelta", text: rest });
+    }
     const response = acc.result();
     for (const { hooks: h } of hooks)
       if (h.afterLlmResponse) yield* Effect.ignore(h.afterLlmResponse(hook, response));
@@ -129,7 +170,8 @@ export const callLlm = step("lash.turn.callLlm")(function* (scope: TurnScope, ef
     .pipe(Effect.mapError(scope.failTurn));
   const t1 = yield* Clock.currentTimeMillis;
   if (r.replayed && r.value.ok) {
-    const text = r.value.response.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("");
+    const full = r.value.response.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("");
+    const text = scope.rt.drivers[scope.session.mode]?.streamMask ? maskedText(full) : full;
     if (text) scope.emit({ type: "textDelta", text });
   }
   if (r.value.ok) {

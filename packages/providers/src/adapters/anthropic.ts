@@ -453,6 +453,19 @@ class AnthropicTranslator implements Translator<RawMessageStreamEvent> {
     }
   }
 
+  aborted(emit: Emit): void {
+    const cr = this.cacheRead;
+    const cw = this.cacheWrite;
+    const usage: Usage = usageOf(
+      this.input === undefined ? undefined : this.input + (cr ?? 0) + (cw ?? 0),
+      this.output,
+      this.reasoning,
+      cr,
+      cw,
+    );
+    if (hasCounts(usage)) emit({ type: "usage", usage });
+  }
+
   end(emit: Emit): LlmError | undefined {
     if (this.stop === undefined)
       return incompleteStream(this.ctx, this.sawStart ? "no message_stop" : "no message_start");

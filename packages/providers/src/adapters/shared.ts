@@ -46,6 +46,8 @@ export type ObserveResponse = (status: number | undefined, headers: Headers) => 
 export interface Translator<T> {
   push(event: T, emit: Emit): boolean;
   end(emit: Emit): LlmError | undefined;
+  /** The caller aborted mid-stream: emit the `usage` counted so far (no `finish`). */
+  aborted?(emit: Emit): void;
 }
 
 /**
@@ -175,11 +177,15 @@ function sdkCall<T>(
           if (t.push(event, onEvent)) break;
         }
         if (why !== undefined) throw new Error(why);
-        if (signal.aborted) return finish(Effect.void);
+        if (signal.aborted) {
+          if (external?.aborted) t.aborted?.(onEvent);
+          return finish(Effect.void);
+        }
         const err = t.end(onEvent);
         finish(err ? Effect.fail(err) : Effect.void);
       } catch (e) {
         const err = failure(e);
+        if (!err && why === undefined && external?.aborted && !settled) t.aborted?.(onEvent);
         finish(err ? Effect.fail(err) : Effect.void);
       }
     })();

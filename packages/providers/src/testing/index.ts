@@ -20,6 +20,7 @@ export type {
   MockServerOptions,
   RecordedRequest,
   Responder,
+  StreamRecord,
 } from "./mock-server.ts";
 export { formatOfPath, startMockServer } from "./mock-server.ts";
 export { rawSdkStream } from "./raw.ts";

@@ -27,6 +27,18 @@ export interface RecordedRequest {
   readonly platform?: "bedrock" | "vertex";
 }
 
+/** How a streamed answer went: how much of it was written and who ended it. */
+export interface StreamRecord {
+  /** The request's `index`. */
+  readonly index: number;
+  /** Events the reply rendered to. */
+  readonly eventsTotal: number;
+  /** Events written before the connection closed. */
+  eventsWritten: number;
+  /** True when the client closed the connection before the server ended the response. */
+  closedByClient: boolean;
+}
+
 export type Responder = (request: RecordedRequest) => MockReply | Promise<MockReply>;
 
 /**
@@ -76,6 +88,10 @@ export interface MockLlmServer {
   waitForRequests(n: number): Promise<readonly RecordedRequest[]>;
   /** Sets (or clears) the enforced rate limit; the bucket starts full. */
   setRateLimit(limit: MockRateLimit | undefined): void;
+  /** One record per streamed answer, in request order (see `StreamRecord`). */
+  readonly streams: readonly StreamRecord[];
+  /** Resolves when the stream answering request `index` has closed (by either side). */
+  waitForStreamClosed(index: number): Promise<StreamRecord>;
   /** Indices of the requests the rate limit answered with 429. */
   readonly rateLimited: readonly number[];
   /** Requests whose connection is still open (e.g. hanging ones). */
@@ -132,6 +148,8 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
   let inFlight = 0;
   let idleWaiters: (() => void)[] = [];
   const rateLimited: number[] = [];
+  const streams: StreamRecord[] = [];
+  const streamClosed = new Map<number, Promise<StreamRecord>>();
   let gate: { limit: MockRateLimit; level: number; at: number } | undefined;
   const setRateLimit = (limit: MockRateLimit | undefined): void => {
     gate = limit ? { limit, level: limit.requests, at: performance.now() } : undefined;
@@ -166,6 +184,11 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
             }
           : {};
     return { ok, headers, retryAfterMs };
+  };
+
+  const waitFor = (n: number): Promise<readonly RecordedRequest[]> => {
+    if (requests.length >= n) return Promise.resolve(requests.slice());
+    return new Promise((resolve) => waiters.push({ n, resolve }));
   };
 
   const nextReply = async (req: RecordedRequest): Promise<MockReply> => {
@@ -234,11 +257,24 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     reply: MockReply,
     events: SseEvent[],
     format: WireFormat,
+    index: number,
     encode: (e: SseEvent) => Buffer | string = sseText,
   ): Promise<void> => {
     const socket = res.socket;
     const alive = (): boolean => !closing && !res.destroyed && !res.writableEnded;
+    const stat: StreamRecord = { index, eventsTotal: events.length, eventsWritten: 0, closedByClient: false };
+    streams.push(stat);
+    streamClosed.set(
+      index,
+      new Promise((resolve) =>
+        res.on("close", () => {
+          stat.closedByClient = !res.writableFinished && !closing;
+          resolve(stat);
+        }),
+      ),
+    );
     const paced =
+      reply.stallAfter !== undefined ||
       reply.chunkDelayMs !== undefined ||
       reply.splitMultibyte ||
       reply.resetAfterChunks !== undefined ||
@@ -268,6 +304,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     }
     if (!paced) {
       // One write: fastest for the benchmarks.
+      stat.eventsWritten = events.length;
       res.end(
         encode === sseText
           ? events.map(sseText).join("")
@@ -302,6 +339,8 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
           if (!alive()) return;
         }
       } else res.write(buf);
+      stat.eventsWritten = i + 1;
+      if (reply.stallAfter !== undefined && buf.toString("utf8").includes(reply.stallAfter)) return; // stall
       if (reply.chunkDelayMs) await delay(reply.chunkDelayMs);
       if (!alive()) return;
     }
@@ -355,12 +394,12 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
         ...(reply.headers ?? {}),
       });
       res.flushHeaders();
-      await writeEvents(res, reply, events, format, (e) => bedrockChunk(e.data));
+      await writeEvents(res, reply, events, format, rec.index, (e) => bedrockChunk(e.data));
       return;
     }
     res.writeHead(200, { ...sseHeaders, ...limitHeaders, ...(reply.headers ?? {}) });
     res.flushHeaders();
-    await writeEvents(res, reply, events, format);
+    await writeEvents(res, reply, events, format, rec.index);
   };
 
   const server: Server = createServer((req, res) => {
@@ -408,10 +447,19 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     get rateLimited() {
       return rateLimited;
     },
-    waitForRequests(n) {
-      if (requests.length >= n) return Promise.resolve(requests.slice());
-      return new Promise((resolve) => waiters.push({ n, resolve }));
+    get streams() {
+      return streams;
     },
+    waitForStreamClosed(index) {
+      const p = streamClosed.get(index);
+      if (p) return p;
+      return waitFor(index + 1).then(async () => {
+        // the answer starts after the request is recorded: wait for its stream to exist
+        while (!streamClosed.has(index)) await new Promise((r) => setImmediate(r));
+        return streamClosed.get(index)!;
+      });
+    },
+    waitForRequests: waitFor,
     get inFlight() {
       return inFlight;
     },

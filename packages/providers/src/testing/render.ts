@@ -1,6 +1,11 @@
 import type { MockError, MockErrorCode, MockFinish, MockReply, MockUsage, WireFormat } from "./reply.ts";
 import { argsText, defaultStatus, errorCodeOf, finishOf, reasoningOf, splitText } from "./reply.ts";
 
+/** The text deltas of a reply: its explicit pieces, else `text` split evenly. */
+function textPiecesOf(reply: MockReply): string[] {
+  return reply.textPieces ? [...reply.textPieces] : splitText(reply.text ?? "", reply.textChunks);
+}
+
 export interface SseEvent {
   readonly event?: string;
   readonly data: string;
@@ -229,7 +234,7 @@ function anthropic(reply: MockReply, ids: Ids): RenderedStream {
   }
   if (reply.text !== undefined) {
     events.push(typed({ type: "content_block_start", index, content_block: { type: "text", text: "" } }));
-    for (const piece of splitText(reply.text, reply.textChunks))
+    for (const piece of textPiecesOf(reply))
       events.push(typed({ type: "content_block_delta", index, delta: { type: "text_delta", text: piece } }));
     events.push(typed({ type: "content_block_stop", index }));
     index++;
@@ -354,7 +359,7 @@ function responses(reply: MockReply, ids: Ids): RenderedStream {
       content_index: 0,
       part: { type: "output_text", text: "", annotations: [] },
     });
-    for (const piece of splitText(reply.text, reply.textChunks))
+    for (const piece of textPiecesOf(reply))
       ev({
         type: "response.output_text.delta",
         item_id: id,
@@ -428,8 +433,7 @@ function chat(reply: MockReply, ids: Ids): RenderedStream {
   chunk({ role: "assistant", content: "" });
   const r = reasoningOf(reply.reasoning);
   if (r && !r.redacted) for (const piece of splitText(r.text, r.chunks)) chunk({ reasoning_content: piece });
-  if (reply.text !== undefined)
-    for (const piece of splitText(reply.text, reply.textChunks)) chunk({ content: piece });
+  if (reply.text !== undefined) for (const piece of textPiecesOf(reply)) chunk({ content: piece });
   (reply.toolCalls ?? []).forEach((c, i) => {
     const pieces = splitText(argsText(c.arguments), c.chunks);
     chunk({
@@ -502,8 +506,7 @@ function google(reply: MockReply, ids: Ids): RenderedStream {
       ]);
     });
   }
-  if (reply.text !== undefined)
-    for (const piece of splitText(reply.text, reply.textChunks)) chunk([{ text: piece }]);
+  if (reply.text !== undefined) for (const piece of textPiecesOf(reply)) chunk([{ text: piece }]);
   const calls = reply.toolCalls ?? [];
   if (calls.length > 0)
     chunk(
@@ -541,8 +544,9 @@ function google(reply: MockReply, ids: Ids): RenderedStream {
 }
 
 /** Renders a reply's body as SSE events in the given wire format. */
-export function renderStream(format: WireFormat, reply: MockReply, n: number, model: string): RenderedStream {
+export function renderStream(format: WireFormat, given: MockReply, n: number, model: string): RenderedStream {
   const ids = { n, model };
+  const reply = given.textPieces ? { ...given, text: given.textPieces.join("") } : given;
   if (reply.raw) {
     const events = reply.raw.map((data): SseEvent => {
       if (format === "anthropic" || format === "openai-responses") {

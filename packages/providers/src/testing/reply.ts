@@ -71,6 +71,8 @@ export interface MockReply {
   readonly text?: string;
   /** Split `text` over this many deltas (default 1). Splits never cut a code point. */
   readonly textChunks?: number;
+  /** The text as exactly these deltas (instead of `text` / `textChunks`). */
+  readonly textPieces?: readonly string[];
   readonly reasoning?: string | MockReasoning;
   readonly toolCalls?: readonly MockToolCall[];
   readonly usage?: MockUsage;
@@ -80,6 +82,11 @@ export interface MockReply {
   readonly error?: MockError;
   /** Never answer; the request stays open until the client aborts or the server closes. */
   readonly hang?: boolean;
+  /**
+   * Stall forever right after the first event whose wire text contains this string (the rest is
+   * never sent unless the client stays; `server.streams` shows whether it closed first).
+   */
+  readonly stallAfter?: string;
   /** Send this many SSE events, then stall forever. */
   readonly hangAfterChunks?: number;
   /** Send this many SSE events, then reset the TCP connection. */

@@ -10,6 +10,7 @@ import type { ExecResult, TurnEvent, TurnOutcome } from "../turn.ts";
 import { type CellExtraction, CLOSE_TAG, extractCell, OPEN_TAG } from "./cell.ts";
 import { FINISH_RECORD, historyItems, LASHLANG, renderHistory } from "./history.ts";
 import { renderSystemPrompt, renderTail } from "./prompt.ts";
+import { StreamMask } from "./stream-mask.ts";
 import type { RlmEnvironment, RlmHistoryItem, RlmOperation } from "./types.ts";
 
 export interface RlmDriverOptions {
@@ -107,6 +108,7 @@ export function rlmDriver(options: RlmDriverOptions = {}): ProtocolDriver {
   const environment = options.environment ?? (() => DEFAULT_ENVIRONMENT);
   return {
     name: "rlm",
+    streamMask: () => new StreamMask(),
 
     prepareIteration(ctx) {
       const env = environment(ctx);
@@ -289,6 +291,8 @@ export interface RlmProjectorOptions {
   readonly operations: () => readonly RlmOperation[];
   /** Read-only projected names (default `history`). */
   readonly readOnly?: () => readonly string[];
+  /** The value of a host-projected name (shown in the prompt as a preview), undefined for `history`. */
+  readonly describeReadOnly?: (name: string) => unknown;
   /** Called with the `history` items each time a request is projected (the executor binds them). */
   readonly onHistory?: (items: readonly RlmHistoryItem[]) => void;
 }
@@ -304,7 +308,12 @@ export function rlmProjector(options: RlmProjectorOptions): ContextProjector {
     options.onHistory?.(historyItems(view.messages));
     return {
       model: config.model,
-      system: renderSystemPrompt(view.system, options.operations(), options.readOnly?.() ?? ["history"]),
+      system: renderSystemPrompt(
+        view.system,
+        options.operations(),
+        options.readOnly?.() ?? ["history"],
+        options.describeReadOnly,
+      ),
       messages: renderHistory(view.messages),
       tools: [],
       ...(config.maxOutput !== undefined ? { maxOutput: config.maxOutput } : {}),

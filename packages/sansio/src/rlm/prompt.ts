@@ -198,15 +198,35 @@ export function renderToolCatalog(ops: readonly RlmOperation[]): string {
     .replace(/\n{3,}/g, "\n\n");
 }
 
-export function renderReadOnlyVariables(names: readonly string[]): string {
+/** Longest preview of a host-projected value in the prompt (characters of compact JSON). */
+const READ_ONLY_PREVIEW = 200;
+
+function typeOfJson(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "list";
+  if (typeof v === "object") return "record";
+  return typeof v === "boolean" ? "bool" : typeof v === "number" ? "number" : "string";
+}
+
+export function renderReadOnlyVariables(
+  names: readonly string[],
+  hostValue?: (name: string) => unknown,
+): string {
   return [
     "# Read-Only Variables",
     "",
-    ...names.map((n) =>
-      n === "history"
-        ? "- `history`: read-only list of this frame's history items (`history[N].output[M]`, `history[N].code`, `history[N].content`)"
-        : `- \`${n}\`: read-only value`,
-    ),
+    ...names.map((n) => {
+      if (n === "history")
+        return "- `history`: read-only list of this frame's history items (`history[N].output[M]`, `history[N].code`, `history[N].content`)";
+      const v = hostValue?.(n);
+      if (v === undefined) return `- \`${n}\`: read-only value`;
+      const json = JSON.stringify(v) ?? "null";
+      const preview =
+        json.length > READ_ONLY_PREVIEW
+          ? `${json.slice(0, READ_ONLY_PREVIEW)}… (${json.length} chars)`
+          : json;
+      return `- \`${n}\`: read-only ${typeOfJson(v)} from the host: ${preview}`;
+    }),
   ].join("\n");
 }
 
@@ -215,12 +235,13 @@ export function renderSystemPrompt(
   host: string | undefined,
   ops: readonly RlmOperation[],
   readOnly: readonly string[] = ["history"],
+  hostValue?: (name: string) => unknown,
 ): string {
   return [
     host?.trim(),
     renderExecutionSection({ hasOperations: ops.length > 0 }),
     renderToolCatalog(ops),
-    renderReadOnlyVariables(readOnly),
+    renderReadOnlyVariables(readOnly, hostValue),
   ]
     .filter((s): s is string => typeof s === "string" && s !== "")
     .join("\n\n");
