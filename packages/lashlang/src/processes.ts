@@ -153,7 +153,7 @@ export class ProcessRuntime {
       return `expected a process handle (the value of \`start name(...)\`), got ${stringify(fromJson(handle))}`;
     const run = this.runs.get(handle.run);
     if (!run)
-      return `no process run ${handle.run} in this host (a run does not outlive the turn that started it)`;
+      return `no process run ${handle.run} here: a run ends with the cell that started it, so await its handle in that cell`;
     return run;
   }
 
