@@ -25,6 +25,7 @@ import type { CodeExecutor, ExecContext } from "../runtime.ts";
 import { TurnError } from "../runtime.ts";
 import type { ToolDefinition } from "../tool.ts";
 import { loadLashlang } from "./lashlang.ts";
+import { clockTimers, processActivity } from "./processes.ts";
 import { FrameState, type RlmSessionState } from "./state.ts";
 
 /** Tool call records kept per cell (reference §1.15). */
@@ -273,7 +274,7 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
             output: [],
             error: `the rlm executor runs ${LASHLANG} cells, not ${language}`,
           } satisfies ExecResult;
-        const { runCell } = yield* loadLashlang;
+        const { runCell, ProcessRuntime } = yield* loadLashlang;
         const session = access.session(ctx);
         const frame = session.frame(ctx.frameId);
         const runtime = yield* Effect.runtime<never>();
@@ -458,18 +459,39 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
           },
         };
 
+        // Processes: bodies run concurrently inside this cell, through `host` (one dispatch path);
+        // sleeps are durable timers; lifecycle events are turn activity (rlm/processes.ts).
+        const source = cleanCode(code);
+        const processes = new ProcessRuntime(host, {
+          timers: clockTimers(
+            runtime,
+            (label, value) => ctx.remember?.(label, value) ?? value,
+            ctx.cancelled,
+          ),
+          onEvent: (e) => void run(ctx.emit(processActivity(e))),
+          runOptions: {
+            ...(options.stepBudget !== undefined ? { stepBudget: options.stepBudget } : {}),
+            ...(options.memoryBudget !== undefined ? { memoryBudget: options.memoryBudget } : {}),
+          },
+        });
+
         const termination = access.termination(ctx);
         const result = yield* Effect.tryPromise({
-          try: () =>
-            runCell(frame.state, cleanCode(code), host, {
+          try: async () => {
+            const r = await runCell(frame.state, source, processes.forCell(source), {
               surface,
+              checkOptions: { abilities: { processes: true, sleep: true, processSignals: true } },
               projected: {
                 history: { get: () => session.history as unknown as Json, typeName: "list<HistoryItem>" },
               },
               cellId: `i${ctx.iteration}`,
               ...(options.stepBudget !== undefined ? { stepBudget: options.stepBudget } : {}),
               ...(options.memoryBudget !== undefined ? { memoryBudget: options.memoryBudget } : {}),
-            }),
+            });
+            // a cell ends when the processes it started have ended (their operations are journaled under it)
+            await processes.settle();
+            return r;
+          },
           catch: (e) =>
             new Error(`the Lashlang evaluator failed: ${e instanceof Error ? e.message : String(e)}`),
         });
