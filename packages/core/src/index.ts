@@ -84,6 +84,12 @@ export {
   withRlm,
 } from "./rlm/index.ts";
 export {
+  dueFirings,
+  nextFiring,
+  runTriggerProcess,
+  type TriggerRecord,
+} from "./rlm/triggers.ts";
+export {
   type AbandonedTurn,
   type CodeExecutor,
   type CompactionResult,

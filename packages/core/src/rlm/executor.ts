@@ -27,6 +27,7 @@ import type { ToolDefinition } from "../tool.ts";
 import { loadLashlang } from "./lashlang.ts";
 import { clockTimers, processActivity } from "./processes.ts";
 import { FrameState, type RlmSessionState } from "./state.ts";
+import { cronSchedule, TRIGGER_EVENT, type TriggerRecord } from "./triggers.ts";
 
 /** Tool call records kept per cell (reference §1.15). */
 export const MAX_CELL_TOOL_RECORDS = 128;
@@ -79,8 +80,69 @@ const BUILTINS: readonly RlmOperation[] = [
   },
 ];
 
+/** The `triggers` ability's operations (rlm/triggers.ts), with `rlmMode({ triggers: true })`. */
+const TRIGGER_OPS: readonly RlmOperation[] = [
+  {
+    name: "cron_schedule",
+    module: "cron",
+    operation: "Schedule",
+    description:
+      'A trigger source firing on a cron schedule (five fields, e.g. "*/15 * * * *"); a value, not awaited.',
+    inputSchema: {
+      type: "object",
+      properties: { cron: { type: "string" }, timezone: { type: "string" } },
+      required: ["cron"],
+      additionalProperties: false,
+    },
+    returns: "trigger source",
+  },
+  {
+    name: "triggers_register",
+    module: "triggers",
+    operation: "register",
+    description:
+      "Register a trigger: when `source` fires, run process `target` (declared in this cell) with `inputs` (every parameter mapped once; `trigger.event` is the firing). Stored with the session.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        source: { type: "object" },
+        target: { type: "string" },
+        inputs: { type: "object" },
+        name: { type: "string" },
+      },
+      required: ["source", "target"],
+      additionalProperties: false,
+    },
+    returns: "{id, name, target, source, enabled, next_fire}",
+  },
+  {
+    name: "triggers_list",
+    module: "triggers",
+    operation: "list",
+    description: "The session's trigger registrations.",
+    inputSchema: { type: "object", properties: {}, additionalProperties: false },
+    returns: "list of {id, name, target, source, enabled, next_fire}",
+  },
+  {
+    name: "triggers_delete",
+    module: "triggers",
+    operation: "delete",
+    description: "Delete a trigger registration by id (or name).",
+    inputSchema: {
+      type: "object",
+      properties: { id: { type: "string" } },
+      required: ["id"],
+      additionalProperties: false,
+    },
+    returns: "{deleted}",
+  },
+];
+
 /** The operations Lashlang can call in a turn with these tools (bound tools first, then built-ins). */
-export function rlmOperations(tools: ReadonlyMap<string, ToolDefinition>): RlmOperation[] {
+export function rlmOperations(
+  tools: ReadonlyMap<string, ToolDefinition>,
+  options: { readonly triggers?: boolean } = {},
+): RlmOperation[] {
   const out: RlmOperation[] = [];
   const paths = new Set<string>();
   for (const tool of tools.values()) {
@@ -99,6 +161,8 @@ export function rlmOperations(tools: ReadonlyMap<string, ToolDefinition>): RlmOp
     });
   }
   for (const b of BUILTINS) if (!paths.has(`${b.module}.${b.operation}`)) out.push(b);
+  if (options.triggers)
+    for (const b of TRIGGER_OPS) if (!paths.has(`${b.module}.${b.operation}`)) out.push(b);
   return out;
 }
 
@@ -129,6 +193,11 @@ export interface ExecutorOptions {
    * assignments are discarded.
    */
   readonly memoryBudget?: number;
+  /**
+   * The `triggers` ability: `cron.Schedule`, `triggers.register/list/delete` in the catalog, and
+   * the read-only `trigger` binding (`trigger.event`). Default off.
+   */
+  readonly triggers?: boolean;
 }
 
 function isRecord(u: unknown): u is { [k: string]: unknown } {
@@ -256,6 +325,7 @@ export interface RlmStateAccess {
 export function applyExecResult(state: RlmSessionState, frameId: string, result: ExecResult): void {
   const d = result.details;
   if (isRecord(d) && isRecord(d.frame)) state.frames.set(frameId, FrameState.restore(d.frame as never));
+  if (isRecord(d) && Array.isArray(d.triggers)) state.triggers.records = [...(d.triggers as TriggerRecord[])];
   const c = result.control;
   if (c?.type === "frameSwitch" && !state.frames.has(c.frameId))
     state.frames.set(c.frameId, FrameState.seeded(c.seed));
@@ -279,7 +349,9 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
         const frame = session.frame(ctx.frameId);
         const runtime = yield* Effect.runtime<never>();
         const runExit = Runtime.runPromiseExit(runtime);
-        const ops = rlmOperations(ctx.tools);
+        const source = cleanCode(code);
+        const triggers = options.triggers === true;
+        const ops = rlmOperations(ctx.tools, { triggers });
         const byPath = new Map(ops.map((o) => [`${o.module}.${o.operation}`, o]));
         const surface = hostSurface(ops);
         const records: ToolResultPart[] = [];
@@ -401,6 +473,13 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
           };
         };
 
+        const triggerOp = (name: string, args: Json): OperationResult => {
+          if (name === "cron_schedule") return cronSchedule(args);
+          if (name === "triggers_register") return session.triggers.register(args, source);
+          if (name === "triggers_list") return session.triggers.list();
+          return session.triggers.delete(args);
+        };
+
         const callBatch = async (calls: OperationCall[]): Promise<OperationResult[]> => {
           // After a cancel (or a fatal runtime error) the rest of the cell gets error results at once.
           if (fatal || (await run(Deferred.isDone(ctx.cancelled))))
@@ -421,6 +500,8 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
                 }),
               );
             else if (op.name === CONTINUE_AS && !ctx.tools.has(CONTINUE_AS)) results[index] = continueAs(c);
+            else if (triggers && TRIGGER_OPS.includes(op) && !ctx.tools.has(op.name))
+              results[index] = triggerOp(op.name, c.args);
             else pending.push({ index, call: { callId: c.id, name: op.name, args: c.args } });
           });
           if (pending.length > 0) {
@@ -461,7 +542,6 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
 
         // Processes: bodies run concurrently inside this cell, through `host` (one dispatch path);
         // sleeps are durable timers; lifecycle events are turn activity (rlm/processes.ts).
-        const source = cleanCode(code);
         const processes = new ProcessRuntime(host, {
           timers: clockTimers(
             runtime,
@@ -480,9 +560,11 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
           try: async () => {
             const r = await runCell(frame.state, source, processes.forCell(source), {
               surface,
-              checkOptions: { abilities: { processes: true, sleep: true, processSignals: true } },
+              checkOptions: { abilities: { processes: true, sleep: true, processSignals: true, triggers } },
               projected: {
                 history: { get: () => session.history as unknown as Json, typeName: "list<HistoryItem>" },
+                // `trigger.event` in `triggers.register({ inputs })`: a placeholder for the firing
+                ...(triggers ? { trigger: { get: () => ({ event: { [TRIGGER_EVENT]: true } }) } } : {}),
               },
               cellId: `i${ctx.iteration}`,
               ...(options.stepBudget !== undefined ? { stepBudget: options.stepBudget } : {}),
@@ -507,6 +589,7 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
         if (overflow > 0) output.push(`(${overflow} more operation records were not kept)`);
         const details: RlmExecDetails & { frame: unknown; steps: number } = {
           frame: frame.snapshot(),
+          ...(triggers ? { triggers: session.triggers.records } : {}),
           steps: result.steps,
           ...(records.length > 0 ? { toolCalls: records } : {}),
           ...(images.length > 0 ? { images } : {}),

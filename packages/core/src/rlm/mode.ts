@@ -96,7 +96,7 @@ export function rlmMode(options: RlmOptions = {}): RlmMode {
   const projector = (ctx: ProjectorContext): ContextProjector => {
     const s = stateOf(ctx.session.id, ctx.session.frameId);
     return rlmProjector({
-      operations: () => rlmOperations(ctx.tools()),
+      operations: () => rlmOperations(ctx.tools(), { triggers: options.triggers === true }),
       onHistory: (items) => {
         s.history = items;
       },
@@ -114,6 +114,7 @@ export function rlmMode(options: RlmOptions = {}): RlmMode {
         if (isRlmSnapshot(stored)) {
           s.options = stored.options ?? {};
           for (const [id, f] of Object.entries(stored.frames)) s.frames.set(id, FrameState.restore(f));
+          if (stored.triggers) s.triggers.records = [...stored.triggers];
         }
         sessions.set(ctx.session.id, s);
       }),
