@@ -88,6 +88,8 @@ export {
   nextFiring,
   runTriggerProcess,
   type TriggerRecord,
+  type TriggerSchedulerOptions,
+  triggerScheduler,
 } from "./rlm/triggers.ts";
 export {
   type AbandonedTurn,

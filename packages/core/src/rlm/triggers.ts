@@ -13,6 +13,7 @@
 import type { Json, LashlangHost, OperationResult } from "@lash/lashlang";
 import { sha256Hex } from "@lash/sansio";
 import { Cron } from "croner";
+import { Clock, Duration, Effect } from "effect";
 import { lashlang } from "./lashlang.ts";
 
 export const TRIGGER_EVENT = "__trigger_event__";
@@ -193,4 +194,43 @@ export async function runTriggerProcess(
   if (out.outcome === "error") return fail(out.error?.message ?? "the trigger's run failed");
   const wrapper = out.value as { ok?: boolean; value?: Json; error?: string } | undefined;
   return wrapper?.ok ? { ok: true, value: wrapper.value ?? null } : fail(wrapper?.error ?? "failed");
+}
+
+export interface TriggerSchedulerOptions {
+  /** The registrations to fire (read again before each wait, so new ones are picked up). */
+  readonly records: () => readonly TriggerRecord[];
+  /** The host a firing's process runs against (its module operations); see `runTriggerProcess`. */
+  readonly host: (record: TriggerRecord) => LashlangHost;
+  /** Told of every firing and its result. */
+  readonly onFired?: (record: TriggerRecord, at: number, result: OperationResult) => void;
+  /** Ask again for registrations at least this often (ms; default 60 000): a new one may fire sooner. */
+  readonly pollMs?: number;
+}
+
+/**
+ * An in-process scheduler on Effect's `Clock`: waits for the next firing of any enabled
+ * registration, runs it (`runTriggerProcess`), and goes on; fork it in a scope and interrupt it to
+ * stop. Firings are not journaled: a firing missed while no scheduler ran is not made up.
+ */
+export function triggerScheduler(options: TriggerSchedulerOptions): Effect.Effect<never> {
+  const poll = options.pollMs ?? 60_000;
+  return Effect.gen(function* () {
+    let last = yield* Clock.currentTimeMillis;
+    for (;;) {
+      const now = yield* Clock.currentTimeMillis;
+      const due = dueFirings(options.records(), last, now);
+      for (const { record, at } of due) {
+        const result = yield* Effect.promise(() => runTriggerProcess(record, at, options.host(record)));
+        options.onFired?.(record, at, result);
+      }
+      last = now;
+      let next = now + poll;
+      for (const r of options.records())
+        if (r.enabled) {
+          const t = nextFiring(r, now);
+          if (t !== undefined && t < next) next = t;
+        }
+      yield* Effect.sleep(Duration.millis(Math.max(1, next - now)));
+    }
+  });
 }

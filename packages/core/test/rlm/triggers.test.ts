@@ -1,10 +1,19 @@
 // The `triggers` ability in a real RLM turn: `cron.Schedule` sources, `triggers.register` stored in
 // the session record (its RLM state) with the declaring cell content-addressed, registration errors
 // the model can act on, and a firing that runs the target process with `trigger.event`.
+
+import { it as eff } from "@effect/vitest";
 import type { LlmEvent } from "@lash/sansio";
-import { Effect } from "effect";
+import { Deferred, Effect, TestClock } from "effect";
 import { describe, expect, it } from "vitest";
-import { dueFirings, rlmMode, runTriggerProcess, type TriggerRecord, withRlm } from "../../src/index.ts";
+import {
+  dueFirings,
+  rlmMode,
+  runTriggerProcess,
+  type TriggerRecord,
+  triggerScheduler,
+  withRlm,
+} from "../../src/index.ts";
 import { say, scriptedProvider, withRuntime } from "../support.ts";
 
 const cell = (code: string): LlmEvent[] => say(`<lashlang>\n${code}\n</lashlang>`);
@@ -83,4 +92,42 @@ describe("rlm triggers", () => {
     );
     expect(seen.join("\n")).toContain("unknown module `cron`");
   });
+});
+
+describe("the in-process trigger scheduler (TestClock)", () => {
+  eff.effect("fires each registration at its cron times, once per firing", () =>
+    Effect.gen(function* () {
+      const module = `process tick(event: any) { finish event.scheduled_at }`;
+      const record: TriggerRecord = {
+        id: "trg_1",
+        name: "tick",
+        source: { __trigger_source__: "cron", cron: "*/10 * * * *" },
+        target: "tick",
+        inputs: { event: { __trigger_event__: true } },
+        module_ref: "sha256:x",
+        module,
+        enabled: true,
+      };
+      const fired: unknown[] = [];
+      const done = yield* Deferred.make<void>();
+      yield* TestClock.setTime(Date.UTC(2030, 0, 1, 0, 1));
+      yield* Effect.forkScoped(
+        triggerScheduler({
+          records: () => [record],
+          host: () => ({ call: async () => ({ ok: false, error: "no tools" }) }),
+          onFired: (_r, _at, result) => {
+            fired.push(result);
+            if (fired.length === 2) Effect.runSync(Deferred.succeed(done, undefined));
+          },
+        }),
+      );
+      yield* TestClock.adjust("9 minutes");
+      yield* TestClock.adjust("10 minutes");
+      yield* Deferred.await(done);
+      expect(fired).toEqual([
+        { ok: true, value: "2030-01-01T00:10:00.000Z" },
+        { ok: true, value: "2030-01-01T00:20:00.000Z" },
+      ]);
+    }).pipe(Effect.scoped),
+  );
 });
