@@ -296,10 +296,15 @@ export class ProcessRuntime {
         emit({ kind, run: run.id, process: decl.name, value: toJson(value) });
         return 0;
       },
-    }).then((r): OperationResult => {
-      if (r.outcome === "error") return failed(r.error?.message ?? "the process failed");
-      return { ok: true, value: r.outcome === "finished" ? (r.value ?? null) : null };
-    });
+    }).then(
+      (r): OperationResult => {
+        if (r.outcome === "error") return failed(r.error?.message ?? "the process failed");
+        return { ok: true, value: r.outcome === "finished" ? (r.value ?? null) : null };
+      },
+      // a host that throws (not a language error) fails the run, never leaves it open
+      (e: unknown): OperationResult =>
+        failed(`the process crashed: ${e instanceof Error ? e.message : String(e)}`),
+    );
     run.result = Promise.race([body$, cancelled]).then((r) => {
       run.done = true;
       if (run.abort.signal.aborted) emit({ kind: "cancelled", run: run.id, process: decl.name });
