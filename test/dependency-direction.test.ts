@@ -83,6 +83,8 @@ const external: Record<string, readonly string[]> = {
     "better-sqlite3",
     "@effect/experimental",
     "@cfworker/json-schema",
+    // RLM trigger schedules (rlm/triggers.ts), the same cron parser as the daemon's scheduler
+    "croner",
   ],
   "packages/providers": [
     "effect",

@@ -84,6 +84,14 @@ export {
   withRlm,
 } from "./rlm/index.ts";
 export {
+  dueFirings,
+  nextFiring,
+  runTriggerProcess,
+  type TriggerRecord,
+  type TriggerSchedulerOptions,
+  triggerScheduler,
+} from "./rlm/triggers.ts";
+export {
   type AbandonedTurn,
   type CodeExecutor,
   type CompactionResult,

@@ -117,6 +117,12 @@ export interface ExecContext extends HookContext {
     request: Omit<LlmRequest, "model"> & { readonly model?: string },
     label: string,
   ) => Effect.Effect<LlmResult, TurnError>;
+  /**
+   * A value recorded in the journal under the cell's key + `label`: computed the first time, read
+   * back when the turn is resumed after a crash (Lashlang `sleep` wake-up times). Optional: a
+   * host without it gets values that are not durable.
+   */
+  readonly remember?: (label: string, value: Effect.Effect<number>) => Effect.Effect<number, TurnError>;
   /** The tools visible to this turn. */
   readonly tools: ReadonlyMap<string, ToolDefinition>;
   readonly emit: (body: TurnActivityBody) => Effect.Effect<void>;

@@ -30,6 +30,11 @@ run options:
   --globals FILE.json       initial globals: {"name": JSON value, …}
   --host FILE.json          a fixture host: {"ops": {"mod.op": OP}, "processes": …, "projected": …}
                             (the conformance corpus's vocabulary; enables processes/sleep/signals in the checker)
+
+Processes: \`process\` declarations run as concurrent background bodies (\`start\`, \`await\`, \`cancel\`,
+\`yield\`, \`sleep for|until\`, \`wait_signal\` / \`signal_run\`), unless the --host fixture answers
+\`start\` itself ("processes": {"style": "direct"|"handle_record", …}). Timers are wall-clock (not
+durable here); a cell ends when the processes it started have ended, so await handles in that cell.
   --check strict|fallback|off|parse-only
                             strict (default): a check error is the result; fallback: run unchecked when the
                             check fails and the cell has no \`start\`; off: never check; parse-only: never run
@@ -182,6 +187,7 @@ function cellJson(r: CellRun, withHost: boolean): Record<string, unknown> {
     out.calls = r.calls;
     out.max_concurrent = r.maxConcurrent;
   }
+  if (r.yields && r.yields.length > 0) out.yields = r.yields;
   return out;
 }
 
@@ -248,6 +254,8 @@ async function runCommand(argv: readonly string[], io: CliIO): Promise<number> {
       globals,
       host,
       snapshotBetweenCells: args.snapshotBetweenCells,
+      // processes run in the CLI unless the fixture host answers `start` itself
+      processes: host?.processes === undefined || host.processes.style === "run",
       ...(args.stepBudget !== undefined ? { stepBudget: args.stepBudget } : {}),
       ...(args.memoryBudget !== undefined ? { memoryBudget: args.memoryBudget } : {}),
     },

@@ -13,6 +13,7 @@ import type { Expr, Program, Stmt } from "./ast.ts";
 import { check, type HostSurface } from "./checker.ts";
 import { makeDiagnostic } from "./diagnostics.ts";
 import { type FixtureHost, type HostLog, makeFixtureHost } from "./fixture-host.ts";
+import { ProcessRuntime } from "./processes.ts";
 import { type CellResult, LashlangState, type ProjectedBinding, parseCell, runProgram } from "./runner.ts";
 import type { Json } from "./values.ts";
 
@@ -38,6 +39,8 @@ export interface CellRun {
   calls: { op: string; payload: Json }[];
   /** Peak number of `sleep_echo` fixture calls in flight. */
   maxConcurrent: number;
+  /** `yield` values of the processes the cell started, in the order they were made (when processes run). */
+  yields?: Json[];
   steps: number;
   allocated: number;
 }
@@ -55,6 +58,11 @@ export interface RunCellsOptions {
   surfaceFromHost?: boolean;
   stepBudget?: number;
   memoryBudget?: number;
+  /**
+   * Run declared process bodies (a `ProcessRuntime` over the fixture host) and link with the
+   * processes, sleep and signals abilities on. Default: when the fixture's `processes.style` is `run`.
+   */
+  processes?: boolean;
 }
 
 /** The fixture's operations as a checker surface (every operation typed `any`). */
@@ -148,11 +156,13 @@ export async function runCells(
   const projected: { [k: string]: ProjectedBinding } = {};
   for (const [k, v] of Object.entries(fx?.projected ?? {})) projected[k] = { get: () => v };
   const surface = surfaceOf(fx);
+  const runBodies = options.processes ?? fx?.processes?.style === "run";
   const runs: CellRun[] = [];
   for (let i = 0; i < sources.length; i++) {
     if (i > 0 && options.snapshotBetweenCells) state = LashlangState.restore(state.snapshot());
     const source = sources[i]!;
     const log: HostLog = { calls: [], inFlight: 0, maxConcurrent: 0 };
+    const yields: Json[] = [];
     const parsed = parseCell(source);
     let r: Parameters<typeof toRun>[0];
     if (!parsed.ok) r = { parseError: parsed.error };
@@ -168,7 +178,7 @@ export async function runCells(
         const errs = check(parsed.program, {
           ...(fx || options.surfaceFromHost ? { surface } : {}),
           // the corpus's test hosts link with every ability on; a plain run keeps them off
-          ...(fx
+          ...(fx || runBodies
             ? { abilities: { processes: true, sleep: true, processSignals: true, triggers: true } }
             : {}),
           projected: Object.keys(projected),
@@ -186,10 +196,22 @@ export async function runCells(
             error: makeDiagnostic("check", source, first.message, first.start, first.end, first.hint),
           };
       }
-      r =
-        checkError ?? (await runProgram(state, source, parsed.program, makeFixtureHost(fx, log), runOptions));
+      let host = makeFixtureHost(fx, log);
+      let processes: ProcessRuntime | undefined;
+      if (runBodies) {
+        processes = new ProcessRuntime(host, {
+          runOptions,
+          onEvent: (e) => {
+            if (e.kind === "yield") yields.push(e.value ?? null);
+          },
+        });
+        host = processes.forCell(source);
+      }
+      r = checkError ?? (await runProgram(state, source, parsed.program, host, runOptions));
+      await processes?.settle();
     }
     const run = toRun(r, state, log);
+    if (runBodies) run.yields = yields.splice(0);
     runs.push(run);
     onCell?.(run, i);
   }
@@ -218,6 +240,8 @@ export interface CorpusExpect {
   prints?: Json[];
   globals?: { [k: string]: Json };
   max_concurrent?: number;
+  /** The `yield` values of the cell's processes, in order (lash's own process cases). */
+  yields?: Json[];
   calls?: { op: string; index: number; checks: CorpusCheck[] }[];
 }
 
@@ -388,6 +412,8 @@ export function judgeCase(c: CorpusCase, runs: readonly CellRun[]): string[] {
       p(`expected prints ${show(ex.prints)}, got ${show(r.prints)}`);
     for (const [k, v] of Object.entries(ex.globals ?? {}))
       if (!jsonEquals(r.globals[k], v)) p(`expected global \`${k}\` = ${show(v)}, got ${show(r.globals[k])}`);
+    if (ex.yields && !jsonEquals(r.yields ?? [], ex.yields))
+      p(`expected process yields ${show(ex.yields)}, got ${show(r.yields ?? [])}`);
     if (ex.max_concurrent !== undefined && r.maxConcurrent !== ex.max_concurrent)
       p(`expected at most ${ex.max_concurrent} concurrent fixture calls, saw ${r.maxConcurrent}`);
     for (const call of ex.calls ?? []) {

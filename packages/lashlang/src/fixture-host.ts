@@ -17,7 +17,13 @@ export type FixtureOp =
 
 export interface FixtureHost {
   ops?: { [path: string]: FixtureOp };
-  processes?: { style: "direct" | "handle_record"; ops: { [name: string]: FixtureOp } };
+  /**
+   * `direct` / `handle_record`: the host answers `start p(...)` from `ops[p]` (the Rust test hosts).
+   * `run` (lash's own cases): the host runs the declared process bodies (processes.ts).
+   */
+  processes?:
+    | { style: "direct" | "handle_record"; ops: { [name: string]: FixtureOp } }
+    | { style: "run"; ops?: undefined };
   projected?: { [name: string]: Json };
 }
 
@@ -66,7 +72,7 @@ export function makeFixtureHost(fx: FixtureHost | null, log: HostLog): LashlangH
     }
     return {};
   };
-  const style = fx?.processes?.style ?? "direct";
+  const style = fx?.processes?.style === "handle_record" ? "handle_record" : "direct";
   return {
     call: async (call) => {
       const name = `${call.module}.${call.operation}`;
@@ -77,7 +83,7 @@ export function makeFixtureHost(fx: FixtureHost | null, log: HostLog): LashlangH
       return runOp(op, payload);
     },
     startProcess: async (req) => {
-      const op = fx?.processes?.ops[req.process];
+      const op = fx?.processes?.ops?.[req.process];
       if (!op) return { ok: false, error: `unknown tool: ${req.process}` };
       const r = await runOp(op, req.args);
       if (!r.ok) return r;

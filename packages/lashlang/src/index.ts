@@ -26,6 +26,16 @@ export {
 export { NESTING_LIMIT, ParseError, parse } from "./parser.ts";
 export { printExpr, printProgram } from "./printer.ts";
 export {
+  durationMs,
+  HANDLE_KEY,
+  type ProcessEvent,
+  type ProcessOptions,
+  ProcessRuntime,
+  type ProcessTimers,
+  untilMs,
+  wallTimers,
+} from "./processes.ts";
+export {
   type CellResult,
   checkCell,
   type LashlangHost,

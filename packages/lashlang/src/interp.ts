@@ -104,6 +104,11 @@ export interface Ctx {
   typeDepth: number;
   /** Current value of a global (for `Type` references to variables holding Type values). */
   lookup: (name: string) => Value | undefined;
+  /**
+   * `yield` / `wake` / `fail` inside a process body (set only when running one): returns the
+   * statement's completion code (`fail` throws).
+   */
+  processEvent?: (kind: "fail" | "yield" | "wake", value: Value) => number;
 }
 
 const CODE_NORMAL = 0;
@@ -1162,8 +1167,19 @@ export class Compiler {
       }
       case "fail":
       case "yield":
-      case "wake":
-        return () => at(typeError(`\`${s.k}\` can only run inside a process`), s);
+      case "wake": {
+        // Inside a process body the host gives `c.processEvent` (processes.ts); elsewhere an error.
+        const k = s.k;
+        const f = this.expr(s.expr);
+        return (c) => {
+          if (!c.processEvent) return at(typeError(`\`${k}\` can only run inside a process`), s);
+          try {
+            return c.processEvent(k, f(c));
+          } catch (err) {
+            return at(err, s);
+          }
+        };
+      }
       case "cancel":
         return () => {
           throw new Error("internal: cancel compiled as pure");
@@ -1698,6 +1714,17 @@ export class Compiler {
           c.slots[slot] = saved;
         }
         return CODE_NORMAL;
+      }
+      case "fail":
+      case "yield":
+      case "wake": {
+        if (!c.processEvent) return at(typeError(`\`${s.k}\` can only run inside a process`), s);
+        const v = yield* this.genExpr(s.expr, c);
+        try {
+          return c.processEvent(s.k, v);
+        } catch (err) {
+          return at(err, s);
+        }
       }
       default:
         return this.stmt(s)(c);

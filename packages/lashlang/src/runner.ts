@@ -85,6 +85,8 @@ export interface RunOptions {
   resolveProjection?: (marker: ProjectedMarker) => Json | undefined;
   /** Scope used in call ids (`lashlang:<cellId>:...`). Default "cell". */
   cellId?: string;
+  /** Runs the statements as a process body: `yield` / `wake` / `fail` call this (processes.ts). */
+  processEvent?: Ctx["processEvent"];
 }
 
 export interface CellResult {
@@ -387,6 +389,7 @@ async function runCompiled(
     },
     typeDecls,
     typeDepth: 0,
+    ...(options.processEvent ? { processEvent: options.processEvent } : {}),
     lookup: (name) => {
       if (name in projected) return c.projected(name);
       const s = compiler.slotOf.get(name);

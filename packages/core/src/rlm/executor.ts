@@ -25,7 +25,9 @@ import type { CodeExecutor, ExecContext } from "../runtime.ts";
 import { TurnError } from "../runtime.ts";
 import type { ToolDefinition } from "../tool.ts";
 import { loadLashlang } from "./lashlang.ts";
+import { clockTimers, processActivity } from "./processes.ts";
 import { FrameState, type RlmSessionState } from "./state.ts";
+import { cronSchedule, TRIGGER_EVENT, type TriggerRecord } from "./triggers.ts";
 
 /** Tool call records kept per cell (reference §1.15). */
 export const MAX_CELL_TOOL_RECORDS = 128;
@@ -78,8 +80,69 @@ const BUILTINS: readonly RlmOperation[] = [
   },
 ];
 
+/** The `triggers` ability's operations (rlm/triggers.ts), with `rlmMode({ triggers: true })`. */
+const TRIGGER_OPS: readonly RlmOperation[] = [
+  {
+    name: "cron_schedule",
+    module: "cron",
+    operation: "Schedule",
+    description:
+      'A trigger source firing on a cron schedule (five fields, e.g. "*/15 * * * *"); a value, not awaited.',
+    inputSchema: {
+      type: "object",
+      properties: { cron: { type: "string" }, timezone: { type: "string" } },
+      required: ["cron"],
+      additionalProperties: false,
+    },
+    returns: "trigger source",
+  },
+  {
+    name: "triggers_register",
+    module: "triggers",
+    operation: "register",
+    description:
+      "Register a trigger: when `source` fires, run process `target` (declared in this cell) with `inputs` (every parameter mapped once; `trigger.event` is the firing). Stored with the session.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        source: { type: "object" },
+        target: { type: "string" },
+        inputs: { type: "object" },
+        name: { type: "string" },
+      },
+      required: ["source", "target"],
+      additionalProperties: false,
+    },
+    returns: "{id, name, target, source, enabled, next_fire}",
+  },
+  {
+    name: "triggers_list",
+    module: "triggers",
+    operation: "list",
+    description: "The session's trigger registrations.",
+    inputSchema: { type: "object", properties: {}, additionalProperties: false },
+    returns: "list of {id, name, target, source, enabled, next_fire}",
+  },
+  {
+    name: "triggers_delete",
+    module: "triggers",
+    operation: "delete",
+    description: "Delete a trigger registration by id (or name).",
+    inputSchema: {
+      type: "object",
+      properties: { id: { type: "string" } },
+      required: ["id"],
+      additionalProperties: false,
+    },
+    returns: "{deleted}",
+  },
+];
+
 /** The operations Lashlang can call in a turn with these tools (bound tools first, then built-ins). */
-export function rlmOperations(tools: ReadonlyMap<string, ToolDefinition>): RlmOperation[] {
+export function rlmOperations(
+  tools: ReadonlyMap<string, ToolDefinition>,
+  options: { readonly triggers?: boolean } = {},
+): RlmOperation[] {
   const out: RlmOperation[] = [];
   const paths = new Set<string>();
   for (const tool of tools.values()) {
@@ -98,6 +161,8 @@ export function rlmOperations(tools: ReadonlyMap<string, ToolDefinition>): RlmOp
     });
   }
   for (const b of BUILTINS) if (!paths.has(`${b.module}.${b.operation}`)) out.push(b);
+  if (options.triggers)
+    for (const b of TRIGGER_OPS) if (!paths.has(`${b.module}.${b.operation}`)) out.push(b);
   return out;
 }
 
@@ -134,6 +199,11 @@ export interface ExecutorOptions {
    * assignments are discarded.
    */
   readonly memoryBudget?: number;
+  /**
+   * The `triggers` ability: `cron.Schedule`, `triggers.register/list/delete` in the catalog, and
+   * the read-only `trigger` binding (`trigger.event`). Default off.
+   */
+  readonly triggers?: boolean;
 }
 
 function isRecord(u: unknown): u is { [k: string]: unknown } {
@@ -261,6 +331,7 @@ export interface RlmStateAccess {
 export function applyExecResult(state: RlmSessionState, frameId: string, result: ExecResult): void {
   const d = result.details;
   if (isRecord(d) && isRecord(d.frame)) state.frames.set(frameId, FrameState.restore(d.frame as never));
+  if (isRecord(d) && Array.isArray(d.triggers)) state.triggers.records = [...(d.triggers as TriggerRecord[])];
   const c = result.control;
   if (c?.type === "frameSwitch" && !state.frames.has(c.frameId))
     state.frames.set(c.frameId, FrameState.seeded(c.seed));
@@ -301,12 +372,14 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
             output: [],
             error: `the rlm executor runs ${LASHLANG} cells, not ${language}`,
           } satisfies ExecResult;
-        const { runCell } = yield* loadLashlang;
+        const { runCell, ProcessRuntime } = yield* loadLashlang;
         const session = access.session(ctx);
         const frame = session.frame(ctx.frameId);
         const runtime = yield* Effect.runtime<never>();
         const runExit = Runtime.runPromiseExit(runtime);
-        const ops = rlmOperations(ctx.tools);
+        const source = cleanCode(code);
+        const triggers = options.triggers === true;
+        const ops = rlmOperations(ctx.tools, { triggers });
         const byPath = new Map(ops.map((o) => [`${o.module}.${o.operation}`, o]));
         const surface = hostSurface(ops);
         const records: ToolResultPart[] = [];
@@ -456,6 +529,13 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
           return result;
         };
 
+        const triggerOp = (name: string, args: Json): OperationResult => {
+          if (name === "cron_schedule") return cronSchedule(args);
+          if (name === "triggers_register") return session.triggers.register(args, source);
+          if (name === "triggers_list") return session.triggers.list();
+          return session.triggers.delete(args);
+        };
+
         const callBatch = async (calls: OperationCall[]): Promise<OperationResult[]> => {
           // After a cancel (or a fatal runtime error) the rest of the cell gets error results at once.
           if (fatal || (await run(Deferred.isDone(ctx.cancelled))))
@@ -476,6 +556,8 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
                 }),
               );
             else if (op.name === CONTINUE_AS && !ctx.tools.has(CONTINUE_AS)) results[index] = continueAs(c);
+            else if (triggers && TRIGGER_OPS.includes(op) && !ctx.tools.has(op.name))
+              results[index] = triggerOp(op.name, c.args);
             else pending.push({ index, call: { callId: c.id, name: op.name, args: c.args } });
           });
           if (pending.length > 0) {
@@ -514,19 +596,41 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
           },
         };
 
+        // Processes: bodies run concurrently inside this cell, through `host` (one dispatch path);
+        // sleeps are durable timers; lifecycle events are turn activity (rlm/processes.ts).
+        const processes = new ProcessRuntime(host, {
+          timers: clockTimers(
+            runtime,
+            (label, value) => ctx.remember?.(label, value) ?? value,
+            ctx.cancelled,
+          ),
+          onEvent: (e) => void run(ctx.emit(processActivity(e))),
+          runOptions: {
+            ...(options.stepBudget !== undefined ? { stepBudget: options.stepBudget } : {}),
+            ...(options.memoryBudget !== undefined ? { memoryBudget: options.memoryBudget } : {}),
+          },
+        });
+
         const termination = access.termination(ctx);
         const result = yield* Effect.tryPromise({
-          try: () =>
-            runCell(frame.state, cleanCode(code), host, {
+          try: async () => {
+            const r = await runCell(frame.state, source, processes.forCell(source), {
               surface,
+              checkOptions: { abilities: { processes: true, sleep: true, processSignals: true, triggers } },
               projected: {
                 ...projectedBindings,
                 history: { get: () => session.history as unknown as Json, typeName: "list<HistoryItem>" },
+                // `trigger.event` in `triggers.register({ inputs })`: a placeholder for the firing
+                ...(triggers ? { trigger: { get: () => ({ event: { [TRIGGER_EVENT]: true } }) } } : {}),
               },
               cellId: `i${ctx.iteration}`,
               ...(options.stepBudget !== undefined ? { stepBudget: options.stepBudget } : {}),
               ...(options.memoryBudget !== undefined ? { memoryBudget: options.memoryBudget } : {}),
-            }),
+            });
+            // a cell ends when the processes it started have ended (their operations are journaled under it)
+            await processes.settle();
+            return r;
+          },
           catch: (e) =>
             new Error(`the Lashlang evaluator failed: ${e instanceof Error ? e.message : String(e)}`),
         });
@@ -542,6 +646,7 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
         if (overflow > 0) output.push(`(${overflow} more operation records were not kept)`);
         const details: RlmExecDetails & { frame: unknown; steps: number } = {
           frame: frame.snapshot(),
+          ...(triggers ? { triggers: session.triggers.records } : {}),
           steps: result.steps,
           ...(records.length > 0 ? { toolCalls: records } : {}),
           ...(images.length > 0 ? { images } : {}),

@@ -98,7 +98,7 @@ export function rlmMode(options: RlmOptions = {}): RlmMode {
   const projector = (ctx: ProjectorContext): ContextProjector => {
     const s = stateOf(ctx.session.id, ctx.session.frameId);
     return rlmProjector({
-      operations: () => rlmOperations(ctx.tools()),
+      operations: () => rlmOperations(ctx.tools(), { triggers: options.triggers === true }),
       readOnly: () => readOnlyNames,
       describeReadOnly: (name) => (name in bindings ? bindings[name] : undefined),
       onHistory: (items) => {
@@ -118,6 +118,7 @@ export function rlmMode(options: RlmOptions = {}): RlmMode {
         if (isRlmSnapshot(stored)) {
           s.options = stored.options ?? {};
           for (const [id, f] of Object.entries(stored.frames)) s.frames.set(id, FrameState.restore(f));
+          if (stored.triggers) s.triggers.records = [...stored.triggers];
         }
         sessions.set(ctx.session.id, s);
       }),

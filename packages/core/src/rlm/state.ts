@@ -3,6 +3,7 @@
  * values refer to), the session's RLM options, and the `history` items of the latest projection.
  * Snapshotted into the session record at every commit (plugin `rlm`), restored at every turn start.
  */
+
 import type { Json, LashlangState } from "@lash/lashlang";
 import type {
   AttachmentPart,
@@ -12,6 +13,7 @@ import type {
   RlmTermination,
 } from "@lash/sansio";
 import { lashlang } from "./lashlang.ts";
+import { type TriggerRecord, TriggerRegistry } from "./triggers.ts";
 
 /** Options of one RLM session (fixed at creation; stored in the session record). */
 export interface RlmSessionOptions {
@@ -26,6 +28,8 @@ export interface RlmSnapshot {
   readonly version: 1;
   readonly options?: RlmSessionOptions;
   readonly frames: { readonly [frameId: string]: FrameSnapshot };
+  /** Trigger registrations (`triggers.register`, rlm/triggers.ts). */
+  readonly triggers?: readonly TriggerRecord[];
 }
 
 export interface FrameSnapshot {
@@ -82,6 +86,7 @@ export class RlmSessionState {
   readonly frames = new Map<string, FrameState>();
   /** The `history` items of the latest projected request (what `history[N]` in the prompt refers to). */
   history: readonly RlmHistoryItem[] = [];
+  readonly triggers = new TriggerRegistry();
 
   constructor(frameId: string, options: RlmSessionOptions) {
     this.frameId = frameId;
@@ -100,7 +105,12 @@ export class RlmSessionState {
   snapshot(): RlmSnapshot {
     const frames: { [id: string]: FrameSnapshot } = {};
     for (const [id, f] of this.frames) frames[id] = f.snapshot();
-    return { version: 1, ...(Object.keys(this.options).length > 0 ? { options: this.options } : {}), frames };
+    return {
+      version: 1,
+      ...(Object.keys(this.options).length > 0 ? { options: this.options } : {}),
+      frames,
+      ...(this.triggers.records.length > 0 ? { triggers: this.triggers.records } : {}),
+    };
   }
 }
 

@@ -79,6 +79,11 @@ export const runCell = step("lash.turn.runCell")(function* (scope: TurnScope, ef
     dispatch: (calls, label) =>
       Effect.map(dispatchTools(scope, calls, `${key}:${label}`, { calls }), (r) => r.value.results),
     complete: complete(scope, key),
+    remember: (label, value) =>
+      scope.rt.journal.once(scope.ids, `${key}:${label}`, { label }, value).pipe(
+        Effect.map((r) => r.value),
+        Effect.mapError((e) => (e instanceof TurnError ? e : scope.failTurn(e))),
+      ),
   };
   const run = executor
     ? executor.execute(execCtx, effect.language, effect.code).pipe(
