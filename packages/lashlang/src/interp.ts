@@ -516,6 +516,15 @@ export class Compiler {
         const vals = e.entries.map((x) => this.expr(x.value));
         const n = keys.length;
         const bytes = RECORD_BYTES + ENTRY_BYTES * n;
+        if (n > 0 && new Set(keys).size === n) {
+          // distinct keys: the record is built in shape form (this literal's key list + values)
+          return (c) => {
+            const out = new Array<Value>(n);
+            for (let i = 0; i < n; i++) out[i] = share(vals[i]!(c));
+            if (over(bytes)) at(exceeded(), e);
+            return Rec.shaped(keys, out);
+          };
+        }
         return (c) => {
           const m = new Map<string, Value>();
           for (let i = 0; i < n; i++) m.set(keys[i]!, share(vals[i]!(c)));
@@ -528,9 +537,20 @@ export class Compiler {
       case "field": {
         const obj = this.expr(e.obj);
         const name = e.name;
+        let ck: readonly string[] | null = null;
+        let ci = -1;
         return (c) => {
           const v = obj(c);
           if (v instanceof Rec) {
+            const ks = v.keys;
+            if (ks !== null) {
+              // an inline cache of the field's position in the last key list seen here
+              if (ks !== ck) {
+                ck = ks;
+                ci = ks.indexOf(name);
+              }
+              return ci < 0 ? null : v.vals![ci]!;
+            }
             const r = v.map.get(name);
             return r === undefined ? null : r;
           }
@@ -553,7 +573,7 @@ export class Compiler {
               if (r !== undefined) return r;
             }
           } else if (v instanceof Rec && typeof i === "string") {
-            const r = v.map.get(i);
+            const r = v.get(i);
             return r === undefined ? null : r;
           }
           try {
