@@ -349,6 +349,9 @@ function findIn(args: Value[]): Value {
   return cpIndexOf(s, at);
 }
 
+/** The keys of a `grep_text` hit, in order (shared by every hit record). */
+const HIT_KEYS: readonly string[] = ["line", "text", "match", "start", "end"];
+
 function grepText(args: Value[]): List {
   const s = text("grep_text", args[0]!);
   const needle = text("grep_text", args[1]!);
@@ -358,6 +361,8 @@ function grepText(args: Value[]): List {
   let pos = 0;
   const n = s.length;
   const nlen = cpLength(needle);
+  // code-point columns differ from UTF-16 ones only when the text has surrogate pairs
+  const wide = hasSurrogates(s);
   while (pos <= n) {
     let nl = s.indexOf("\n", pos);
     if (nl < 0) nl = n;
@@ -367,16 +372,10 @@ function grepText(args: Value[]): List {
     if (line.endsWith("\r")) line = line.slice(0, -1);
     const at = line.indexOf(needle);
     if (at >= 0) {
-      const st = cpIndexOf(line, at);
-      const m = new Map<string, Value>();
-      m.set("line", lineNo);
-      m.set("text", line);
-      m.set("match", needle);
-      m.set("start", st);
-      m.set("end", st + nlen);
+      const st = wide ? cpIndexOf(line, at) : at;
       // the hit record (5 entries) and its line
       charge(SLOT_BYTES + RECORD_BYTES + 5 * ENTRY_BYTES + STRING_BYTES);
-      out.push(new Rec(m));
+      out.push(Rec.shaped(HIT_KEYS, [lineNo, line, needle, st, st + nlen]));
     }
     pos = nl + 1;
   }
