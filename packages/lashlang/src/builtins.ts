@@ -85,6 +85,9 @@ function lenOf(name: string, v: Value): number {
   if (v === null) return 0;
   if (v instanceof List || v instanceof Tuple) return v.items.length;
   if (v instanceof Rec) return v.map.size;
+  // the reference's wording (one message for every other value, images included)
+  if (name === "len")
+    throw typeError("`len` requires a string, tuple, list, record, or null; use `.size` for images");
   if (v instanceof Image) throw typeError(`\`${name}\` is not defined for images; use \`.size\` for images`);
   throw typeError(`\`${name}\` expects a string, list, tuple or record, got ${typeName(v)}`);
 }

@@ -535,11 +535,14 @@ class Checker {
     const cl = cat(l);
     const cr = cat(r);
     const bothKnown = this.gradual && cl !== "unknown" && cr !== "unknown";
+    // The reference types a tuple as a list: `(1, 2) == [1, 2]` links (and is false at run time),
+    // `(1,) + [2]` links (and fails at run time: "can't concatenate list and tuple").
+    const seq = (c: string) => (c === "tuple" ? "list" : c);
     switch (e.op) {
       case "==":
       case "!=":
-        if (bothKnown && cl !== cr)
-          this.err(`comparison \`${e.op}\` between ${showTy(l)} and ${showTy(r)} can never be true`, e);
+        if (bothKnown && seq(cl) !== seq(cr))
+          this.err(`operator \`${e.op}\` does not accept ${showTy(l)} and ${showTy(r)}`, e);
         return BOOL;
       case "<":
       case "<=":
@@ -549,7 +552,7 @@ class Checker {
           this.err(`operator \`${e.op}\` does not accept ${showTy(l)} and ${showTy(r)}`, e);
         return BOOL;
       case "+":
-        if (bothKnown && !(cl === cr && cl !== "object"))
+        if (bothKnown && !(seq(cl) === seq(cr) && cl !== "object"))
           this.err(`operator \`+\` does not accept ${showTy(l)} and ${showTy(r)}`, e);
         if (cl === "list" && cr === "list")
           return l.k === "list" && r.k === "list" ? { k: "list", item: join(l.item, r.item) } : LIST_ANY;

@@ -264,7 +264,8 @@ export function unwrapValue(v: Value): Value {
   if (typeof ok !== "boolean") throw typeError("`?` expected a tool result wrapper with boolean `ok`");
   if (ok) {
     const r = v.map.get("value");
-    return r === undefined ? null : r;
+    if (r === undefined) throw typeError("`?` found a successful tool result wrapper missing `value`");
+    return r;
   }
   const err = v.map.get("error");
   throw new LangError(
