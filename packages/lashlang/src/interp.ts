@@ -293,7 +293,8 @@ function hostValue(j: Json): Value {
 
 function unwrapOperation(r: OperationResult): Value {
   if (r.ok) return hostValue(r.value);
-  throw new LangError("Unwrap", `\`?\` unwrapped failed module operation: ${r.error}`, UNWRAP_HINT);
+  // no hint: the reference gives one only for a failed tool result (`?` on a wrapper value)
+  throw new LangError("Unwrap", `\`?\` unwrapped failed module operation: ${r.error}`);
 }
 
 function own<T extends List | Rec>(v: T): T {
@@ -1580,11 +1581,7 @@ export class Compiler {
       if (!l.unwrap) return wrapResult(r);
       if (r.ok) return hostValue(r.value);
       if (firstError === null) {
-        firstError = new LangError(
-          "Unwrap",
-          `\`?\` unwrapped failed module operation: ${r.error}`,
-          UNWRAP_HINT,
-        );
+        firstError = new LangError("Unwrap", `\`?\` unwrapped failed module operation: ${r.error}`);
         firstError.start = l.node.start;
         firstError.end = l.node.end;
       }

@@ -7,6 +7,7 @@
  * its whole statement; this evaluator points at the failing expression).
  */
 import { describe, expect, it } from "vitest";
+import { makeFixtureHost } from "../src/fixture-host.ts";
 import { check, parse } from "../src/index.ts";
 import { run } from "./helpers.ts";
 
@@ -93,6 +94,17 @@ describe("runtime diagnostics: the reference's messages and hints", () => {
     it(name, async () => {
       expect((await rendered(src)).split("-->")[0]).toBe(want);
     });
+
+  it("a failed module operation under `?`: the reference's full text (the call's span, no hint)", async () => {
+    const host = makeFixtureHost(
+      { ops: { "tools.err": { kind: "fail", error: "boom" } } },
+      { calls: [], inFlight: 0, maxConcurrent: 0 },
+    );
+    const r = await run("finish (await tools.err({})?)", {}, host);
+    expect(r.error?.rendered).toBe(
+      "`?` unwrapped failed module operation: boom\n--> line 1, column 15\nfinish (await tools.err({})?)\n              ^~~~~~~~~~~~~",
+    );
+  });
 
   it("the failed-wrapper hint is the reference's", async () => {
     expect(await rendered('finish ({ ok: false, error: "boom" })?')).toMatch(
