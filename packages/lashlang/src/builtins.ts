@@ -127,7 +127,7 @@ export function sliceValue(x: Value, s: Value, e: Value): Value {
   throw typeError(`\`slice\` expects a string, list or tuple, got ${typeName(x)}`);
 }
 
-type Part = string | number;
+export type Part = string | number;
 const templateCache = new Map<string, Part[] | LangError>();
 
 /** Parses a template into literal parts and argument indexes (cached; errors cached too). */
@@ -201,6 +201,23 @@ function parseTemplateUncached(tpl: string): Part[] {
   }
   if (lit !== "") out.push(lit);
   return out;
+}
+
+/**
+ * The parts of a literal template whose placeholders are `{}` used once each, in order, by exactly
+ * `nargs` arguments (the evaluator then formats without an argument array: the arguments are
+ * evaluated in the same order either way); null for any other template, which takes `formatString`.
+ */
+export function sequentialTemplate(tpl: string, nargs: number): Part[] | null {
+  let parts: Part[];
+  try {
+    parts = parseTemplateUncached(tpl);
+  } catch {
+    return null;
+  }
+  let next = 0;
+  for (const p of parts) if (typeof p === "number" && p !== next++) return null;
+  return next === nargs ? parts : null;
 }
 
 export function formatString(tpl: Value, args: Value[]): string {

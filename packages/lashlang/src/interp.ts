@@ -5,7 +5,7 @@
  * interpreter that yields host requests; only those suspend. A step budget bounds the run.
  */
 import type { AssignTarget, CompClause, Expr, Program, RecordEntry, Stmt, TypeExpr } from "./ast.ts";
-import { arityError, BUILTINS, formatString, unknownBuiltin } from "./builtins.ts";
+import { arityError, BUILTINS, formatString, sequentialTemplate, unknownBuiltin } from "./builtins.ts";
 import {
   CONTAINER_BYTES,
   charge,
@@ -922,6 +922,32 @@ export class Compiler {
       };
     }
     if (e.name === "format") {
+      // A literal `{}` template with one argument per placeholder is parsed here, once: each
+      // argument is evaluated and appended in turn (no argument array, no template lookup).
+      const t0 = e.args[0];
+      const parts =
+        t0 !== undefined && t0.k === "lit" && typeof t0.value === "string"
+          ? sequentialTemplate(t0.value, args.length - 1)
+          : null;
+      if (parts !== null) {
+        const np = parts.length;
+        const fns = parts.map((p) => (typeof p === "number" ? args[p + 1]! : null));
+        const bytes = STRING_BYTES * np;
+        return (c) => {
+          let out = "";
+          for (let i = 0; i < np; i++) {
+            const f = fns[i]!;
+            if (f === null) out += parts[i] as string;
+            else {
+              const a = f(c);
+              out += typeof a === "string" ? a : stringify(a);
+            }
+          }
+          // the result is a rope of its parts (as `formatString` charges it)
+          if (over(bytes + out.length)) at(exceeded(), e);
+          return out;
+        };
+      }
       // the template and the arguments, without the generic argument array and its slice
       const tpl = args[0]!;
       const rest = args.slice(1);
