@@ -133,7 +133,7 @@ describe("lash lashlang run: corpus cases as a user runs them", () => {
     );
     expect(out.status).toBe(1);
     expect(out.stdout).toBe("2\n1\n");
-    expect(out.stderr).toContain("unknown name `nope`\n--> line 2, column 7");
+    expect(out.stderr).toContain("unknown name `nope`\n--> line 2, column 1\nprint nope\n^~~~~~~~~~");
   });
 
   it("--globals and a --host fixture with processes (a benchmark scenario)", () => {

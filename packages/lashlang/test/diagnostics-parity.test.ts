@@ -2,9 +2,9 @@
  * Diagnostics parity with the reference (issue 21): the texts below are the reference Lashlang's
  * own diagnostic corpus (its `lashlang_diagnostic_corpus` and `lashlang_runtime_diagnostic_contract`
  * snapshots and its unit tests' messages), copied here so the test reads only repository data.
- * Parse diagnostics must match in full (message, `-->` line and column, source line, caret span,
- * hint). Runtime diagnostics match in message and hint (the reference points a runtime error at
- * its whole statement; this evaluator points at the failing expression).
+ * Parse diagnostics and the reference's runtime corpus cases must match in full (message, `-->`
+ * line and column, source line, caret span, hint): a runtime error points at its whole statement,
+ * a failed module operation under `?` at the call. Other runtime cases match in message.
  */
 import { describe, expect, it } from "vitest";
 import { makeFixtureHost } from "../src/fixture-host.ts";
@@ -49,6 +49,41 @@ describe("parse diagnostics: the reference's text, line, column and caret", () =
     it(name, async () => {
       expect(await rendered(src)).toBe(want);
     });
+});
+
+describe("runtime diagnostics: the reference's corpus, in full", () => {
+  const cases: [string, string, string][] = [
+    [
+      "a failed wrapper",
+      'finish ({ ok: false, error: "boom" })?',
+      '`?` unwrapped failed tool result: boom\n--> line 1, column 1\nfinish ({ ok: false, error: "boom" })?\n^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\nhint: remove `?` and inspect `.ok` or `.error` when you need to handle failures',
+    ],
+    [
+      "a validation failure",
+      'finish validate({ count: "x" }, Type { count: int })',
+      'validation failed: $.count: expected integer, got string\n--> line 1, column 1\nfinish validate({ count: "x" }, Type { count: int })\n^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~',
+    ],
+    [
+      "an unknown name",
+      "finish missing",
+      "unknown name `missing`\n--> line 1, column 1\nfinish missing\n^~~~~~~~~~~~~~",
+    ],
+    [
+      "`len` of a bool (the reference's runtime diagnostic contract)",
+      "x = 1\nfinish len(true)",
+      "`len` requires a string, tuple, list, record, or null; use `.size` for images\n--> line 2, column 1\nfinish len(true)\n^~~~~~~~~~~~~~~~",
+    ],
+  ];
+  for (const [name, src, want] of cases)
+    it(name, async () => {
+      expect(await rendered(src)).toBe(want);
+    });
+
+  it("an error inside a loop body points at the body's statement, not the loop", async () => {
+    expect(await rendered("for i in [1] {\n  y = i + missing\n}")).toBe(
+      "unknown name `missing`\n--> line 2, column 3\n  y = i + missing\n  ^~~~~~~~~~~~~~~",
+    );
+  });
 });
 
 describe("runtime diagnostics: the reference's messages and hints", () => {

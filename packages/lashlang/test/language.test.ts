@@ -311,9 +311,10 @@ describe("diagnostics", () => {
     expect(r.error?.rendered).toBe(
       "unexpected `if`\n--> line 2, column 9\ny = x ? if\n        ^~\nhint: use `cond ? yes : no` for inline conditionals",
     );
+    // a runtime error points at its whole statement, as the reference's do
     const rt = await run("a = {foo: null}\nb = a.foo.bar + missing", { check: false });
     expect(rt.error?.rendered).toBe(
-      "unknown name `missing`\n--> line 2, column 17\nb = a.foo.bar + missing\n                ^~~~~~~",
+      "unknown name `missing`\n--> line 2, column 1\nb = a.foo.bar + missing\n^~~~~~~~~~~~~~~~~~~~~~~",
     );
   });
 
