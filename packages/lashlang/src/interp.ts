@@ -317,7 +317,7 @@ function iterItems(v: Value): Value[] {
     return v.items;
   }
   if (v instanceof Tuple) return v.items;
-  throw new LangError("NonListIteration", `\`for\` expects a list or tuple, got ${typeName(v)}`);
+  throw new LangError("NonListIteration", "`for` expects a list or tuple");
 }
 
 // ---------------------------------------------------------------- static analysis helpers

@@ -162,6 +162,21 @@ finish { tuple_eq: (1, 2) == (1, 2), tuple_not_list: (1, 2) == [1, 2], concat_la
     expect(check(parse("finish (1,) + [2]"))).toEqual([]);
   });
 
+  it("the linker's messages (its LinkError texts) for iteration, `and`/`or` and process arguments", () => {
+    const msgs = (src: string) => check(parse(src), { abilities: { processes: true } }).map((e) => e.message);
+    expect(msgs("for c in 'abc' { }")).toEqual(["cannot iterate over str; expected a list"]);
+    expect(msgs("x = 1 and true")).toEqual(["operator `and` does not accept int and bool"]);
+    const p = "process p(a: str) { finish a }\n";
+    expect(msgs(`${p}h = start p(a: "x", b: 1)`)).toEqual(["process `p` does not accept argument `b`"]);
+    expect(msgs(`${p}h = start p()`)).toEqual(["process `p` is missing argument `a`"]);
+    expect(msgs(`${p}h = start p(a: "x", a: "y")`)).toEqual(["duplicate process argument `a`"]);
+  });
+
+  it("iterating a non-list at run time: the reference's runtime text", async () => {
+    const r = await run("x = 'abc'\nfor c in x { }", { check: false });
+    expect(r.error?.message).toBe("`for` expects a list or tuple");
+  });
+
   it("comparisons the reference rejects are still rejected, in its wording", () => {
     expect(check(parse('xs = [1]\nfinish xs == "a"')).map((e) => e.message)).toEqual([
       "operator `==` does not accept list[int] and str",

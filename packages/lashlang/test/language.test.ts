@@ -379,9 +379,9 @@ describe("checker", () => {
     ["read_file({ path: 'a' })", "tools must be called through module paths, e.g. `files.read(...)`"],
     ["r = {k: 1}\nx = r.other", "object type has no field `other`"],
     ["r = {k: 1}\nr.other = 2", "object type has no field `other`"],
-    ["for c in 'abc' { }", "`for` expects a list or tuple, got str"],
+    ["for c in 'abc' { }", "cannot iterate over str; expected a list"],
     ["x = {} == 1", "operator `==` does not accept {} and int"],
-    ["x = 1 and 2", "operator `and` expects bool operands"],
+    ["x = 1 and 2", "operator `and` does not accept int and int"],
     ["x = [1] - 1", "operator `-` does not accept"],
     ["x = {a: 1} + 1", "operator `+` does not accept"],
     ["process p(a: str) { finish a }", "lashlang feature `processes` is disabled by this host"],
@@ -405,10 +405,10 @@ describe("checker", () => {
     const on = { abilities: { processes: true } };
     expect(err("h = start p(a: 1)", on)).toBe("unknown process `p`");
     expect(err("process p(a: str) { finish a }\nh = start p(b: 1)", on)).toContain(
-      "process `p` has no parameter `b`",
+      "process `p` does not accept argument `b`",
     );
     expect(err("process p(a: str) { finish a }\nh = start p()", on)).toContain(
-      "missing argument `a` for process `p`",
+      "process `p` is missing argument `a`",
     );
     expect(err("process p(a: str) { finish zz }", on)).toBe("unknown name `zz`");
     expect(err("process p(a: str) { finish a }\nh = start p(a: 'x')", on)).toBeNull();
