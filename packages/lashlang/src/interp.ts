@@ -673,7 +673,7 @@ export class Compiler {
     if (op === 0) return none;
     const l = this.operand(e.l);
     const r = this.operand(e.r);
-    if (l.mode === 0 || l.mode === 3 || r.mode === 0 || r.mode === 3) return none;
+    if (l.mode === 0 || l.mode >= 3 || r.mode === 0 || r.mode >= 3) return none;
     return { op, lm: l.mode, ls: l.slot, lk: l.k, rm: r.mode, rs: r.slot, rk: r.k };
   }
 
@@ -682,10 +682,24 @@ export class Compiler {
    * unset slot falls back to the closure, which resolves type declarations or raises the unknown
    * name error), 2 = a literal, 0 = any other expression (its closure).
    */
-  private operand(e: Expr): { mode: 0 | 1 | 2 | 3; slot: number; k: Value; op: number } {
+  private operand(e: Expr): {
+    mode: 0 | 1 | 2 | 3 | 4;
+    slot: number;
+    k: Value;
+    op: number;
+    k2: number;
+    op2: number;
+  } {
     if (e.k === "var" && !this.projectedNames.has(e.name))
-      return { mode: 1, slot: this.slot(e.name), k: null, op: -1 };
-    if (e.k === "lit") return { mode: 2, slot: -1, k: e.value, op: -1 };
+      return { mode: 1, slot: this.slot(e.name), k: null, op: -1, k2: 0, op2: -1 };
+    if (e.k === "lit") return { mode: 2, slot: -1, k: e.value, op: -1, k2: 0, op2: -1 };
+    // 4 = `(global op number) op number` (`(i * 3) % 7`): both steps inline, as mode 3
+    if (e.k === "bin" && e.l.k === "bin" && e.r.k === "lit" && typeof e.r.value === "number") {
+      const inner = this.operand(e.l);
+      const op2 = ARITH_OPS.indexOf(e.op);
+      if (inner.mode === 3 && op2 >= 0)
+        return { mode: 4, slot: inner.slot, k: inner.k, op: inner.op, k2: e.r.value, op2 };
+    }
     // 3 = `global op number` (`i * 3`, `i % 10`): computed inline by `arith` when the global holds
     // a number, else by its closure.
     if (
@@ -696,9 +710,9 @@ export class Compiler {
       typeof e.r.value === "number"
     ) {
       const op = ARITH_OPS.indexOf(e.op);
-      if (op >= 0) return { mode: 3, slot: this.slot(e.l.name), k: e.r.value, op };
+      if (op >= 0) return { mode: 3, slot: this.slot(e.l.name), k: e.r.value, op, k2: 0, op2: -1 };
     }
-    return { mode: 0, slot: -1, k: null, op: -1 };
+    return { mode: 0, slot: -1, k: null, op: -1, k2: 0, op2: -1 };
   }
 
   /**
@@ -720,6 +734,10 @@ export class Compiler {
     const rk = ro.k;
     const lop = lo.op;
     const rop = ro.op;
+    const lop2 = lo.op2;
+    const rop2 = ro.op2;
+    const lk2 = lo.k2;
+    const rk2 = ro.k2;
     const slow = (a: Value, b: Value): Value => {
       try {
         return binary(op, a, b);
@@ -735,9 +753,27 @@ export class Compiler {
       case "+":
         return (c) => {
           const sl = c.slots;
-          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : lm === 3 ? arith(lop, sl[ls], lk) : l(c);
+          let a =
+            lm === 1
+              ? sl[ls]
+              : lm === 2
+                ? lk
+                : lm === 3
+                  ? arith(lop, sl[ls], lk)
+                  : lm === 4
+                    ? arith(lop2, arith(lop, sl[ls], lk), lk2)
+                    : l(c);
           if (a === undefined) a = l(c);
-          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : rm === 3 ? arith(rop, sl[rs], rk) : r(c);
+          let b =
+            rm === 1
+              ? sl[rs]
+              : rm === 2
+                ? rk
+                : rm === 3
+                  ? arith(rop, sl[rs], rk)
+                  : rm === 4
+                    ? arith(rop2, arith(rop, sl[rs], rk), rk2)
+                    : r(c);
           if (b === undefined) b = r(c);
           const v =
             typeof a === "number"
@@ -754,9 +790,27 @@ export class Compiler {
       case "-":
         return (c) => {
           const sl = c.slots;
-          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : lm === 3 ? arith(lop, sl[ls], lk) : l(c);
+          let a =
+            lm === 1
+              ? sl[ls]
+              : lm === 2
+                ? lk
+                : lm === 3
+                  ? arith(lop, sl[ls], lk)
+                  : lm === 4
+                    ? arith(lop2, arith(lop, sl[ls], lk), lk2)
+                    : l(c);
           if (a === undefined) a = l(c);
-          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : rm === 3 ? arith(rop, sl[rs], rk) : r(c);
+          let b =
+            rm === 1
+              ? sl[rs]
+              : rm === 2
+                ? rk
+                : rm === 3
+                  ? arith(rop, sl[rs], rk)
+                  : rm === 4
+                    ? arith(rop2, arith(rop, sl[rs], rk), rk2)
+                    : r(c);
           if (b === undefined) b = r(c);
           const v = typeof a === "number" && typeof b === "number" ? a - b : slow(a, b);
           if (dst < 0) return v;
@@ -766,9 +820,27 @@ export class Compiler {
       case "*":
         return (c) => {
           const sl = c.slots;
-          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : lm === 3 ? arith(lop, sl[ls], lk) : l(c);
+          let a =
+            lm === 1
+              ? sl[ls]
+              : lm === 2
+                ? lk
+                : lm === 3
+                  ? arith(lop, sl[ls], lk)
+                  : lm === 4
+                    ? arith(lop2, arith(lop, sl[ls], lk), lk2)
+                    : l(c);
           if (a === undefined) a = l(c);
-          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : rm === 3 ? arith(rop, sl[rs], rk) : r(c);
+          let b =
+            rm === 1
+              ? sl[rs]
+              : rm === 2
+                ? rk
+                : rm === 3
+                  ? arith(rop, sl[rs], rk)
+                  : rm === 4
+                    ? arith(rop2, arith(rop, sl[rs], rk), rk2)
+                    : r(c);
           if (b === undefined) b = r(c);
           const v = typeof a === "number" && typeof b === "number" ? a * b : slow(a, b);
           if (dst < 0) return v;
@@ -778,9 +850,27 @@ export class Compiler {
       case "/":
         return (c) => {
           const sl = c.slots;
-          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : lm === 3 ? arith(lop, sl[ls], lk) : l(c);
+          let a =
+            lm === 1
+              ? sl[ls]
+              : lm === 2
+                ? lk
+                : lm === 3
+                  ? arith(lop, sl[ls], lk)
+                  : lm === 4
+                    ? arith(lop2, arith(lop, sl[ls], lk), lk2)
+                    : l(c);
           if (a === undefined) a = l(c);
-          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : rm === 3 ? arith(rop, sl[rs], rk) : r(c);
+          let b =
+            rm === 1
+              ? sl[rs]
+              : rm === 2
+                ? rk
+                : rm === 3
+                  ? arith(rop, sl[rs], rk)
+                  : rm === 4
+                    ? arith(rop2, arith(rop, sl[rs], rk), rk2)
+                    : r(c);
           if (b === undefined) b = r(c);
           const v = typeof a === "number" && typeof b === "number" ? a / b : slow(a, b);
           if (dst < 0) return v;
@@ -790,9 +880,27 @@ export class Compiler {
       case "%":
         return (c) => {
           const sl = c.slots;
-          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : lm === 3 ? arith(lop, sl[ls], lk) : l(c);
+          let a =
+            lm === 1
+              ? sl[ls]
+              : lm === 2
+                ? lk
+                : lm === 3
+                  ? arith(lop, sl[ls], lk)
+                  : lm === 4
+                    ? arith(lop2, arith(lop, sl[ls], lk), lk2)
+                    : l(c);
           if (a === undefined) a = l(c);
-          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : rm === 3 ? arith(rop, sl[rs], rk) : r(c);
+          let b =
+            rm === 1
+              ? sl[rs]
+              : rm === 2
+                ? rk
+                : rm === 3
+                  ? arith(rop, sl[rs], rk)
+                  : rm === 4
+                    ? arith(rop2, arith(rop, sl[rs], rk), rk2)
+                    : r(c);
           if (b === undefined) b = r(c);
           const v = typeof a === "number" && typeof b === "number" ? a % b : slow(a, b);
           if (dst < 0) return v;
@@ -802,9 +910,27 @@ export class Compiler {
       case "<":
         return (c) => {
           const sl = c.slots;
-          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : lm === 3 ? arith(lop, sl[ls], lk) : l(c);
+          let a =
+            lm === 1
+              ? sl[ls]
+              : lm === 2
+                ? lk
+                : lm === 3
+                  ? arith(lop, sl[ls], lk)
+                  : lm === 4
+                    ? arith(lop2, arith(lop, sl[ls], lk), lk2)
+                    : l(c);
           if (a === undefined) a = l(c);
-          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : rm === 3 ? arith(rop, sl[rs], rk) : r(c);
+          let b =
+            rm === 1
+              ? sl[rs]
+              : rm === 2
+                ? rk
+                : rm === 3
+                  ? arith(rop, sl[rs], rk)
+                  : rm === 4
+                    ? arith(rop2, arith(rop, sl[rs], rk), rk2)
+                    : r(c);
           if (b === undefined) b = r(c);
           const v = typeof a === "number" && typeof b === "number" ? a < b : slow(a, b);
           if (dst < 0) return v;
@@ -814,9 +940,27 @@ export class Compiler {
       case "<=":
         return (c) => {
           const sl = c.slots;
-          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : lm === 3 ? arith(lop, sl[ls], lk) : l(c);
+          let a =
+            lm === 1
+              ? sl[ls]
+              : lm === 2
+                ? lk
+                : lm === 3
+                  ? arith(lop, sl[ls], lk)
+                  : lm === 4
+                    ? arith(lop2, arith(lop, sl[ls], lk), lk2)
+                    : l(c);
           if (a === undefined) a = l(c);
-          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : rm === 3 ? arith(rop, sl[rs], rk) : r(c);
+          let b =
+            rm === 1
+              ? sl[rs]
+              : rm === 2
+                ? rk
+                : rm === 3
+                  ? arith(rop, sl[rs], rk)
+                  : rm === 4
+                    ? arith(rop2, arith(rop, sl[rs], rk), rk2)
+                    : r(c);
           if (b === undefined) b = r(c);
           const v = typeof a === "number" && typeof b === "number" ? a <= b : slow(a, b);
           if (dst < 0) return v;
@@ -826,9 +970,27 @@ export class Compiler {
       case ">":
         return (c) => {
           const sl = c.slots;
-          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : lm === 3 ? arith(lop, sl[ls], lk) : l(c);
+          let a =
+            lm === 1
+              ? sl[ls]
+              : lm === 2
+                ? lk
+                : lm === 3
+                  ? arith(lop, sl[ls], lk)
+                  : lm === 4
+                    ? arith(lop2, arith(lop, sl[ls], lk), lk2)
+                    : l(c);
           if (a === undefined) a = l(c);
-          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : rm === 3 ? arith(rop, sl[rs], rk) : r(c);
+          let b =
+            rm === 1
+              ? sl[rs]
+              : rm === 2
+                ? rk
+                : rm === 3
+                  ? arith(rop, sl[rs], rk)
+                  : rm === 4
+                    ? arith(rop2, arith(rop, sl[rs], rk), rk2)
+                    : r(c);
           if (b === undefined) b = r(c);
           const v = typeof a === "number" && typeof b === "number" ? a > b : slow(a, b);
           if (dst < 0) return v;
@@ -838,9 +1000,27 @@ export class Compiler {
       case ">=":
         return (c) => {
           const sl = c.slots;
-          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : lm === 3 ? arith(lop, sl[ls], lk) : l(c);
+          let a =
+            lm === 1
+              ? sl[ls]
+              : lm === 2
+                ? lk
+                : lm === 3
+                  ? arith(lop, sl[ls], lk)
+                  : lm === 4
+                    ? arith(lop2, arith(lop, sl[ls], lk), lk2)
+                    : l(c);
           if (a === undefined) a = l(c);
-          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : rm === 3 ? arith(rop, sl[rs], rk) : r(c);
+          let b =
+            rm === 1
+              ? sl[rs]
+              : rm === 2
+                ? rk
+                : rm === 3
+                  ? arith(rop, sl[rs], rk)
+                  : rm === 4
+                    ? arith(rop2, arith(rop, sl[rs], rk), rk2)
+                    : r(c);
           if (b === undefined) b = r(c);
           const v = typeof a === "number" && typeof b === "number" ? a >= b : slow(a, b);
           if (dst < 0) return v;
@@ -850,9 +1030,27 @@ export class Compiler {
       case "==":
         return (c) => {
           const sl = c.slots;
-          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : lm === 3 ? arith(lop, sl[ls], lk) : l(c);
+          let a =
+            lm === 1
+              ? sl[ls]
+              : lm === 2
+                ? lk
+                : lm === 3
+                  ? arith(lop, sl[ls], lk)
+                  : lm === 4
+                    ? arith(lop2, arith(lop, sl[ls], lk), lk2)
+                    : l(c);
           if (a === undefined) a = l(c);
-          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : rm === 3 ? arith(rop, sl[rs], rk) : r(c);
+          let b =
+            rm === 1
+              ? sl[rs]
+              : rm === 2
+                ? rk
+                : rm === 3
+                  ? arith(rop, sl[rs], rk)
+                  : rm === 4
+                    ? arith(rop2, arith(rop, sl[rs], rk), rk2)
+                    : r(c);
           if (b === undefined) b = r(c);
           const v =
             a === b && !Number.isNaN(a)
@@ -867,9 +1065,27 @@ export class Compiler {
       case "!=":
         return (c) => {
           const sl = c.slots;
-          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : lm === 3 ? arith(lop, sl[ls], lk) : l(c);
+          let a =
+            lm === 1
+              ? sl[ls]
+              : lm === 2
+                ? lk
+                : lm === 3
+                  ? arith(lop, sl[ls], lk)
+                  : lm === 4
+                    ? arith(lop2, arith(lop, sl[ls], lk), lk2)
+                    : l(c);
           if (a === undefined) a = l(c);
-          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : rm === 3 ? arith(rop, sl[rs], rk) : r(c);
+          let b =
+            rm === 1
+              ? sl[rs]
+              : rm === 2
+                ? rk
+                : rm === 3
+                  ? arith(rop, sl[rs], rk)
+                  : rm === 4
+                    ? arith(rop2, arith(rop, sl[rs], rk), rk2)
+                    : r(c);
           if (b === undefined) b = r(c);
           const v =
             a === b && !Number.isNaN(a)

@@ -1,5 +1,5 @@
 /**
- * `format` with a literal `{}` template is compiled at its call site (template parsed once, no
+ * Compiled fast paths. `format` with a literal `{}` template is compiled at its call site (template parsed once, no
  * argument array). Its results, errors and memory charge must be those of the general path (a
  * template held in a variable), which these programs compare side by side.
  */
@@ -34,5 +34,30 @@ finish [a, a == b]`),
     expect(lit.outcome).toBe("continued");
     expect(lit.allocated).toBeGreaterThan(0);
     expect(lit.allocated).toBe(gen.allocated - t.allocated);
+  });
+});
+
+describe("`(global op number) op number` operands are computed inline, with the general rules", () => {
+  it("numbers: the same values as the general path (a literal-free spelling)", async () => {
+    expect(
+      await value(`i = 5
+j = -4
+k = 2.5
+three = 3
+seven = 7
+finish [(i * 3) % 7, (j * 3) % 7, (k * 2) / 4, (i - 1) * 2 + 1, 1 + (i % 3) * 10, (i * three) % seven, (j * three) % seven]`),
+    ).toEqual([1, -5, 1.25, 9, 21, 1, -5]);
+  });
+
+  it("a non-number operand takes the general path: concatenation, or its error", async () => {
+    expect(await value(`s = "a"\nfinish [(s + 1) + 2, (s + "b") + "c"]`, { check: false })).toEqual([
+      "a12",
+      "abc",
+    ]);
+    expect(await errorOf(`s = [1]\nx = (s * 3) % 7`, { check: false })).toMatch(/list/);
+  });
+
+  it("an unset global is still the unknown-name error", async () => {
+    expect(await errorOf("x = (nope * 3) % 7", { check: false })).toBe("unknown name `nope`");
   });
 });
