@@ -3,7 +3,8 @@
 // `pnpm bench kernel lashlang` runs only the named ones. bench/results/latest.md
 // (and latest.json) are copies of the newest run, for the README's Performance section;
 // with `--merge`, the named ones replace (or join) their reports in latest.{json,md} and the
-// rest stay, each merged title saying when it was measured.
+// rest stay, each merged title saying when it was measured. `--from <stored run>.json` merges a
+// stored run (two branches that each merged one meet in one latest).
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -12,7 +13,7 @@ import type { BenchReport } from "./perf/util.ts";
 
 const root = import.meta.dirname;
 const perf = join(root, "perf");
-const only = process.argv.slice(2).filter((a) => !a.startsWith("-"));
+const only = process.argv.slice(2).filter((a, i, all) => !a.startsWith("-") && all[i - 1] !== "--from");
 const names = readdirSync(perf)
   .filter((n) => existsSync(join(perf, n, "run.ts")))
   .filter((n) => only.length === 0 || only.includes(n))
@@ -25,7 +26,19 @@ const seconds: Record<string, number> = {};
 const failures: string[] = [];
 const started = performance.now();
 
-for (const name of names) {
+// `--from <date>.<names>.json`: no benchmark runs; that stored run's reports are merged into
+// latest.{json,md} as if just measured (two branches that each merged a run meet in one latest)
+const fromIndex = process.argv.indexOf("--from");
+const from = fromIndex >= 0 ? process.argv[fromIndex + 1] : undefined;
+if (from !== undefined) {
+  const stored = JSON.parse(readFileSync(from, "utf8")) as {
+    reports: BenchReport[];
+    seconds: Record<string, number>;
+  };
+  reports.push(...stored.reports);
+  Object.assign(seconds, stored.seconds);
+}
+for (const name of from !== undefined ? [] : names) {
   const out = join(tmpdir(), `lash-bench-${process.pid}-${name}.json`);
   process.stdout.write(`\n▶ ${name}\n`);
   const t0 = performance.now();
@@ -75,12 +88,14 @@ function markdown(r: Results): string {
   ].join("\n");
 }
 
-const merge = process.argv.includes("--merge");
+const merge = process.argv.includes("--merge") || from !== undefined;
 const run: Results = { date, machine, totalSeconds, seconds, reports, failures };
 // a merged run is recorded apart, beside the full run of the day
 const stem = merge ? `${date}.${names.join("+")}` : date;
-writeFileSync(join(results, `${stem}.json`), JSON.stringify(run, null, 2));
-writeFileSync(join(results, `${stem}.md`), markdown(run));
+if (from === undefined) {
+  writeFileSync(join(results, `${stem}.json`), JSON.stringify(run, null, 2));
+  writeFileSync(join(results, `${stem}.md`), markdown(run));
+}
 let latest = run;
 const latestJson = join(results, "latest.json");
 if (merge && existsSync(latestJson)) {
@@ -99,7 +114,9 @@ if (merge && existsSync(latestJson)) {
 writeFileSync(latestJson, JSON.stringify(latest, null, 2));
 writeFileSync(join(results, "latest.md"), markdown(latest));
 process.stdout.write(
-  `\nWrote bench/results/${stem}.json, ${stem}.md and latest.{json,md} (${totalSeconds.toFixed(0)} s)\n`,
+  from !== undefined
+    ? `\nMerged ${from} into bench/results/latest.{json,md}\n`
+    : `\nWrote bench/results/${stem}.json, ${stem}.md and latest.{json,md} (${totalSeconds.toFixed(0)} s)\n`,
 );
 if (failures.length) {
   process.stderr.write(`benchmarks failed: ${failures.join(", ")}\n`);

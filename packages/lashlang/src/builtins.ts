@@ -85,6 +85,9 @@ function lenOf(name: string, v: Value): number {
   if (v === null) return 0;
   if (v instanceof List || v instanceof Tuple) return v.items.length;
   if (v instanceof Rec) return v.map.size;
+  // the reference's wording (one message for every other value, images included)
+  if (name === "len")
+    throw typeError("`len` requires a string, tuple, list, record, or null; use `.size` for images");
   if (v instanceof Image) throw typeError(`\`${name}\` is not defined for images; use \`.size\` for images`);
   throw typeError(`\`${name}\` expects a string, list, tuple or record, got ${typeName(v)}`);
 }
@@ -124,7 +127,7 @@ export function sliceValue(x: Value, s: Value, e: Value): Value {
   throw typeError(`\`slice\` expects a string, list or tuple, got ${typeName(x)}`);
 }
 
-type Part = string | number;
+export type Part = string | number;
 const templateCache = new Map<string, Part[] | LangError>();
 
 /** Parses a template into literal parts and argument indexes (cached; errors cached too). */
@@ -198,6 +201,23 @@ function parseTemplateUncached(tpl: string): Part[] {
   }
   if (lit !== "") out.push(lit);
   return out;
+}
+
+/**
+ * The parts of a literal template whose placeholders are `{}` used once each, in order, by exactly
+ * `nargs` arguments (the evaluator then formats without an argument array: the arguments are
+ * evaluated in the same order either way); null for any other template, which takes `formatString`.
+ */
+export function sequentialTemplate(tpl: string, nargs: number): Part[] | null {
+  let parts: Part[];
+  try {
+    parts = parseTemplateUncached(tpl);
+  } catch {
+    return null;
+  }
+  let next = 0;
+  for (const p of parts) if (typeof p === "number" && p !== next++) return null;
+  return next === nargs ? parts : null;
 }
 
 export function formatString(tpl: Value, args: Value[]): string {
@@ -349,6 +369,9 @@ function findIn(args: Value[]): Value {
   return cpIndexOf(s, at);
 }
 
+/** The keys of a `grep_text` hit, in order (shared by every hit record). */
+const HIT_KEYS: readonly string[] = ["line", "text", "match", "start", "end"];
+
 function grepText(args: Value[]): List {
   const s = text("grep_text", args[0]!);
   const needle = text("grep_text", args[1]!);
@@ -358,6 +381,8 @@ function grepText(args: Value[]): List {
   let pos = 0;
   const n = s.length;
   const nlen = cpLength(needle);
+  // code-point columns differ from UTF-16 ones only when the text has surrogate pairs
+  const wide = hasSurrogates(s);
   while (pos <= n) {
     let nl = s.indexOf("\n", pos);
     if (nl < 0) nl = n;
@@ -367,16 +392,10 @@ function grepText(args: Value[]): List {
     if (line.endsWith("\r")) line = line.slice(0, -1);
     const at = line.indexOf(needle);
     if (at >= 0) {
-      const st = cpIndexOf(line, at);
-      const m = new Map<string, Value>();
-      m.set("line", lineNo);
-      m.set("text", line);
-      m.set("match", needle);
-      m.set("start", st);
-      m.set("end", st + nlen);
+      const st = wide ? cpIndexOf(line, at) : at;
       // the hit record (5 entries) and its line
       charge(SLOT_BYTES + RECORD_BYTES + 5 * ENTRY_BYTES + STRING_BYTES);
-      out.push(new Rec(m));
+      out.push(Rec.shaped(HIT_KEYS, [lineNo, line, needle, st, st + nlen]));
     }
     pos = nl + 1;
   }

@@ -343,7 +343,7 @@ class Checker {
           const it = this.expr(s.iter, env);
           const c = cat(it);
           if (c === "scalar" || c === "object")
-            this.err(`\`for\` expects a list or tuple, got ${showTy(it)}`, s.iter);
+            this.err(`cannot iterate over ${showTy(it)}; expected a list`, s.iter);
           if (it.k === "list") item = it.item;
         } else this.expr(s.cond, env);
         const bind = (e: Env) => {
@@ -426,7 +426,7 @@ class Checker {
           if (cl.kind === "for") {
             const c = cat(t);
             if (c === "scalar" || c === "object")
-              this.err(`\`for\` expects a list or tuple, got ${showTy(t)}`, cl.expr);
+              this.err(`cannot iterate over ${showTy(t)}; expected a list`, cl.expr);
             inner.set(cl.name, t.k === "list" ? t.item : ANY);
           }
         }
@@ -481,7 +481,7 @@ class Checker {
         const l = this.expr(e.l, env);
         const r = this.expr(e.r, env);
         if (this.gradual && known(l) && known(r) && (!isBool(l) || !isBool(r)))
-          this.err(`operator \`${e.k}\` expects bool operands, got ${showTy(l)} and ${showTy(r)}`, e);
+          this.err(`operator \`${e.k}\` does not accept ${showTy(l)} and ${showTy(r)}`, e);
         return BOOL;
       }
       case "tern":
@@ -506,13 +506,13 @@ class Checker {
         }
         const seen = new Set<string>();
         for (const a of e.args) {
-          if (seen.has(a.key)) this.err(`duplicate argument \`${a.key}\` for process \`${p.name}\``, e);
+          if (seen.has(a.key)) this.err(`duplicate process argument \`${a.key}\``, e);
           seen.add(a.key);
           if (!p.params.some((x) => x.name === a.key))
-            this.err(`process \`${p.name}\` has no parameter \`${a.key}\``, e);
+            this.err(`process \`${p.name}\` does not accept argument \`${a.key}\``, e);
         }
         for (const x of p.params)
-          if (!seen.has(x.name)) this.err(`missing argument \`${x.name}\` for process \`${p.name}\``, e);
+          if (!seen.has(x.name)) this.err(`process \`${p.name}\` is missing argument \`${x.name}\``, e);
         return ANY;
       }
       case "sleep":
@@ -535,11 +535,14 @@ class Checker {
     const cl = cat(l);
     const cr = cat(r);
     const bothKnown = this.gradual && cl !== "unknown" && cr !== "unknown";
+    // The reference types a tuple as a list: `(1, 2) == [1, 2]` links (and is false at run time),
+    // `(1,) + [2]` links (and fails at run time: "can't concatenate list and tuple").
+    const seq = (c: string) => (c === "tuple" ? "list" : c);
     switch (e.op) {
       case "==":
       case "!=":
-        if (bothKnown && cl !== cr)
-          this.err(`comparison \`${e.op}\` between ${showTy(l)} and ${showTy(r)} can never be true`, e);
+        if (bothKnown && seq(cl) !== seq(cr))
+          this.err(`operator \`${e.op}\` does not accept ${showTy(l)} and ${showTy(r)}`, e);
         return BOOL;
       case "<":
       case "<=":
@@ -549,7 +552,7 @@ class Checker {
           this.err(`operator \`${e.op}\` does not accept ${showTy(l)} and ${showTy(r)}`, e);
         return BOOL;
       case "+":
-        if (bothKnown && !(cl === cr && cl !== "object"))
+        if (bothKnown && !(seq(cl) === seq(cr) && cl !== "object"))
           this.err(`operator \`+\` does not accept ${showTy(l)} and ${showTy(r)}`, e);
         if (cl === "list" && cr === "list")
           return l.k === "list" && r.k === "list" ? { k: "list", item: join(l.item, r.item) } : LIST_ANY;

@@ -5,7 +5,7 @@
  * interpreter that yields host requests; only those suspend. A step budget bounds the run.
  */
 import type { AssignTarget, CompClause, Expr, Program, RecordEntry, Stmt, TypeExpr } from "./ast.ts";
-import { arityError, BUILTINS, formatString, unknownBuiltin } from "./builtins.ts";
+import { arityError, BUILTINS, formatString, sequentialTemplate, unknownBuiltin } from "./builtins.ts";
 import {
   CONTAINER_BYTES,
   charge,
@@ -269,7 +269,8 @@ export function unwrapValue(v: Value): Value {
   if (typeof ok !== "boolean") throw typeError("`?` expected a tool result wrapper with boolean `ok`");
   if (ok) {
     const r = v.map.get("value");
-    return r === undefined ? null : r;
+    if (r === undefined) throw typeError("`?` found a successful tool result wrapper missing `value`");
+    return r;
   }
   const err = v.map.get("error");
   throw new LangError(
@@ -297,7 +298,8 @@ function hostValue(j: Json): Value {
 
 function unwrapOperation(r: OperationResult): Value {
   if (r.ok) return hostValue(r.value);
-  throw new LangError("Unwrap", `\`?\` unwrapped failed module operation: ${r.error}`, UNWRAP_HINT);
+  // no hint: the reference gives one only for a failed tool result (`?` on a wrapper value)
+  throw new LangError("Unwrap", `\`?\` unwrapped failed module operation: ${r.error}`);
 }
 
 function own<T extends List | Rec>(v: T): T {
@@ -320,7 +322,7 @@ function iterItems(v: Value): Value[] {
     return v.items;
   }
   if (v instanceof Tuple) return v.items;
-  throw new LangError("NonListIteration", `\`for\` expects a list or tuple, got ${typeName(v)}`);
+  throw new LangError("NonListIteration", "`for` expects a list or tuple");
 }
 
 // ---------------------------------------------------------------- static analysis helpers
@@ -521,6 +523,15 @@ export class Compiler {
         const vals = e.entries.map((x) => this.expr(x.value));
         const n = keys.length;
         const bytes = RECORD_BYTES + ENTRY_BYTES * n;
+        if (n > 0 && new Set(keys).size === n) {
+          // distinct keys: the record is built in shape form (this literal's key list + values)
+          return (c) => {
+            const out = new Array<Value>(n);
+            for (let i = 0; i < n; i++) out[i] = share(vals[i]!(c));
+            if (over(bytes)) at(exceeded(), e);
+            return Rec.shaped(keys, out);
+          };
+        }
         return (c) => {
           const m = new Map<string, Value>();
           for (let i = 0; i < n; i++) m.set(keys[i]!, share(vals[i]!(c)));
@@ -533,9 +544,20 @@ export class Compiler {
       case "field": {
         const obj = this.expr(e.obj);
         const name = e.name;
+        let ck: readonly string[] | null = null;
+        let ci = -1;
         return (c) => {
           const v = obj(c);
           if (v instanceof Rec) {
+            const ks = v.keys;
+            if (ks !== null) {
+              // an inline cache of the field's position in the last key list seen here
+              if (ks !== ck) {
+                ck = ks;
+                ci = ks.indexOf(name);
+              }
+              return ci < 0 ? null : v.vals![ci]!;
+            }
             const r = v.map.get(name);
             return r === undefined ? null : r;
           }
@@ -558,7 +580,7 @@ export class Compiler {
               if (r !== undefined) return r;
             }
           } else if (v instanceof Rec && typeof i === "string") {
-            const r = v.map.get(i);
+            const r = v.get(i);
             return r === undefined ? null : r;
           }
           try {
@@ -656,7 +678,7 @@ export class Compiler {
     if (op === 0) return none;
     const l = this.operand(e.l);
     const r = this.operand(e.r);
-    if (l.mode === 0 || l.mode === 3 || r.mode === 0 || r.mode === 3) return none;
+    if (l.mode === 0 || l.mode >= 3 || r.mode === 0 || r.mode >= 3) return none;
     return { op, lm: l.mode, ls: l.slot, lk: l.k, rm: r.mode, rs: r.slot, rk: r.k };
   }
 
@@ -665,10 +687,24 @@ export class Compiler {
    * unset slot falls back to the closure, which resolves type declarations or raises the unknown
    * name error), 2 = a literal, 0 = any other expression (its closure).
    */
-  private operand(e: Expr): { mode: 0 | 1 | 2 | 3; slot: number; k: Value; op: number } {
+  private operand(e: Expr): {
+    mode: 0 | 1 | 2 | 3 | 4;
+    slot: number;
+    k: Value;
+    op: number;
+    k2: number;
+    op2: number;
+  } {
     if (e.k === "var" && !this.projectedNames.has(e.name))
-      return { mode: 1, slot: this.slot(e.name), k: null, op: -1 };
-    if (e.k === "lit") return { mode: 2, slot: -1, k: e.value, op: -1 };
+      return { mode: 1, slot: this.slot(e.name), k: null, op: -1, k2: 0, op2: -1 };
+    if (e.k === "lit") return { mode: 2, slot: -1, k: e.value, op: -1, k2: 0, op2: -1 };
+    // 4 = `(global op number) op number` (`(i * 3) % 7`): both steps inline, as mode 3
+    if (e.k === "bin" && e.l.k === "bin" && e.r.k === "lit" && typeof e.r.value === "number") {
+      const inner = this.operand(e.l);
+      const op2 = ARITH_OPS.indexOf(e.op);
+      if (inner.mode === 3 && op2 >= 0)
+        return { mode: 4, slot: inner.slot, k: inner.k, op: inner.op, k2: e.r.value, op2 };
+    }
     // 3 = `global op number` (`i * 3`, `i % 10`): computed inline by `arith` when the global holds
     // a number, else by its closure.
     if (
@@ -679,9 +715,9 @@ export class Compiler {
       typeof e.r.value === "number"
     ) {
       const op = ARITH_OPS.indexOf(e.op);
-      if (op >= 0) return { mode: 3, slot: this.slot(e.l.name), k: e.r.value, op };
+      if (op >= 0) return { mode: 3, slot: this.slot(e.l.name), k: e.r.value, op, k2: 0, op2: -1 };
     }
-    return { mode: 0, slot: -1, k: null, op: -1 };
+    return { mode: 0, slot: -1, k: null, op: -1, k2: 0, op2: -1 };
   }
 
   /**
@@ -703,6 +739,10 @@ export class Compiler {
     const rk = ro.k;
     const lop = lo.op;
     const rop = ro.op;
+    const lop2 = lo.op2;
+    const rop2 = ro.op2;
+    const lk2 = lo.k2;
+    const rk2 = ro.k2;
     const slow = (a: Value, b: Value): Value => {
       try {
         return binary(op, a, b);
@@ -718,9 +758,27 @@ export class Compiler {
       case "+":
         return (c) => {
           const sl = c.slots;
-          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : lm === 3 ? arith(lop, sl[ls], lk) : l(c);
+          let a =
+            lm === 1
+              ? sl[ls]
+              : lm === 2
+                ? lk
+                : lm === 3
+                  ? arith(lop, sl[ls], lk)
+                  : lm === 4
+                    ? arith(lop2, arith(lop, sl[ls], lk), lk2)
+                    : l(c);
           if (a === undefined) a = l(c);
-          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : rm === 3 ? arith(rop, sl[rs], rk) : r(c);
+          let b =
+            rm === 1
+              ? sl[rs]
+              : rm === 2
+                ? rk
+                : rm === 3
+                  ? arith(rop, sl[rs], rk)
+                  : rm === 4
+                    ? arith(rop2, arith(rop, sl[rs], rk), rk2)
+                    : r(c);
           if (b === undefined) b = r(c);
           const v =
             typeof a === "number"
@@ -737,9 +795,27 @@ export class Compiler {
       case "-":
         return (c) => {
           const sl = c.slots;
-          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : lm === 3 ? arith(lop, sl[ls], lk) : l(c);
+          let a =
+            lm === 1
+              ? sl[ls]
+              : lm === 2
+                ? lk
+                : lm === 3
+                  ? arith(lop, sl[ls], lk)
+                  : lm === 4
+                    ? arith(lop2, arith(lop, sl[ls], lk), lk2)
+                    : l(c);
           if (a === undefined) a = l(c);
-          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : rm === 3 ? arith(rop, sl[rs], rk) : r(c);
+          let b =
+            rm === 1
+              ? sl[rs]
+              : rm === 2
+                ? rk
+                : rm === 3
+                  ? arith(rop, sl[rs], rk)
+                  : rm === 4
+                    ? arith(rop2, arith(rop, sl[rs], rk), rk2)
+                    : r(c);
           if (b === undefined) b = r(c);
           const v = typeof a === "number" && typeof b === "number" ? a - b : slow(a, b);
           if (dst < 0) return v;
@@ -749,9 +825,27 @@ export class Compiler {
       case "*":
         return (c) => {
           const sl = c.slots;
-          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : lm === 3 ? arith(lop, sl[ls], lk) : l(c);
+          let a =
+            lm === 1
+              ? sl[ls]
+              : lm === 2
+                ? lk
+                : lm === 3
+                  ? arith(lop, sl[ls], lk)
+                  : lm === 4
+                    ? arith(lop2, arith(lop, sl[ls], lk), lk2)
+                    : l(c);
           if (a === undefined) a = l(c);
-          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : rm === 3 ? arith(rop, sl[rs], rk) : r(c);
+          let b =
+            rm === 1
+              ? sl[rs]
+              : rm === 2
+                ? rk
+                : rm === 3
+                  ? arith(rop, sl[rs], rk)
+                  : rm === 4
+                    ? arith(rop2, arith(rop, sl[rs], rk), rk2)
+                    : r(c);
           if (b === undefined) b = r(c);
           const v = typeof a === "number" && typeof b === "number" ? a * b : slow(a, b);
           if (dst < 0) return v;
@@ -761,9 +855,27 @@ export class Compiler {
       case "/":
         return (c) => {
           const sl = c.slots;
-          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : lm === 3 ? arith(lop, sl[ls], lk) : l(c);
+          let a =
+            lm === 1
+              ? sl[ls]
+              : lm === 2
+                ? lk
+                : lm === 3
+                  ? arith(lop, sl[ls], lk)
+                  : lm === 4
+                    ? arith(lop2, arith(lop, sl[ls], lk), lk2)
+                    : l(c);
           if (a === undefined) a = l(c);
-          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : rm === 3 ? arith(rop, sl[rs], rk) : r(c);
+          let b =
+            rm === 1
+              ? sl[rs]
+              : rm === 2
+                ? rk
+                : rm === 3
+                  ? arith(rop, sl[rs], rk)
+                  : rm === 4
+                    ? arith(rop2, arith(rop, sl[rs], rk), rk2)
+                    : r(c);
           if (b === undefined) b = r(c);
           const v = typeof a === "number" && typeof b === "number" ? a / b : slow(a, b);
           if (dst < 0) return v;
@@ -773,9 +885,27 @@ export class Compiler {
       case "%":
         return (c) => {
           const sl = c.slots;
-          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : lm === 3 ? arith(lop, sl[ls], lk) : l(c);
+          let a =
+            lm === 1
+              ? sl[ls]
+              : lm === 2
+                ? lk
+                : lm === 3
+                  ? arith(lop, sl[ls], lk)
+                  : lm === 4
+                    ? arith(lop2, arith(lop, sl[ls], lk), lk2)
+                    : l(c);
           if (a === undefined) a = l(c);
-          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : rm === 3 ? arith(rop, sl[rs], rk) : r(c);
+          let b =
+            rm === 1
+              ? sl[rs]
+              : rm === 2
+                ? rk
+                : rm === 3
+                  ? arith(rop, sl[rs], rk)
+                  : rm === 4
+                    ? arith(rop2, arith(rop, sl[rs], rk), rk2)
+                    : r(c);
           if (b === undefined) b = r(c);
           const v = typeof a === "number" && typeof b === "number" ? a % b : slow(a, b);
           if (dst < 0) return v;
@@ -785,9 +915,27 @@ export class Compiler {
       case "<":
         return (c) => {
           const sl = c.slots;
-          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : lm === 3 ? arith(lop, sl[ls], lk) : l(c);
+          let a =
+            lm === 1
+              ? sl[ls]
+              : lm === 2
+                ? lk
+                : lm === 3
+                  ? arith(lop, sl[ls], lk)
+                  : lm === 4
+                    ? arith(lop2, arith(lop, sl[ls], lk), lk2)
+                    : l(c);
           if (a === undefined) a = l(c);
-          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : rm === 3 ? arith(rop, sl[rs], rk) : r(c);
+          let b =
+            rm === 1
+              ? sl[rs]
+              : rm === 2
+                ? rk
+                : rm === 3
+                  ? arith(rop, sl[rs], rk)
+                  : rm === 4
+                    ? arith(rop2, arith(rop, sl[rs], rk), rk2)
+                    : r(c);
           if (b === undefined) b = r(c);
           const v = typeof a === "number" && typeof b === "number" ? a < b : slow(a, b);
           if (dst < 0) return v;
@@ -797,9 +945,27 @@ export class Compiler {
       case "<=":
         return (c) => {
           const sl = c.slots;
-          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : lm === 3 ? arith(lop, sl[ls], lk) : l(c);
+          let a =
+            lm === 1
+              ? sl[ls]
+              : lm === 2
+                ? lk
+                : lm === 3
+                  ? arith(lop, sl[ls], lk)
+                  : lm === 4
+                    ? arith(lop2, arith(lop, sl[ls], lk), lk2)
+                    : l(c);
           if (a === undefined) a = l(c);
-          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : rm === 3 ? arith(rop, sl[rs], rk) : r(c);
+          let b =
+            rm === 1
+              ? sl[rs]
+              : rm === 2
+                ? rk
+                : rm === 3
+                  ? arith(rop, sl[rs], rk)
+                  : rm === 4
+                    ? arith(rop2, arith(rop, sl[rs], rk), rk2)
+                    : r(c);
           if (b === undefined) b = r(c);
           const v = typeof a === "number" && typeof b === "number" ? a <= b : slow(a, b);
           if (dst < 0) return v;
@@ -809,9 +975,27 @@ export class Compiler {
       case ">":
         return (c) => {
           const sl = c.slots;
-          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : lm === 3 ? arith(lop, sl[ls], lk) : l(c);
+          let a =
+            lm === 1
+              ? sl[ls]
+              : lm === 2
+                ? lk
+                : lm === 3
+                  ? arith(lop, sl[ls], lk)
+                  : lm === 4
+                    ? arith(lop2, arith(lop, sl[ls], lk), lk2)
+                    : l(c);
           if (a === undefined) a = l(c);
-          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : rm === 3 ? arith(rop, sl[rs], rk) : r(c);
+          let b =
+            rm === 1
+              ? sl[rs]
+              : rm === 2
+                ? rk
+                : rm === 3
+                  ? arith(rop, sl[rs], rk)
+                  : rm === 4
+                    ? arith(rop2, arith(rop, sl[rs], rk), rk2)
+                    : r(c);
           if (b === undefined) b = r(c);
           const v = typeof a === "number" && typeof b === "number" ? a > b : slow(a, b);
           if (dst < 0) return v;
@@ -821,9 +1005,27 @@ export class Compiler {
       case ">=":
         return (c) => {
           const sl = c.slots;
-          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : lm === 3 ? arith(lop, sl[ls], lk) : l(c);
+          let a =
+            lm === 1
+              ? sl[ls]
+              : lm === 2
+                ? lk
+                : lm === 3
+                  ? arith(lop, sl[ls], lk)
+                  : lm === 4
+                    ? arith(lop2, arith(lop, sl[ls], lk), lk2)
+                    : l(c);
           if (a === undefined) a = l(c);
-          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : rm === 3 ? arith(rop, sl[rs], rk) : r(c);
+          let b =
+            rm === 1
+              ? sl[rs]
+              : rm === 2
+                ? rk
+                : rm === 3
+                  ? arith(rop, sl[rs], rk)
+                  : rm === 4
+                    ? arith(rop2, arith(rop, sl[rs], rk), rk2)
+                    : r(c);
           if (b === undefined) b = r(c);
           const v = typeof a === "number" && typeof b === "number" ? a >= b : slow(a, b);
           if (dst < 0) return v;
@@ -833,9 +1035,27 @@ export class Compiler {
       case "==":
         return (c) => {
           const sl = c.slots;
-          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : lm === 3 ? arith(lop, sl[ls], lk) : l(c);
+          let a =
+            lm === 1
+              ? sl[ls]
+              : lm === 2
+                ? lk
+                : lm === 3
+                  ? arith(lop, sl[ls], lk)
+                  : lm === 4
+                    ? arith(lop2, arith(lop, sl[ls], lk), lk2)
+                    : l(c);
           if (a === undefined) a = l(c);
-          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : rm === 3 ? arith(rop, sl[rs], rk) : r(c);
+          let b =
+            rm === 1
+              ? sl[rs]
+              : rm === 2
+                ? rk
+                : rm === 3
+                  ? arith(rop, sl[rs], rk)
+                  : rm === 4
+                    ? arith(rop2, arith(rop, sl[rs], rk), rk2)
+                    : r(c);
           if (b === undefined) b = r(c);
           const v =
             a === b && !Number.isNaN(a)
@@ -850,9 +1070,27 @@ export class Compiler {
       case "!=":
         return (c) => {
           const sl = c.slots;
-          let a = lm === 1 ? sl[ls] : lm === 2 ? lk : lm === 3 ? arith(lop, sl[ls], lk) : l(c);
+          let a =
+            lm === 1
+              ? sl[ls]
+              : lm === 2
+                ? lk
+                : lm === 3
+                  ? arith(lop, sl[ls], lk)
+                  : lm === 4
+                    ? arith(lop2, arith(lop, sl[ls], lk), lk2)
+                    : l(c);
           if (a === undefined) a = l(c);
-          let b = rm === 1 ? sl[rs] : rm === 2 ? rk : rm === 3 ? arith(rop, sl[rs], rk) : r(c);
+          let b =
+            rm === 1
+              ? sl[rs]
+              : rm === 2
+                ? rk
+                : rm === 3
+                  ? arith(rop, sl[rs], rk)
+                  : rm === 4
+                    ? arith(rop2, arith(rop, sl[rs], rk), rk2)
+                    : r(c);
           if (b === undefined) b = r(c);
           const v =
             a === b && !Number.isNaN(a)
@@ -905,6 +1143,32 @@ export class Compiler {
       };
     }
     if (e.name === "format") {
+      // A literal `{}` template with one argument per placeholder is parsed here, once: each
+      // argument is evaluated and appended in turn (no argument array, no template lookup).
+      const t0 = e.args[0];
+      const parts =
+        t0 !== undefined && t0.k === "lit" && typeof t0.value === "string"
+          ? sequentialTemplate(t0.value, args.length - 1)
+          : null;
+      if (parts !== null) {
+        const np = parts.length;
+        const fns = parts.map((p) => (typeof p === "number" ? args[p + 1]! : null));
+        const bytes = STRING_BYTES * np;
+        return (c) => {
+          let out = "";
+          for (let i = 0; i < np; i++) {
+            const f = fns[i]!;
+            if (f === null) out += parts[i] as string;
+            else {
+              const a = f(c);
+              out += typeof a === "string" ? a : stringify(a);
+            }
+          }
+          // the result is a rope of its parts (as `formatString` charges it)
+          if (over(bytes + out.length)) at(exceeded(), e);
+          return out;
+        };
+      }
       // the template and the arguments, without the generic argument array and its slice
       const tpl = args[0]!;
       const rest = args.slice(1);
@@ -1575,11 +1839,7 @@ export class Compiler {
       if (!l.unwrap) return wrapResult(r);
       if (r.ok) return hostValue(r.value);
       if (firstError === null) {
-        firstError = new LangError(
-          "Unwrap",
-          `\`?\` unwrapped failed module operation: ${r.error}`,
-          UNWRAP_HINT,
-        );
+        firstError = new LangError("Unwrap", `\`?\` unwrapped failed module operation: ${r.error}`);
         firstError.start = l.node.start;
         firstError.end = l.node.end;
       }

@@ -92,7 +92,7 @@ const EXPR_START = new Set<TokenType>([
 const SCAN_STOP_KEYWORDS = new Set<TokenType>([T.Print, T.Cancel, T.Submit, T.Call, T.If, T.Else, T.For]);
 
 const IF_HINT = "use `cond ? yes : no` for inline conditionals";
-const FOR_HINT = "`for` is a statement; build a list with a comprehension such as `[f(x) for x in items]`";
+const FOR_HINT = "`for` is a statement. Put it on its own line, not inside an expression or record literal.";
 
 class LashParser extends EmbeddedActionsParser {
   depth = 0;
@@ -528,13 +528,7 @@ class LashParser extends EmbeddedActionsParser {
           GATE: () => this.isWord(1, "parallel") && this.tt(2) === T.LCurly,
           ALT: () => {
             const t = this.CONSUME5(T.Identifier);
-            return this.ACTION(() =>
-              this.fail(
-                "unexpected `parallel`",
-                t,
-                "start processes first, then `await` a list or record of handles",
-              ),
-            ) as Stmt;
+            return this.ACTION(() => this.fail("unexpected `parallel`", t)) as Stmt;
           },
         },
         {
@@ -1254,7 +1248,8 @@ class LashParser extends EmbeddedActionsParser {
     const fields: TypeField[] = [];
     const field = (f: TypeField, tok: IToken) =>
       this.ACTION(() => {
-        if (fields.some((x) => x.name === f.name)) this.fail(`duplicate field \`${f.name}\` in type`, tok);
+        if (fields.some((x) => x.name === f.name))
+          this.fail(`expected unique field name, found duplicate field \`${f.name}\``, tok);
         fields.push(f);
       });
     this.OPTION(() => {

@@ -3,7 +3,7 @@
  * Pure-compute cells run synchronously; only host operations suspend (one `await` each).
  */
 
-import type { Program, TypeExpr } from "./ast.ts";
+import type { Program, Stmt, TypeExpr } from "./ast.ts";
 import { type CheckOptions, check, type HostSurface } from "./checker.ts";
 import { type Diagnostic, makeDiagnostic } from "./diagnostics.ts";
 import {
@@ -331,6 +331,32 @@ function baseResult(stepBudget: number, options: RunOptions): Base {
   return { prints: [], printed: [], steps: 0, stepBudget, allocated: 0, memoryBudget };
 }
 
+/**
+ * Where a runtime error points, as in the reference: at the innermost statement that contains the
+ * failing expression (its whole span), except a failed module operation under `?`, which points at
+ * the operation call (the reference's effect site).
+ */
+function runtimeSpan(program: Program, e: LangError): [number | undefined, number | undefined] {
+  if (e.start === undefined || e.message.startsWith("`?` unwrapped failed module operation"))
+    return [e.start, e.end];
+  const at = e.start;
+  let best: Stmt | undefined;
+  const visit = (stmts: Stmt[]): void => {
+    for (const s of stmts) {
+      if (s.start > at || s.end <= at) continue;
+      best = s;
+      if (s.k === "if") {
+        visit(s.then);
+        if (s.else) visit(s.else);
+      } else if (s.k === "for" || s.k === "while") visit(s.body);
+      return;
+    }
+  };
+  visit(program.main);
+  if (best === undefined) for (const p of program.processes) if (p.start <= at && at < p.end) visit(p.body);
+  return best === undefined ? [e.start, e.end] : [best.start, best.end];
+}
+
 async function runCompiled(
   state: LashlangState,
   source: string,
@@ -443,8 +469,9 @@ async function runCompiled(
   const result: CellResult = { ...base, steps: c.steps, allocated: meter.used, outcome: "continued" };
   if (error) {
     result.outcome = "error";
+    const [start, end] = runtimeSpan(program, error);
     result.error = {
-      ...makeDiagnostic("runtime", source, error.message, error.start, error.end, error.hint),
+      ...makeDiagnostic("runtime", source, error.message, start, end, error.hint),
       kind: error.kind,
     };
     return result;

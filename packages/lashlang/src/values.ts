@@ -23,14 +23,58 @@ export class Tuple {
 }
 
 export class Rec {
-  map: Map<string, Value>;
+  /**
+   * The entries, built on first use when the record was made in shape form (`Rec.shaped`: a
+   * record literal's key list, shared by every record that literal builds, and its values), which
+   * costs two small arrays instead of a hash table per record. Reading `map` turns a shaped record
+   * into a map-backed one for good (`keys`/`vals` become null); a write always goes through `map`.
+   */
+  private m: Map<string, Value> | undefined;
+  keys: readonly string[] | null;
+  vals: Value[] | null;
   shared: boolean;
-  constructor(map: Map<string, Value> = new Map(), shared = false) {
-    this.map = map;
+  constructor(map: Map<string, Value> | null = new Map(), shared = false) {
+    this.m = map === null ? undefined : map;
+    this.keys = null;
+    this.vals = null;
     this.shared = shared;
   }
+  /** A record of distinct `keys` (never mutated afterwards) and their `vals`. */
+  static shaped(keys: readonly string[], vals: Value[]): Rec {
+    const r = new Rec(null);
+    r.keys = keys;
+    r.vals = vals;
+    return r;
+  }
+  get map(): Map<string, Value> {
+    const m = this.m;
+    return m !== undefined ? m : this.materialize();
+  }
+  set map(m: Map<string, Value>) {
+    this.m = m;
+    this.keys = null;
+    this.vals = null;
+  }
+  private materialize(): Map<string, Value> {
+    const keys = this.keys!;
+    const vals = this.vals!;
+    const m = new Map<string, Value>();
+    for (let i = 0; i < keys.length; i++) m.set(keys[i]!, vals[i]!);
+    this.m = m;
+    this.keys = null;
+    this.vals = null;
+    return m;
+  }
   get(key: string): Value | undefined {
-    return this.map.get(key);
+    const keys = this.keys;
+    if (keys !== null) {
+      const i = keys.indexOf(key);
+      return i < 0 ? undefined : this.vals![i];
+    }
+    return this.m!.get(key);
+  }
+  get size(): number {
+    return this.keys !== null ? this.keys.length : this.m!.size;
   }
 }
 

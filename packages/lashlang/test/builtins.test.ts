@@ -86,7 +86,7 @@ describe("builtins", () => {
   });
 
   it.each([
-    ["len(1)", "`len` expects a string, list, tuple or record, got number"],
+    ["len(1)", "`len` requires a string, tuple, list, record, or null; use `.size` for images"],
     ["keys([1])", "`keys` expects a record, got list"],
     ["json_parse('{')", "invalid json:"],
     ["join([[1]], ',')", "expected text"],

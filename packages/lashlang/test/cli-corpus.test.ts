@@ -133,7 +133,7 @@ describe("lash lashlang run: corpus cases as a user runs them", () => {
     );
     expect(out.status).toBe(1);
     expect(out.stdout).toBe("2\n1\n");
-    expect(out.stderr).toContain("unknown name `nope`\n--> line 2, column 7");
+    expect(out.stderr).toContain("unknown name `nope`\n--> line 2, column 1\nprint nope\n^~~~~~~~~~");
   });
 
   it("--globals and a --host fixture with processes (a benchmark scenario)", () => {
@@ -169,14 +169,14 @@ describe("lash lashlang run: corpus cases as a user runs them", () => {
   });
 
   it("--check: strict reports the check error, fallback runs a cell without `start` unchecked", () => {
-    // our checker rejects a tuple-vs-list comparison this case makes; unchecked, it finishes
-    const c = byId.get("tuple_comma_expressions_are_first_class_sequence_values")!;
-    const src = file("tuple.lash", c.source!);
+    // the checker rejects a list-vs-string comparison (as the reference's linker does); unchecked,
+    // it finishes (false)
+    const src = file("mismatch.lash", 'xs = [1]\nfinish xs == "a"\n');
     const strict = lash(["run", src, "--json"]);
     expect(strict.status).toBe(1);
     expect(jsonLines(strict.stdout)[0].error).toMatchObject({
       phase: "check",
-      message: "comparison `==` between tuple and list[int] can never be true",
+      message: "operator `==` does not accept list[int] and str",
     });
     const fallback = lash(["run", src, "--check", "fallback", "--json"]);
     expect(fallback.status, fallback.stderr).toBe(0);

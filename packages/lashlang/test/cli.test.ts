@@ -26,8 +26,8 @@ describe("runLashlangCli", () => {
     expect(await runLashlangCli(["run", "-", "--json"], t.io)).toBe(1);
     const o = JSON.parse(t.out());
     expect(o.outcome).toBe("error");
-    expect(o.error).toMatchObject({ message: "unknown name `nope`", line: 2, column: 5 });
-    expect(o.error.rendered).toContain("--> line 2, column 5");
+    expect(o.error).toMatchObject({ message: "unknown name `nope`", line: 2, column: 1 });
+    expect(o.error.rendered).toContain("--> line 2, column 1\ny = nope\n^~~~~~~~");
   });
 
   it("run without --json prints prints and the final value", async () => {

@@ -182,10 +182,10 @@ describe("module operations, wrappers and ?", () => {
     expect(h.calls.map((c) => c.id.split(":").pop())).toEqual(["0", "1", "2"]);
   });
 
-  it("? on a failed operation aborts with the reference message and hint", async () => {
+  it("? on a failed operation aborts with the reference message (and, as there, no hint)", async () => {
     const r = await run("x = 1\ny = await m.fail({})?\nx = 2", {}, host());
     expect(r.error?.message).toBe("`?` unwrapped failed module operation: boom");
-    expect(r.error?.hint).toBe("remove `?` and inspect `.ok` or `.error` when you need to handle failures");
+    expect(r.error?.hint).toBeUndefined();
   });
 
   it("generic ? on values", async () => {
@@ -311,9 +311,10 @@ describe("diagnostics", () => {
     expect(r.error?.rendered).toBe(
       "unexpected `if`\n--> line 2, column 9\ny = x ? if\n        ^~\nhint: use `cond ? yes : no` for inline conditionals",
     );
+    // a runtime error points at its whole statement, as the reference's do
     const rt = await run("a = {foo: null}\nb = a.foo.bar + missing", { check: false });
     expect(rt.error?.rendered).toBe(
-      "unknown name `missing`\n--> line 2, column 17\nb = a.foo.bar + missing\n                ^~~~~~~",
+      "unknown name `missing`\n--> line 2, column 1\nb = a.foo.bar + missing\n^~~~~~~~~~~~~~~~~~~~~~~",
     );
   });
 
@@ -378,9 +379,9 @@ describe("checker", () => {
     ["read_file({ path: 'a' })", "tools must be called through module paths, e.g. `files.read(...)`"],
     ["r = {k: 1}\nx = r.other", "object type has no field `other`"],
     ["r = {k: 1}\nr.other = 2", "object type has no field `other`"],
-    ["for c in 'abc' { }", "`for` expects a list or tuple, got str"],
-    ["x = {} == 1", "comparison `==` between {} and int can never be true"],
-    ["x = 1 and 2", "operator `and` expects bool operands"],
+    ["for c in 'abc' { }", "cannot iterate over str; expected a list"],
+    ["x = {} == 1", "operator `==` does not accept {} and int"],
+    ["x = 1 and 2", "operator `and` does not accept int and int"],
     ["x = [1] - 1", "operator `-` does not accept"],
     ["x = {a: 1} + 1", "operator `+` does not accept"],
     ["process p(a: str) { finish a }", "lashlang feature `processes` is disabled by this host"],
@@ -404,10 +405,10 @@ describe("checker", () => {
     const on = { abilities: { processes: true } };
     expect(err("h = start p(a: 1)", on)).toBe("unknown process `p`");
     expect(err("process p(a: str) { finish a }\nh = start p(b: 1)", on)).toContain(
-      "process `p` has no parameter `b`",
+      "process `p` does not accept argument `b`",
     );
     expect(err("process p(a: str) { finish a }\nh = start p()", on)).toContain(
-      "missing argument `a` for process `p`",
+      "process `p` is missing argument `a`",
     );
     expect(err("process p(a: str) { finish zz }", on)).toBe("unknown name `zz`");
     expect(err("process p(a: str) { finish a }\nh = start p(a: 'x')", on)).toBeNull();

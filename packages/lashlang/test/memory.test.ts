@@ -261,7 +261,7 @@ describe("memory budget: the issue's runaway cell through the real CLI", () => {
     expect(r.signal, r.stderr).toBeNull();
     expect(r.status, r.stderr).toBe(1);
     expect(r.stderr).toContain(
-      "memory budget exceeded: the cell allocated more than 256 MiB of values (budget 256 MiB)\n--> line 3, column 17",
+      "memory budget exceeded: the cell allocated more than 256 MiB of values (budget 256 MiB)\n--> line 3, column 3",
     );
     expect(r.stderr).not.toMatch(/heap out of memory|FATAL ERROR/);
   });
