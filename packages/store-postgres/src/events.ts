@@ -2,13 +2,15 @@
 // daemon's SSE streams carry: turnStarted, llmRequest, toolStarted, messages …) in
 // the `turn_events` table, numbered by a database-wide `seq`, so that a reader on
 // ANY worker can follow a live turn from a cursor. An append is one INSERT plus a
-// `NOTIFY lash_turn_events, '<sessionId>'` in the same transaction; followers LISTEN
-// and re-read from their cursor when woken, with a slow poll as a backstop (a
-// notification sent before the LISTEN took effect is never lost: the poll finds it).
+// `NOTIFY lash_turn_events, '<sessionId>'` in the same transaction; a follower LISTENs,
+// waits until its own handshake notification comes back (LISTEN is in effect), reads
+// from its cursor, and re-reads whenever woken, with a slow poll as a backstop.
+
+import { randomUUID } from "node:crypto";
 import type { SqlError } from "@effect/sql/SqlError";
 import type * as PgClient from "@effect/sql-pg/PgClient";
 import type { StoreError } from "@lash/core/internal";
-import { Chunk, Duration, Effect, Queue, Stream } from "effect";
+import { Chunk, Deferred, Duration, Effect, Option, Queue, Stream } from "effect";
 
 /** The channel every append notifies, with the session id as payload. */
 export const TURN_EVENTS_CHANNEL = "lash_turn_events";
@@ -109,13 +111,30 @@ export function makeTurnEvents(
       Stream.unwrapScoped(
         Effect.gen(function* () {
           const wake = yield* Queue.sliding<void>(1);
-          // LISTEN first, then read: whatever lands in between wakes us (or the poll finds it)
+          const ready = yield* Deferred.make<void>();
+          const token = `ready:${randomUUID()}`;
           yield* sql.listen(TURN_EVENTS_CHANNEL).pipe(
-            Stream.filter((payload) => payload === sessionId),
-            Stream.runForEach(() => Queue.offer(wake, undefined)),
+            Stream.runForEach((payload) =>
+              payload === token
+                ? Deferred.succeed(ready, undefined)
+                : payload === sessionId
+                  ? Queue.offer(wake, undefined)
+                  : Effect.void,
+            ),
             Effect.ignore,
             Effect.forkScoped,
           );
+          // LISTEN is in effect once our own notification comes back: from then on no append
+          // is missed; the first read below runs after it (the poll is the backstop if the
+          // handshake does not complete within 5 s)
+          // (sent again every 50 ms: the listener fiber may not have issued its LISTEN yet)
+          for (let i = 0; i < 100; i++) {
+            yield* guard(sql`SELECT pg_notify(${TURN_EVENTS_CHANNEL}, ${token})`);
+            const heard = yield* Effect.timeout(Deferred.await(ready), Duration.millis(50)).pipe(
+              Effect.option,
+            );
+            if (Option.isSome(heard)) break;
+          }
           const pollMs = Duration.millis(options.pollMs ?? 1000);
           let cursor = options.after ?? 0;
           return Stream.repeatEffectChunk(
