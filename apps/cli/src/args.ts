@@ -1,6 +1,7 @@
 // Command-line parsing: subcommands by first word, flags with node:util parseArgs (strict).
 import { type ParseArgsOptionsConfig, parseArgs } from "node:util";
 import { usageError } from "./errors.ts";
+import { checkStoreSetting } from "./store-select.ts";
 
 export type OutputFormat = "text" | "json" | "stream-json";
 
@@ -47,6 +48,8 @@ export interface RunFlags {
   readonly approvalMode?: ApprovalMode;
   /** `--dry-run`: write and exec tools do not run; they return what they would have done. */
   readonly dryRun?: boolean;
+  /** `--store <url>`: where sessions live (`postgres://…`, or `sqlite`: the default file); overrides config `store`. */
+  readonly store?: string;
 }
 
 export type Command =
@@ -142,6 +145,7 @@ const RUN_OPTIONS = {
   "request-deadline": { type: "string" },
   "approval-mode": { type: "string" },
   "dry-run": { type: "boolean" },
+  store: { type: "string" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" },
 } as const;
@@ -279,6 +283,7 @@ export function parseRunFlags(argv: readonly string[]): RunFlags | { help: true 
       : {}),
     ...(approvalMode !== undefined ? { approvalMode } : {}),
     ...(values["dry-run"] ? { dryRun: true } : {}),
+    ...(values.store !== undefined ? { store: checkStoreSetting(values.store, "--store").setting } : {}),
   };
 }
 

@@ -67,6 +67,9 @@ Sessions (stored in $LASH_HOME/lash.db, default ~/.lash)
                                 (default: fail at once, naming that process)
       --resume-pending          -p: finish the session's cut-off turn (crash, kill) before the
                                 prompt; without it -p refuses to run on such a session
+      --store <url>             where sessions live: postgres://user:password@host:5432/db (one
+                                Postgres database several lash processes share) or sqlite (the
+                                default file); overrides config store
   A cut-off turn is offered (interactive) or needs --resume-pending (-p); \`lash sessions abandon\`
   drops it. A turn whose resume crashed lash 3 times is not resumed again.
 
@@ -181,6 +184,8 @@ Config keys (unknown keys are an error)
     sandbox?, risk? } (the tool policy; the user's and the project's are separate layers:
     lash help policy),
   files { allowHardLinks? } (let the file tools open hard-linked files; default false)
+  store ("sqlite" (default: $LASH_HOME/lash.db) | "postgres://user:password@host:5432/db":
+    sessions in Postgres, shared by every lash process and \`lash serve\` worker using it)
 API keys are read from the environment only; tools and MCP servers never receive them.
 `,
   policy: `Usage

@@ -156,6 +156,7 @@ async function run(flags: RunFlags, io: MainIO): Promise<number> {
     print: !interactive,
     ...(flags.approvalMode !== undefined ? { approvalMode: flags.approvalMode } : {}),
     ...(flags.dryRun ? { dryRun: true } : {}),
+    ...(flags.store !== undefined ? { store: flags.store } : {}),
     // a resumed session's provider is checked once the session is known (its stored base URL may be needed)
     ...((flags.continue ||
       flags.resume !== undefined ||
