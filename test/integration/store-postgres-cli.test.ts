@@ -10,15 +10,19 @@ import {
   type TestPostgres,
 } from "../../packages/store-postgres/test/support/postgres.ts";
 import { chatMessages, jsonLines, lash, type Sandbox, sandbox, textOf } from "./cli-support.ts";
+import { api, type Daemon, startDaemon, stopDaemon } from "./serve-support.ts";
 
 let pg: TestPostgres | undefined;
 let box: Sandbox | undefined;
+let daemon: Daemon | undefined;
 
 beforeAll(async () => {
   if (!postgresUnavailable) pg = await startPostgres();
 }, 120_000);
 afterAll(() => pg?.stop());
 afterEach(async () => {
+  if (daemon) await stopDaemon(daemon);
+  daemon = undefined;
   await box?.cleanup();
   box = undefined;
 });
@@ -66,6 +70,33 @@ describe.skipIf(postgresUnavailable !== undefined)("lash --store postgres://…"
     expect(json(d).sessionId).not.toBe(json(a).sessionId);
     expect(existsSync(join(box.home, "lash.db"))).toBe(true);
     expect(pg!.psql("SELECT count(*), sum(turn_count) FROM sessions", db).trim()).toBe("1|3");
+  });
+
+  it("lash serve --store: the daemon's sessions are in Postgres; a lash -p process resumes one by id", async () => {
+    box = await sandbox();
+    box.server.respondWith((req) => ({ text: `reply ${req.index + 1}` }));
+    const url = pg!.createDatabase();
+    const db = new URL(url).pathname.slice(1);
+    daemon = await startDaemon(box, ["--store", url]);
+    const id = (await api(daemon.url, "POST", "/v1/sessions", {})).body.id as string;
+    const run = await api(daemon.url, "POST", `/v1/sessions/${id}/turns?wait=true`, {
+      text: "from the daemon",
+    });
+    expect(run.body).toMatchObject({ state: "completed", text: "reply 1" });
+    expect(pg!.psql("SELECT id, turn_count FROM sessions", db).trim()).toBe(`${id}|1`);
+    const r = await lash(["-p", "from the cli", "--resume", id, "--store", url, "--output-format", "json"], {
+      env: box.env,
+      cwd: box.cwd,
+    });
+    expect(r.code).toBe(0);
+    expect(jsonLines(r.stdout).at(-1)!.sessionId).toBe(id);
+    expect(chatMessages(box.server.requests[1]!.body).map((m) => textOf(m.content))).toEqual(
+      expect.arrayContaining(["from the daemon", "reply 1", "from the cli"]),
+    );
+    // the daemon reads the turn the other process committed
+    const session = (await api(daemon.url, "GET", `/v1/sessions/${id}`)).body;
+    expect(session.turnCount).toBe(2);
+    expect(existsSync(join(box.home, "lash.db"))).toBe(false);
   });
 
   it("a store value that is not one is a usage error naming the forms; a server that is not there names the URL without its password", async () => {

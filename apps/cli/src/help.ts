@@ -336,6 +336,9 @@ Effects: read_file/glob/grep/update_plan/spawn_agent read; write_file/edit/apply
       --host <addr>             address to bind (default 127.0.0.1)
       --port <n>                port (default 7777; 0 = any free port)
       --state <file>            the daemon's state db: runs and events (default $LASH_HOME/serve.db)
+      --store <url>             sessions in Postgres (postgres://user:password@host:5432/db), shared
+                                with other lash processes (config store); runs, events, tokens and
+                                loops stay in the --state file
       --max-runs <n>            runs executing at once across sessions (default 8)
       --max-queued <n>          runs waiting in all (default 1000); beyond it a turn gets 429
       --drain-timeout <ms>      on SIGTERM/SIGINT: how long running turns may finish before the
