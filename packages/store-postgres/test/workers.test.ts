@@ -213,6 +213,44 @@ describe.skipIf(postgresUnavailable !== undefined)("PostgresStore: two workers o
   );
 
   it.scoped(
+    "a fork writes one row whatever the history's length; the same artifact put by both workers at once is stored once",
+    () =>
+      Effect.gen(function* () {
+        const [a, b] = yield* twoWorkers;
+        yield* a.createSession(session("long"));
+        let leaf: string | null = null;
+        const nodes = [];
+        for (let i = 0; i < 300; i++) {
+          nodes.push(node(`n${i}`, "long", leaf));
+          leaf = `n${i}`;
+        }
+        yield* a.commit(turn("long", "t1", 0, nodes));
+        const db = new URL(pg!.url).pathname;
+        expect(db).toBe("/postgres");
+        const count = (store: PostgresStoreShape) =>
+          Effect.map(store.listSessions({ includeChildren: true }), (l) => l.length);
+        const before = yield* count(b);
+        const fork = yield* b.fork(session("fork", { origin: { sessionId: "long", nodeId: "n299" } }));
+        expect(fork.leafId).toBe("n299");
+        expect(yield* count(b)).toBe(before + 1);
+        expect(yield* b.sessionNodes("fork")).toHaveLength(0);
+        expect(yield* a.activePath("fork")).toHaveLength(300);
+        const bytes = new TextEncoder().encode("the same bytes from two workers");
+        const [pa, pb] = yield* Effect.all(
+          [
+            a.putArtifact({ bytes, mediaType: "text/plain", createdAt: 1 }),
+            b.putArtifact({ bytes, mediaType: "text/plain", createdAt: 2 }),
+          ],
+          { concurrency: 2 },
+        );
+        expect(pa).toEqual(pb);
+        expect(new TextDecoder().decode(yield* b.readArtifact(pa.id))).toBe(
+          "the same bytes from two workers",
+        );
+      }),
+  );
+
+  it.scoped(
     "two workers migrating a fresh database at once both open it; a newer schema is refused naming the fix",
     () =>
       Effect.gen(function* () {
