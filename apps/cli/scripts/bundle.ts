@@ -22,6 +22,7 @@ const EXTERNAL = Object.keys(manifest.dependencies ?? {});
 /** Optional peers that a dependency loads only when the user installed them: left unresolved. */
 const OPTIONAL = [
   "react-devtools-core", // ink, only with DEV=true and the package installed beside it
+  "pg-native", // pg (@lash/store-postgres), only through `pg.native` with the package installed beside it
 ] as const;
 
 rmSync(outdir, { recursive: true, force: true });

@@ -1,6 +1,7 @@
 // Command-line parsing: subcommands by first word, flags with node:util parseArgs (strict).
 import { type ParseArgsOptionsConfig, parseArgs } from "node:util";
 import { usageError } from "./errors.ts";
+import { checkStoreSetting } from "./store-select.ts";
 
 export type OutputFormat = "text" | "json" | "stream-json";
 
@@ -51,6 +52,8 @@ export interface RunFlags {
   readonly rlmVars?: readonly string[];
   /** `--rlm-vars-file PATH`: a JSON object of read-only values (RLM mode). */
   readonly rlmVarsFile?: string;
+  /** `--store <url>`: where sessions live (`postgres://…`, or `sqlite`: the default file); overrides config `store`. */
+  readonly store?: string;
 }
 
 export type Command =
@@ -148,6 +151,7 @@ const RUN_OPTIONS = {
   "dry-run": { type: "boolean" },
   "rlm-var": { type: "string", multiple: true },
   "rlm-vars-file": { type: "string" },
+  store: { type: "string" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" },
 } as const;
@@ -287,6 +291,7 @@ export function parseRunFlags(argv: readonly string[]): RunFlags | { help: true 
     ...(values["dry-run"] ? { dryRun: true } : {}),
     ...(values["rlm-var"] !== undefined ? { rlmVars: values["rlm-var"] } : {}),
     ...(values["rlm-vars-file"] !== undefined ? { rlmVarsFile: values["rlm-vars-file"] } : {}),
+    ...(values.store !== undefined ? { store: checkStoreSetting(values.store, "--store").setting } : {}),
   };
 }
 

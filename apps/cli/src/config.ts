@@ -235,6 +235,8 @@ export const LashConfig = Schema.Struct({
   policy: opt(PolicyLayer),
   /** `lash serve`: per-principal settings (`principals.<name>.policy`). */
   serve: opt(ServeConfig),
+  /** Where sessions live: `postgres://user:password@host:5432/db` (shared by several workers) or "sqlite" (the default); `--store` wins. */
+  store: opt(Str),
 });
 export type LashConfig = typeof LashConfig.Type;
 

@@ -63,6 +63,7 @@ import {
   vendorOf,
 } from "./providers.ts";
 import { shellSandbox } from "./sandbox.ts";
+import { checkStoreSetting, redactStoreUrl } from "./store-select.ts";
 
 export interface ContextOptions {
   readonly settings: CliSettings;
@@ -109,6 +110,8 @@ export interface ContextOptions {
   readonly dryRun?: boolean;
   /** `--rlm-var` / `--rlm-vars-file`: read-only values projected into every Lashlang cell. */
   readonly rlmBindings?: { readonly [name: string]: unknown };
+  /** `--store` (overrides config `store`): `postgres://…` or `sqlite` (the default file). */
+  readonly store?: string;
 }
 
 interface TraceHandle {
@@ -458,8 +461,20 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
   }
 
   let store: Layer.Layer<SessionStore, unknown>;
+  const storeChoice =
+    options.store !== undefined
+      ? checkStoreSetting(options.store, "--store").choice
+      : config.store !== undefined
+        ? checkStoreSetting(config.store, "config store").choice
+        : ({ kind: "sqlite" } as const);
+  /** What the store is, as messages show it (no password). */
+  const storeName = storeChoice.kind === "postgres" ? redactStoreUrl(storeChoice.url) : paths.db;
   if (options.persist === false) store = MemoryStore;
-  else {
+  else if (storeChoice.kind === "postgres") {
+    // loaded only when chosen: the CLI's start-up does not pay for `pg`
+    const { PostgresStore } = await import("@lash/store-postgres");
+    store = PostgresStore.layer({ url: storeChoice.url });
+  } else {
     try {
       mkdirSync(paths.home, { recursive: true });
     } catch (e) {
@@ -506,7 +521,7 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
     await mcp?.close();
     const typed = taggedFailure(e);
     throw new CliError(
-      `lash: cannot open ${paths.db}: ${errorMessage(e)}${typed ? damageHint(typed) : ""}`,
+      `lash: cannot open ${storeName}: ${errorMessage(e)}${typed && storeChoice.kind === "sqlite" ? damageHint(typed) : ""}`,
       ExitCode.failed,
     );
   }

@@ -71,6 +71,9 @@ Sessions (stored in $LASH_HOME/lash.db, default ~/.lash)
                                 (default: fail at once, naming that process)
       --resume-pending          -p: finish the session's cut-off turn (crash, kill) before the
                                 prompt; without it -p refuses to run on such a session
+      --store <url>             where sessions live: postgres://user:password@host:5432/db (one
+                                Postgres database several lash processes share) or sqlite (the
+                                default file); overrides config store
   A cut-off turn is offered (interactive) or needs --resume-pending (-p); \`lash sessions abandon\`
   drops it. A turn whose resume crashed lash 3 times is not resumed again.
 
@@ -185,6 +188,8 @@ Config keys (unknown keys are an error)
     sandbox?, risk? } (the tool policy; the user's and the project's are separate layers:
     lash help policy),
   files { allowHardLinks? } (let the file tools open hard-linked files; default false)
+  store ("sqlite" (default: $LASH_HOME/lash.db) | "postgres://user:password@host:5432/db":
+    sessions in Postgres, shared by every lash process and \`lash serve\` worker using it)
 API keys are read from the environment only; tools and MCP servers never receive them.
 `,
   policy: `Usage
@@ -335,6 +340,9 @@ Effects: read_file/glob/grep/update_plan/spawn_agent read; write_file/edit/apply
       --host <addr>             address to bind (default 127.0.0.1)
       --port <n>                port (default 7777; 0 = any free port)
       --state <file>            the daemon's state db: runs and events (default $LASH_HOME/serve.db)
+      --store <url>             sessions in Postgres (postgres://user:password@host:5432/db), shared
+                                with other lash processes (config store); runs, events, tokens and
+                                loops stay in the --state file
       --max-runs <n>            runs executing at once across sessions (default 8)
       --max-queued <n>          runs waiting in all (default 1000); beyond it a turn gets 429
       --drain-timeout <ms>      on SIGTERM/SIGINT: how long running turns may finish before the

@@ -176,6 +176,7 @@ async function run(flags: RunFlags, io: MainIO): Promise<number> {
     ...(flags.approvalMode !== undefined ? { approvalMode: flags.approvalMode } : {}),
     ...(flags.dryRun ? { dryRun: true } : {}),
     ...(rlmBindings !== undefined ? { rlmBindings } : {}),
+    ...(flags.store !== undefined ? { store: flags.store } : {}),
     // a resumed session's provider is checked once the session is known (its stored base URL may be needed)
     ...((flags.continue ||
       flags.resume !== undefined ||

@@ -162,6 +162,7 @@ async function openContext(
     ...(flags.requestTimeoutMs !== undefined ? { requestTimeoutMs: flags.requestTimeoutMs } : {}),
     ...(flags.requestDeadlineMs !== undefined ? { requestDeadlineMs: flags.requestDeadlineMs } : {}),
     persist: !flags.noSession,
+    ...(flags.store !== undefined ? { store: flags.store } : {}),
     print: true,
     ...approvalModeOf(flags, settings.manifest),
     policyLayers: runLayers(settings.manifest, settings.agent, (m) => io.stderr.write(m)),

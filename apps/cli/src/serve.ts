@@ -119,6 +119,7 @@ export async function runServe(argv: readonly string[], io: MainIO): Promise<num
     print: true,
     approvalMode: "interactive",
     ...(parsed.dryRun ? { dryRun: true } : {}),
+    ...(parsed.store !== undefined ? { store: parsed.store } : {}),
   });
   const server = await import("@lash/server");
   const s = setup.settings;
