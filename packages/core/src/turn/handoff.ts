@@ -2,7 +2,7 @@ import { hashValue, type Message } from "@lash/sansio";
 import { Clock, Effect, Schema } from "effect";
 import type { CompactionPayload } from "../compaction/compact.ts";
 import type { TurnError } from "../runtime-api.ts";
-import type { NewNode, SessionRecord } from "../store.ts";
+import type { NewNode, PendingTurn, SessionRecord } from "../store.ts";
 import type { TurnScope } from "./scope.ts";
 
 /**
@@ -11,8 +11,15 @@ import type { TurnScope } from "./scope.ts";
  * window. The two are linked in both graphs by `handoff` protocol nodes — the predecessor's
  * `{type: "handoff", to}` after its compaction node, the successor's `{type: "handoff", from}`
  * as its first node, followed by the summary as its first message — and the turn that
- * triggered the compaction runs in the successor. The successor's id is journaled under the
- * predecessor's turn, so a resumed turn hands off to the same session, never to a second one.
+ * triggered the compaction runs in the successor. The successor's id (and the id of the turn it
+ * owes) is journaled under the predecessor's turn, so a resumed turn hands off to the same
+ * session, never to a second one.
+ *
+ * No turn is lost to a crash: the successor's turn is written down as pending — with the
+ * triggering turn's input — before the predecessor's commit links to it. A crash before that
+ * commit leaves the predecessor's turn pending (its resume finds the same successor and the same
+ * pending turn); a crash after it leaves the successor's turn pending, and `--continue`
+ * (which follows the link) resumes it there: the turn is done once.
  */
 
 /** The payload of a `handoff` protocol node (in the predecessor: `to`; in the successor: `from`). */
@@ -47,7 +54,12 @@ export const handOff = (
   scope: TurnScope,
   compaction: NewNode,
   state: SessionRecord["state"],
-): Effect.Effect<{ readonly successorId: string; readonly link: NewNode }, TurnError> =>
+  input: readonly Message[],
+  maxTurns: number | undefined,
+): Effect.Effect<
+  { readonly successorId: string; readonly pending: PendingTurn; readonly link: NewNode },
+  TurnError
+> =>
   Effect.gen(function* () {
     const { rt, session, sessionId, turnId } = scope;
     const payload = compaction.payload as CompactionPayload;
@@ -59,6 +71,7 @@ export const handOff = (
         Effect.gen(function* () {
           const id = yield* rt.ids.next("ses");
           const frameId = yield* rt.ids.next("frame");
+          const nextTurnId = yield* rt.ids.next("turn");
           const now = yield* Clock.currentTimeMillis;
           yield* rt.store.createSession({
             id,
@@ -75,12 +88,18 @@ export const handOff = (
             ...(session.cwd !== undefined ? { cwd: session.cwd } : {}),
             ...(session.systemPrompt !== undefined ? { systemPrompt: session.systemPrompt } : {}),
           });
-          return { id, frameId };
+          return { id, frameId, nextTurnId };
         }),
-        Schema.Struct({ id: Schema.String, frameId: Schema.String }),
+        Schema.Struct({
+          id: Schema.String,
+          frameId: Schema.String,
+          nextTurnId: Schema.optional(Schema.String),
+        }),
       )
       .pipe(Effect.mapError(scope.failTurn));
     const { id: successorId, frameId } = created.value;
+    // (a journal entry written before the turn id was recorded: a derived one)
+    const nextTurnId = created.value.nextTurnId ?? `${turnId}-next`;
     const now = yield* Clock.currentTimeMillis;
     const linkId = `${turnId}.handoff`;
     const fromId = `${successorId}.from`;
@@ -126,12 +145,32 @@ export const handOff = (
         updatedAt: now,
       })
       .pipe(Effect.mapError(scope.failTurn));
+    // the turn the successor owes, with its input, pending before the predecessor links to it
+    // (once: a resumed predecessor finds it written and leaves its resume count alone)
+    const existing = yield* rt.store.pendingTurn(successorId).pipe(Effect.mapError(scope.failTurn));
+    let pending: PendingTurn;
+    if (existing?.turnId === nextTurnId) pending = existing;
+    else {
+      const seeded = yield* rt.store.getSession(successorId).pipe(Effect.mapError(scope.failTurn));
+      pending = {
+        sessionId: successorId,
+        turnId: nextTurnId,
+        input: {
+          messages: input.map((m, i) => ({ ...m, id: `${nextTurnId}.in${i}` })),
+          maxTurns,
+        },
+        expectedRevision: seeded.headRevision,
+        startedAt: now,
+      };
+      yield* rt.store.beginTurn(pending).pipe(Effect.mapError(scope.failTurn));
+    }
     // plugins attached to the predecessor in this process go with it
     const base = new Set(rt.pluginHost.plugins(""));
     const attached = rt.pluginHost.plugins(sessionId).filter((p) => !base.has(p));
     if (attached.length > 0) rt.pluginHost.attach(successorId, attached);
     return {
       successorId,
+      pending,
       link: {
         id: linkId,
         sessionId,

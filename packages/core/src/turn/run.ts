@@ -15,6 +15,13 @@ export type RunArgs = Omit<OpenArgs, "signal">;
 
 const MAX_FRAME_SWITCHES = 16;
 
+/**
+ * Tests only: LASH_TEST_KILL_AFTER_HANDOFF=1 makes the process die (SIGKILL, as `kill -9`) right
+ * after a handing-off turn's commit, before the turn it moved to the successor starts there, so
+ * that a test can check that the turn is not lost (test/integration/compaction-handoff-cli.test.ts).
+ */
+const KILL_AFTER_HANDOFF = process.env.LASH_TEST_KILL_AFTER_HANDOFF === "1";
+
 /** What a turn's loop hands to the commit. */
 type DoneLike = Pick<Done, "outcome" | "messages" | "usage">;
 
@@ -66,7 +73,13 @@ export const runOneTurn = (
     // input goes to the successor, this session keeps the compaction and the link to it
     const handoff =
       opened.handoff && opened.compaction
-        ? yield* handOff(scope, opened.compaction, { ...scope.session.state, ...snapshots })
+        ? yield* handOff(
+            scope,
+            opened.compaction,
+            { ...scope.session.state, ...snapshots },
+            opened.compactOnly ? [] : opened.input,
+            args.options.maxTurns ?? (args.pending?.input as { maxTurns?: number } | undefined)?.maxTurns,
+          )
         : undefined;
     const built = buildCommit({
       session: scope.session,
@@ -124,7 +137,9 @@ export const runOneTurn = (
       headRevision: committed.headRevision,
     });
     if (handoff && !opened.compactOnly) {
-      // the turn that triggered the handoff goes on in the successor
+      if (KILL_AFTER_HANDOFF) process.kill(process.pid, "SIGKILL");
+      // the turn that triggered the handoff goes on in the successor, where it is pending
+      // since before this commit (handOff wrote it down with the input)
       const to = handoff.successorId;
       const local = yield* rt.local(to);
       const next = yield* local.lock.withPermits(1)(
@@ -133,7 +148,8 @@ export const runOneTurn = (
           args.options,
           runOneTurn(rt, {
             sessionId: to,
-            input: opened.input,
+            input: (handoff.pending.input as { messages: Message[] }).messages,
+            pending: handoff.pending,
             options: args.options,
             cancel: args.cancel,
             afterHandoff: true,
@@ -163,7 +179,7 @@ export const runOneTurn = (
       headRevision: committed.headRevision,
       toolCalls: scope.toolCalls,
       durationMs: endedAt - opened.startedAt,
-      resumed: args.pending !== undefined,
+      resumed: args.pending !== undefined && args.afterHandoff !== true,
       ...(opened.compaction
         ? {
             compaction: {
