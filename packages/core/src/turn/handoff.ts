@@ -2,7 +2,15 @@ import { hashValue, type Message } from "@lash/sansio";
 import { Clock, Effect, Schema } from "effect";
 import type { CompactionPayload } from "../compaction/compact.ts";
 import type { TurnError } from "../runtime-api.ts";
-import type { NewNode, PendingTurn, SessionRecord } from "../store.ts";
+import type {
+  GraphNode,
+  NewNode,
+  PendingTurn,
+  SessionRecord,
+  SessionStoreShape,
+  StoreError,
+  StoreFailure,
+} from "../store.ts";
 import type { TurnScope } from "./scope.ts";
 
 /**
@@ -186,4 +194,45 @@ export const handOff = (
         createdAt: now,
       },
     };
+  });
+
+/** A session's handoff links: the session it continues (`from`) and the one it continues in (`to`). */
+export interface HandoffLinks {
+  readonly from?: string;
+  readonly to?: string;
+}
+
+const handoffOf = (node: GraphNode | undefined): HandoffPayload | undefined => {
+  const p = node?.kind === "protocol" ? (node.payload as { type?: unknown } | null) : undefined;
+  return p?.type === "handoff" ? (p as HandoffPayload) : undefined;
+};
+
+/**
+ * The handoff links of a session, read from its graph: its leaf is `{type: "handoff", to}` when
+ * it handed off, its first node `{type: "handoff", from}` when it is a successor.
+ */
+export const handoffLinks = (
+  store: SessionStoreShape,
+  session: Pick<SessionRecord, "id" | "leafId">,
+): Effect.Effect<HandoffLinks, StoreError> =>
+  Effect.gen(function* () {
+    const leaf = session.leafId === null ? undefined : yield* store.getNode(session.leafId);
+    const to = handoffOf(leaf)?.to;
+    const from = handoffOf(yield* store.getNode(`${session.id}.from`))?.from;
+    return { ...(from !== undefined ? { from } : {}), ...(to !== undefined ? { to } : {}) };
+  });
+
+/** The newest session of a handoff chain: the session itself when it did not hand off. */
+export const newestSuccessor = (
+  store: SessionStoreShape,
+  sessionId: string,
+): Effect.Effect<SessionRecord, StoreFailure> =>
+  Effect.gen(function* () {
+    let current = yield* store.getSession(sessionId);
+    for (const seen = new Set([current.id]); ; ) {
+      const { to } = yield* handoffLinks(store, current);
+      if (to === undefined || seen.has(to)) return current;
+      seen.add(to);
+      current = yield* store.getSession(to);
+    }
   });
