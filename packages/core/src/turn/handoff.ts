@@ -62,10 +62,11 @@ export const handOff = (
   scope: TurnScope,
   compaction: NewNode,
   state: SessionRecord["state"],
-  input: readonly Message[],
+  /** The turn the successor owes (absent: a compaction-only turn, nothing to carry on). */
+  input: readonly Message[] | undefined,
   maxTurns: number | undefined,
 ): Effect.Effect<
-  { readonly successorId: string; readonly pending: PendingTurn; readonly link: NewNode },
+  { readonly successorId: string; readonly pending: PendingTurn | undefined; readonly link: NewNode },
   TurnError
 > =>
   Effect.gen(function* () {
@@ -156,8 +157,9 @@ export const handOff = (
     // the turn the successor owes, with its input, pending before the predecessor links to it
     // (once: a resumed predecessor finds it written and leaves its resume count alone)
     const existing = yield* rt.store.pendingTurn(successorId).pipe(Effect.mapError(scope.failTurn));
-    let pending: PendingTurn;
-    if (existing?.turnId === nextTurnId) pending = existing;
+    let pending: PendingTurn | undefined;
+    if (input === undefined) pending = undefined;
+    else if (existing?.turnId === nextTurnId) pending = existing;
     else {
       const seeded = yield* rt.store.getSession(successorId).pipe(Effect.mapError(scope.failTurn));
       pending = {

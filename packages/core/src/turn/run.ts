@@ -77,7 +77,7 @@ export const runOneTurn = (
             scope,
             opened.compaction,
             { ...scope.session.state, ...snapshots },
-            opened.compactOnly ? [] : opened.input,
+            opened.compactOnly ? undefined : opened.input,
             args.options.maxTurns ?? (args.pending?.input as { maxTurns?: number } | undefined)?.maxTurns,
           )
         : undefined;
@@ -92,6 +92,7 @@ export const runOneTurn = (
       info: scope.info,
       snapshots,
       ...(opened.compaction ? { compaction: opened.compaction } : {}),
+      ...(scope.midTurn ? { midCompactions: scope.midTurn.nodes } : {}),
       expectedRevision: args.pending?.expectedRevision ?? scope.session.headRevision,
       now: yield* Clock.currentTimeMillis,
       ...(approvals.length > 0 ? { approvals } : {}),
@@ -136,7 +137,7 @@ export const runOneTurn = (
       ...(costUsd !== undefined ? { costUsd } : {}),
       headRevision: committed.headRevision,
     });
-    if (handoff && !opened.compactOnly) {
+    if (handoff?.pending) {
       if (KILL_AFTER_HANDOFF) process.kill(process.pid, "SIGKILL");
       // the turn that triggered the handoff goes on in the successor, where it is pending
       // since before this commit (handOff wrote it down with the input)

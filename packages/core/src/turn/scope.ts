@@ -15,6 +15,7 @@ import type { CodeExecutor, LashRuntimeShape, ProjectorContext, TurnError } from
 import type { IdGeneratorShape, LlmProvidersShape, ModelCatalogShape } from "../services.ts";
 import type { SessionRecord, SessionStoreShape } from "../store.ts";
 import type { ToolDefinition, ToolHost, ToolUsage } from "../tool.ts";
+import type { MidTurn } from "./compact-mid.ts";
 
 /** Per session, per runtime: the activity hub and the two locks. */
 export interface SessionLocal {
@@ -101,6 +102,8 @@ export interface TurnScope {
   readonly estimate: RunningEstimate;
   /** Per-turn cache of request digests (see `requestDigest`). */
   readonly digests: { messages: readonly Message[]; prefix: string[] };
+  /** Compactions made between this turn's model rounds (compact-mid.ts). */
+  midTurn?: MidTurn | undefined;
 }
 
 /**
