@@ -9,7 +9,7 @@ import {
   summaryMessage,
 } from "../compaction/compact.ts";
 import { requestTokens } from "../compaction/estimate.ts";
-import type { TurnError } from "../runtime-api.ts";
+import { TurnError } from "../runtime-api.ts";
 import type { GraphNode, NewNode } from "../store.ts";
 import type { TurnScope } from "./scope.ts";
 
@@ -134,9 +134,11 @@ export const compactBetweenRounds = (
     ).pipe(
       Effect.mapError((e) =>
         e instanceof CompactionFailed
-          ? scope.failTurn({
-              _tag: "Compaction",
-              message: `the compaction between model rounds failed: ${e.message}`,
+          ? new TurnError({
+              sessionId,
+              reason: "compaction",
+              pendingTurnId: scope.turnId,
+              message: `session ${sessionId}: the turn's requests outgrew the context window and the compaction between its model rounds failed: ${e.message}. The turn stays pending: resume it (lash -p --continue --resume-pending) to try again, or name a summariser model with a larger window (compaction.model).`,
             })
           : scope.failTurn(e),
       ),
