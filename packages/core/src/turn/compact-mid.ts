@@ -2,7 +2,6 @@ import { costOf, type LlmRequest, type Message } from "@lash/sansio";
 import { Effect, Schema } from "effect";
 import {
   CompactionFailed,
-  type CompactionPayload,
   compactSpan,
   DEFAULT_THRESHOLD,
   midPlanKey,
@@ -10,10 +9,12 @@ import {
 } from "../compaction/compact.ts";
 import { requestTokens } from "../compaction/estimate.ts";
 import { TurnError } from "../runtime-api.ts";
-import type { GraphNode, NewNode } from "../store.ts";
+import type { GraphNode } from "../store.ts";
 import type { TurnScope } from "./scope.ts";
 
-/**
+const MidPlan = Schema.Struct({ cut: Schema.Number });
+
+/*
  * Compaction between the model rounds of one turn (standard sessions, summary strategy): a
  * turn whose own tool loop outgrows the window is compacted before its next model call, not
  * only at turn boundaries.
@@ -31,16 +32,6 @@ import type { TurnScope } from "./scope.ts";
  * without a decision is not compacted. The compaction nodes are committed with the turn, each
  * after the last message it replaced.
  */
-export interface MidTurn {
-  /** How many leading messages of the machine's request the summary replaces. */
-  readonly cut: number;
-  readonly summary: Message;
-  readonly last: { readonly nodeId: string; readonly payload: CompactionPayload };
-  /** The nodes to commit, each after the message with `afterMessageId` (absent: before the turn's messages). */
-  readonly nodes: readonly { readonly afterMessageId: string; readonly node: NewNode }[];
-}
-
-const MidPlan = Schema.Struct({ cut: Schema.Number });
 
 /** The request as sent: the turn's summaries in place of what they replaced. */
 const substituted = (scope: TurnScope, request: LlmRequest): LlmRequest => {

@@ -157,8 +157,13 @@ export const handOff = (
     // the turn the successor owes, with its input, pending before the predecessor links to it
     // (once: a resumed predecessor finds it written and leaves its resume count alone)
     const existing = yield* rt.store.pendingTurn(successorId).pipe(Effect.mapError(scope.failTurn));
+    // ... and not at all when the successor already did it (a crash before this commit, then
+    // the successor's pending turn resumed on its own: it is the newest session of the cwd)
+    const done =
+      existing?.turnId !== nextTurnId &&
+      (yield* rt.store.getNode(`${nextTurnId}.in0`).pipe(Effect.mapError(scope.failTurn))) !== undefined;
     let pending: PendingTurn | undefined;
-    if (input === undefined) pending = undefined;
+    if (input === undefined || done) pending = undefined;
     else if (existing?.turnId === nextTurnId) pending = existing;
     else {
       const seeded = yield* rt.store.getSession(successorId).pipe(Effect.mapError(scope.failTurn));

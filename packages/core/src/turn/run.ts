@@ -21,6 +21,8 @@ const MAX_FRAME_SWITCHES = 16;
  * that a test can check that the turn is not lost (test/integration/compaction-handoff-cli.test.ts).
  */
 const KILL_AFTER_HANDOFF = process.env.LASH_TEST_KILL_AFTER_HANDOFF === "1";
+/** Tests only: LASH_TEST_KILL_BEFORE_HANDOFF_COMMIT=1: the same, after the successor was made and before the commit. */
+const KILL_BEFORE_HANDOFF_COMMIT = process.env.LASH_TEST_KILL_BEFORE_HANDOFF_COMMIT === "1";
 
 /** What a turn's loop hands to the commit. */
 type DoneLike = Pick<Done, "outcome" | "messages" | "usage">;
@@ -105,6 +107,7 @@ export const runOneTurn = (
           leafId: handoff.link.id,
         }
       : built.commit;
+    if (handoff && KILL_BEFORE_HANDOFF_COMMIT) process.kill(process.pid, "SIGKILL");
     const committed = yield* rt.store.commit(commit).pipe(
       Effect.catchAll((e) =>
         e._tag === "StoreConflict"
