@@ -2,6 +2,8 @@
 // then `lash -p --continue --resume-pending` finishes it from the journal (acceptance 2);
 // `lash sessions show` / `compare` show the compaction node.
 
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { COMPACTION_SYSTEM } from "@lash/core";
 import type { RecordedRequest } from "@lash/providers/testing";
 import { afterEach, describe, expect, it } from "vitest";
@@ -155,4 +157,84 @@ describe("compaction in the lash CLI", () => {
     };
     expect(cmpJson.onlyA.map((n) => n.id)).toContain(shown.compactions[0]!.nodeId);
   }, 120_000);
+  it("SIGKILL during a compaction between the model rounds of one turn: --continue finishes it once, no model call twice", async () => {
+    box = await sandbox();
+    const { server, env, cwd } = box;
+    writeFileSync(
+      join(cwd, "notes.txt"),
+      Array.from({ length: 40 }, (_, i) => `line ${i + 1} of the notes, with its detail`).join("\n"),
+    );
+    const ROUNDS = 12;
+    let calls = 0;
+    let hung = false;
+    server.respondWith((r) => {
+      if (isSummariser(r)) {
+        // the second stage hangs the first time it is asked: the test kills lash there
+        if (stageOf(r).startsWith("2 ") && !hung) {
+          hung = true;
+          return { hang: true };
+        }
+        return { text: `SUMMARY of part ${stageOf(r)}: read the notes, TODO the rest.` };
+      }
+      calls++;
+      // the provider's count of the request (what calibrates lash's estimate): its JSON over 4
+      const usage = { input: Math.ceil(r.rawBody.length / 4), output: 10 };
+      return calls <= ROUNDS
+        ? { toolCalls: [{ name: "read_file", arguments: { path: "notes.txt" } }], usage }
+        : { text: "read them all", usage };
+    });
+    const opts = { env, cwd };
+    const victim = start(
+      ["-p", ...FLAGS, "--context-window", "2500", "read the notes again and again"],
+      opts,
+    );
+    const early = await Promise.race([
+      (async () => {
+        while (!hung) await server.waitForRequests(server.requests.length + 1);
+      })(),
+      victim.done,
+    ]);
+    expect(early, `lash ended before the second summariser stage: ${JSON.stringify(early)}`).toBeUndefined();
+    victim.child.kill("SIGKILL");
+    expect((await victim.done).signal).toBe("SIGKILL");
+    const modelCallsBefore = calls;
+    expect(modelCallsBefore).toBeGreaterThan(1); // the compaction came after some rounds of the turn
+    expect(modelCallsBefore).toBeLessThanOrEqual(ROUNDS);
+
+    const resumed = await lash(
+      [
+        "-p",
+        "--continue",
+        "--resume-pending",
+        ...FLAGS,
+        "--context-window",
+        "2500",
+        "--output-format",
+        "json",
+      ],
+      opts,
+    );
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const result = JSON.parse(resumed.stdout) as { text: string; sessionId: string };
+    expect(result.text).toBe("read them all");
+    // no model call of the turn was asked twice: the journal answered the ones made before the kill
+    expect(calls).toBe(ROUNDS + 1);
+    // each summariser stage once, except the cut-off stage 2 of the first compaction (twice)
+    const stages = server.requests.filter(isSummariser).map(stageOf);
+    const first = stages.indexOf("2 " + stages[0]!.slice(2));
+    expect(first).toBeGreaterThan(0);
+    expect(stages[first + 1]).toBe(stages[first]); // asked again right after the resume
+    // every request the model got stayed inside the window
+    for (const r of server.requests) expect(r.rawBody.length / 4).toBeLessThanOrEqual(2500);
+    // committed once: one turn; its compaction nodes are in the graph
+    const show = await lash(["sessions", "show", result.sessionId, "--json"], opts);
+    expect(show.code, show.stderr).toBe(0);
+    const shown = JSON.parse(show.stdout) as {
+      session: { turns: number };
+      compactions: { stages: number }[];
+    };
+    expect(shown.session.turns).toBe(1);
+    expect(shown.compactions.length).toBeGreaterThanOrEqual(1);
+    expect(stages.length).toBe(shown.compactions.reduce((n, c) => n + c.stages, 0) + 1);
+  });
 });

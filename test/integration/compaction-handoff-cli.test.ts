@@ -182,6 +182,143 @@ describe("compaction strategy handoff in the lash CLI", () => {
     expect(last).not.toContain(prompt(1).trim());
   });
 
+  it("SIGKILL after the handoff commit, before the successor's turn starts: --continue does the turn there once", async () => {
+    box = await sandbox();
+    const { server, env, cwd, home } = box;
+    handoffConfig(home);
+    server.respondWith((r) =>
+      isSummariser(r) ? { text: "SUMMARY OF THE BUILD: goals, decisions, TODO ship." } : { text: "noted" },
+    );
+    const opts = { env, cwd };
+    const first = await lash(
+      ["-p", ...FLAGS, "--output-format", "json", "--context-window", "200000", prompt(1)],
+      opts,
+    );
+    expect(first.code, first.stderr).toBe(0);
+    const sessionId = (JSON.parse(first.stdout) as Result).sessionId;
+    for (let i = 2; i <= 5; i++) {
+      const r = await lash(["-p", "--continue", ...FLAGS, "--context-window", "200000", prompt(i)], opts);
+      expect(r.code, r.stderr).toBe(0);
+    }
+    const HANDOFF_TURN = "the handoff turn that must not be lost";
+    const carriesIt = (r: RecordedRequest) =>
+      !isSummariser(r) && JSON.stringify(r.body).includes(HANDOFF_TURN);
+    // the kill hook: the process dies right after the old session's commit links to the successor
+    const killed = await lash(["-p", "--continue", ...FLAGS, "--context-window", "2500", HANDOFF_TURN], {
+      ...opts,
+      env: { ...env, LASH_TEST_KILL_AFTER_HANDOFF: "1" },
+    });
+    expect(killed.signal).toBe("SIGKILL");
+    const summarised = server.requests.filter(isSummariser).length;
+    expect(summarised).toBeGreaterThanOrEqual(1);
+    expect(server.requests.filter(carriesIt)).toHaveLength(0); // the successor's model was never called
+    const old = await lash(["sessions", "show", sessionId, "--json"], opts);
+    const successor = (JSON.parse(old.stdout) as { handoffs: { to?: string }[] }).handoffs[0]?.to;
+    expect(successor).toBeDefined();
+    // the turn is pending in the successor
+    const shown = await lash(["sessions", "show", successor!, "--json"], opts);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect((JSON.parse(shown.stdout) as { pendingTurn: unknown }).pendingTurn).toBe(true);
+
+    // --continue follows the link and finishes the turn in the successor, once
+    const resumed = await lash(
+      [
+        "-p",
+        "--continue",
+        "--resume-pending",
+        ...FLAGS,
+        "--output-format",
+        "json",
+        "--context-window",
+        "200000",
+      ],
+      opts,
+    );
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect((JSON.parse(resumed.stdout) as Result).sessionId).toBe(successor);
+    expect(server.requests.filter(carriesIt)).toHaveLength(1);
+    expect(server.requests.filter(isSummariser)).toHaveLength(summarised);
+    const reached = JSON.stringify(server.requests.filter(carriesIt)[0]!.body);
+    expect(reached).toContain("SUMMARY OF THE BUILD");
+    expect(reached.split(HANDOFF_TURN)).toHaveLength(2); // the input once in the request
+
+    // and it is committed once: the next turn's history holds it once
+    const next = await lash(
+      ["-p", "--continue", ...FLAGS, "--output-format", "json", "--context-window", "200000", "after it"],
+      opts,
+    );
+    expect(next.code, next.stderr).toBe(0);
+    expect((JSON.parse(next.stdout) as Result).sessionId).toBe(successor);
+    expect(JSON.stringify(server.requests.at(-1)!.body).split(HANDOFF_TURN)).toHaveLength(2);
+    expect(server.requests.filter(carriesIt)).toHaveLength(2);
+  });
+
+  it("SIGKILL after the successor was made, before the old session's commit: resuming the old session finishes the turn in the same successor, once", async () => {
+    box = await sandbox();
+    const { server, env, cwd, home } = box;
+    handoffConfig(home);
+    server.respondWith((r) =>
+      isSummariser(r) ? { text: "SUMMARY OF THE BUILD: goals, decisions, TODO ship." } : { text: "noted" },
+    );
+    const opts = { env, cwd };
+    const first = await lash(
+      ["-p", ...FLAGS, "--output-format", "json", "--context-window", "200000", prompt(1)],
+      opts,
+    );
+    expect(first.code, first.stderr).toBe(0);
+    const sessionId = (JSON.parse(first.stdout) as Result).sessionId;
+    for (let i = 2; i <= 5; i++) {
+      const r = await lash(["-p", "--continue", ...FLAGS, "--context-window", "200000", prompt(i)], opts);
+      expect(r.code, r.stderr).toBe(0);
+    }
+    const HANDOFF_TURN = "the handoff turn cut before the link";
+    const carriesIt = (r: RecordedRequest) =>
+      !isSummariser(r) && JSON.stringify(r.body).includes(HANDOFF_TURN);
+    const killed = await lash(["-p", "--continue", ...FLAGS, "--context-window", "2500", HANDOFF_TURN], {
+      ...opts,
+      env: { ...env, LASH_TEST_KILL_BEFORE_HANDOFF_COMMIT: "1" },
+    });
+    expect(killed.signal).toBe("SIGKILL");
+    const summarised = server.requests.filter(isSummariser).length;
+    expect(summarised).toBeGreaterThanOrEqual(1);
+    expect(server.requests.filter(carriesIt)).toHaveLength(0);
+
+    // the old session's turn is still pending (its link was not committed); resuming it hands
+    // off to the same successor and finishes the turn there, once
+    const resumed = await lash(
+      [
+        "-p",
+        "--resume",
+        sessionId,
+        "--resume-pending",
+        ...FLAGS,
+        "--output-format",
+        "json",
+        "--context-window",
+        "2500",
+      ],
+      opts,
+    );
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const result = JSON.parse(resumed.stdout) as Result;
+    expect(result.handoff?.from).toBe(sessionId);
+    expect(result.sessionId).toBe(result.handoff?.to);
+    expect(server.requests.filter(carriesIt)).toHaveLength(1);
+    expect(server.requests.filter(isSummariser)).toHaveLength(summarised);
+    const old = await lash(["sessions", "show", sessionId, "--json"], opts);
+    const shown = JSON.parse(old.stdout) as { handoffs: { to?: string }[]; pendingTurn: boolean };
+    expect(shown.handoffs.map((h) => h.to)).toEqual([result.sessionId]);
+    expect(shown.pendingTurn).toBe(false);
+    // nothing is left to resume anywhere: --continue takes the successor and runs only the new prompt
+    const next = await lash(
+      ["-p", "--continue", ...FLAGS, "--output-format", "json", "--context-window", "200000", "after it"],
+      opts,
+    );
+    expect(next.code, next.stderr).toBe(0);
+    expect((JSON.parse(next.stdout) as Result).sessionId).toBe(result.sessionId);
+    expect(JSON.stringify(server.requests.at(-1)!.body).split(HANDOFF_TURN)).toHaveLength(2);
+  });
+
   it("an unknown strategy in the config is an error naming the choices", async () => {
     box = await sandbox();
     const { env, cwd, home } = box;

@@ -2,7 +2,7 @@
 // transcript the pages show, hash routes match.
 import type { ServerEvent } from "@lash/client";
 import { describe, expect, it } from "vitest";
-import { emptyTranscript, fold } from "../src/components/transcript.ts";
+import { emptyTranscript, fold, handoffTarget } from "../src/components/transcript.ts";
 import { renderMarkdown } from "../src/markdown.ts";
 import { href, match } from "../src/router.ts";
 
@@ -73,6 +73,27 @@ describe("fold (events → transcript)", () => {
         durationMs: 3,
       },
       { kind: "notice", text: "it failed: do y", error: true },
+    ]);
+  });
+});
+
+describe("a handoff in the events", () => {
+  it("names the successor the chat switches to, and shows it in the transcript", () => {
+    const handoff = ev("plugin", {
+      plugin: "compaction",
+      name: "handoff",
+      data: { from: "s", to: "s2", nodeId: "n" },
+    });
+    expect(handoffTarget(handoff)).toBe("s2");
+    expect(handoffTarget(ev("plugin", { plugin: "compaction", name: "finished", data: {} }))).toBeUndefined();
+    expect(handoffTarget(ev("textDelta", { text: "x" }))).toBeUndefined();
+    const t = [
+      ev("runQueued", { text: "hi", principal: "local", handoff: { from: "s0", to: "s" } }),
+      handoff,
+    ].reduce(fold, emptyTranscript);
+    expect(t.items).toEqual([
+      { kind: "notice", text: "Session s0 handed off: this message runs in its successor s." },
+      expect.objectContaining({ kind: "notice", text: expect.stringContaining("continues in session s2") }),
     ]);
   });
 });

@@ -220,4 +220,10 @@ export {
   textOutput,
   toolEffects,
 } from "./tool.ts";
-export { HANDOFF_PREFIX, HandoffPayload } from "./turn/handoff.ts";
+export {
+  HANDOFF_PREFIX,
+  type HandoffLinks,
+  HandoffPayload,
+  handoffLinks,
+  newestSuccessor,
+} from "./turn/handoff.ts";

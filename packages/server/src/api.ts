@@ -107,6 +107,14 @@ export class Session extends Schema.Class<Session>("Session")({
   parent: Schema.optional(Schema.Struct({ sessionId: Schema.String, callId: Schema.String })),
   /** The session's current run (running or queued first), if any. */
   activeRunId: Schema.optional(Schema.String),
+  /**
+   * Handoff links (`compaction.strategy: "handoff"`): `from`, the session this one continues
+   * (its summary is this one's first message); `to`, the session this one continues in. A run
+   * posted to a session with `to` runs in the newest session of the chain.
+   */
+  handoff: Schema.optional(
+    Schema.Struct({ from: Schema.optional(Schema.String), to: Schema.optional(Schema.String) }),
+  ),
 }) {}
 
 export const CreateSession = Schema.Struct({
@@ -155,6 +163,13 @@ export class Run extends Schema.Class<Run>("Run")({
   lastSeq: Schema.Number,
   /** How many times the daemon resumed it after a restart. */
   resumes: Schema.Number,
+  /**
+   * Set when the run moved along a handoff: it was posted to `from`, which had handed off (the
+   * run runs in `to`, the newest session of the chain, and its events are in `to`'s stream), or
+   * its own turn handed off from `from` to `to` (its events stay in `from`'s stream; the next
+   * runs go to `to`). `sessionId` is where its events are.
+   */
+  handoff: Schema.optional(Schema.Struct({ from: Schema.String, to: Schema.String })),
 }) {}
 
 export const StartTurn = Schema.Struct({

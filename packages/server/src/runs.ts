@@ -2,7 +2,7 @@
 // session, `maxConcurrentRuns` across sessions), every event into the durable log. After
 // a crash the daemon resumes what was running from core's journal and re-queues the rest.
 import { randomUUID } from "node:crypto";
-import { LashRuntime, SessionStore, type TurnError, type TurnResult } from "@lash/core";
+import { LashRuntime, newestSuccessor, SessionStore, type TurnError, type TurnResult } from "@lash/core";
 import { type Message, messageText, type TurnActivity, type TurnOutcome } from "@lash/sansio";
 import type Database from "better-sqlite3";
 import { Cause, Data, Effect, Exit, Fiber, Layer } from "effect";
@@ -43,12 +43,14 @@ interface RunRow {
   value: string | null;
   error: string | null;
   resumes: number;
+  /** JSON `{from, to}`: the run moved along a handoff. */
+  handoff?: string | null;
   /** The daemon that executes it (`daemons.ts`). */
   owner: string | null;
 }
 
 /** What a finished run records: a turn's result, or what its commit keeps of it (after a crash). */
-type Finished = Pick<TurnResult, "outcome" | "text" | "finalValue">;
+type Finished = Pick<TurnResult, "outcome" | "text" | "finalValue" | "handoff">;
 
 /** A recovered run whose turn is neither pending nor committed (closed by another writer). */
 class TurnLost extends Data.TaggedError("TurnLost")<{ readonly message: string }> {}
@@ -105,6 +107,7 @@ export class RunManagerImpl implements RunManagerShape {
     byTurn: Database.Statement;
     unfinished: Database.Statement;
     update: Database.Statement;
+    setHandoff: Database.Statement;
     countQueued: Database.Statement;
   };
 
@@ -124,6 +127,9 @@ export class RunManagerImpl implements RunManagerShape {
   ) {
     this.owner = owner;
     ensureOwnerColumn(db, "runs");
+    // (a state db of an older lash: the handoff column is added)
+    const cols = db.prepare(`SELECT name FROM pragma_table_info('runs')`).all() as { name: string }[];
+    if (!cols.some((c) => c.name === "handoff")) db.exec(`ALTER TABLE runs ADD COLUMN handoff TEXT`);
     this.log = log;
     this.host = host;
     this.settings = settings;
@@ -143,6 +149,7 @@ export class RunManagerImpl implements RunManagerShape {
         `UPDATE runs SET state = @state, turn_id = @turn_id, started_at = @started_at, finished_at = @finished_at,
            outcome = @outcome, text = @text, value = @value, error = @error, resumes = @resumes WHERE id = @id`,
       ),
+      setHandoff: db.prepare(`UPDATE runs SET handoff = ? WHERE id = ?`),
       countQueued: db.prepare(`SELECT COUNT(*) AS n FROM runs WHERE state = 'queued'`),
     };
     this.ord = (db.prepare(`SELECT MAX(ord) AS m FROM runs`).get() as { m: number | null }).m ?? 0;
@@ -172,6 +179,7 @@ export class RunManagerImpl implements RunManagerShape {
       ...(r.error !== null ? { error: JSON.parse(r.error) } : {}),
       lastSeq: this.log.runLastSeq(r.id),
       resumes: r.resumes,
+      ...(r.handoff ? { handoff: JSON.parse(r.handoff) as { from: string; to: string } } : {}),
     });
   }
 
@@ -187,6 +195,7 @@ export class RunManagerImpl implements RunManagerShape {
       value: r.value,
       error: r.error,
       resumes: r.resumes,
+      ...(r.handoff ? { handoff: JSON.parse(r.handoff) as { from: string; to: string } } : {}),
     });
   }
 
@@ -214,9 +223,12 @@ export class RunManagerImpl implements RunManagerShape {
           code: "too_many_queued_runs",
           message: `${queued} runs are already queued (the limit is ${this.settings.maxQueuedRuns}); wait for some to finish, or raise it with lash serve --max-queued`,
         });
+      // a session that handed off: the run goes to the newest session of its chain
       const session = yield* Effect.tryPromise({
         try: () =>
-          this.host.runtime.runPromise(Effect.flatMap(LashRuntime, (rt) => rt.getSession(input.sessionId))),
+          this.host.runtime.runPromise(
+            Effect.flatMap(SessionStore, (store) => newestSuccessor(store, input.sessionId)),
+          ),
         catch: () =>
           new NotFound({
             code: "session_not_found",
@@ -228,17 +240,20 @@ export class RunManagerImpl implements RunManagerShape {
       this.st.insert.run(
         id,
         this.ord,
-        input.sessionId,
+        session.id,
         input.principal.name,
         input.principal.admin ? 1 : 0,
         input.text,
         Date.now(),
         this.owner.id,
       );
+      const moved = session.id !== input.sessionId ? { from: input.sessionId, to: session.id } : undefined;
+      if (moved) this.st.setHandoff.run(JSON.stringify(moved), id);
       this.noteSession(session.id, session.model, session.state["serve.agent"]);
-      this.emit(input.sessionId, id, "runQueued", {
+      this.emit(session.id, id, "runQueued", {
         text: input.text,
         principal: input.principal.name,
+        ...(moved ? { handoff: moved } : {}),
       });
       // the caller learns of the run from the response: its row and first event are durable first
       this.log.flush();
@@ -444,6 +459,12 @@ export class RunManagerImpl implements RunManagerShape {
       if (resume) {
         const resumed = yield* rt.resumePending(sessionId, { onEvent, wait: true });
         if (resumed) return resumed;
+        // the turn handed off before the crash: its rest is pending in the successor
+        const newest = yield* newestSuccessor(yield* SessionStore, sessionId);
+        if (newest.id !== sessionId) {
+          const moved = yield* rt.resumePending(newest.id, { onEvent, wait: true });
+          if (moved) return { ...moved, handoff: { from: sessionId, to: newest.id } };
+        }
         // committed before the crash let this run record its result: finish it from the commit
         if (turnId !== undefined) return yield* committed(turnId);
       }
@@ -494,6 +515,8 @@ export class RunManagerImpl implements RunManagerShape {
     if (this.stopped) return; // left resumable
     if (Exit.isSuccess(exit)) {
       const res = exit.value;
+      // the run's turn handed off: its record names the successor
+      if (res.handoff) this.st.setHandoff.run(JSON.stringify(res.handoff), runId);
       const o = res.outcome;
       const cancelled = o.type === "stopped" && o.reason === "cancelled";
       this.finish(runId, {

@@ -124,6 +124,24 @@ export function fold(t: Transcript, event: ServerEvent): Transcript {
     case "error":
       items.push({ kind: "notice", text: String(d.message), error: true });
       break;
+    case "plugin": {
+      const to = handoffTarget(event);
+      if (to !== undefined)
+        items.push({
+          kind: "notice",
+          text: `The history no longer fit the model's context window: the conversation continues in session ${to}, which starts from a summary of it.`,
+        });
+      break;
+    }
+    case "runQueued": {
+      const moved = d.handoff as { from?: string; to?: string } | undefined;
+      if (moved?.to !== undefined)
+        items.push({
+          kind: "notice",
+          text: `Session ${String(moved.from)} handed off: this message runs in its successor ${moved.to}.`,
+        });
+      break;
+    }
     case "runResumed":
       items.push({ kind: "notice", text: "The daemon restarted and resumed this run." });
       break;
@@ -138,6 +156,17 @@ export function fold(t: Transcript, event: ServerEvent): Transcript {
       break;
   }
   return { ...t, items };
+}
+
+/**
+ * The session a conversation continues in after this event: the successor named by a handoff
+ * (`compaction.strategy: "handoff"`: the run's turn moved to a new session with a fresh window).
+ */
+export function handoffTarget(event: ServerEvent): string | undefined {
+  const d = (event.data ?? {}) as D;
+  if (event.type !== "plugin" || d.plugin !== "compaction" || d.name !== "handoff") return undefined;
+  const to = (d.data as { to?: unknown } | undefined)?.to;
+  return typeof to === "string" ? to : undefined;
 }
 
 export const emptyTranscript: Transcript = { items: [] };

@@ -1,12 +1,13 @@
 // Chat with an agent: each message is `POST /v1/agents/:name/chat/stream` through the client's
 // reconnecting stream, folded into a transcript as the events arrive (text streams in, tool
-// cards fill in). The conversation continues in the same session until "New conversation".
+// cards fill in). The conversation continues in the same session until "New conversation" —
+// or in its successor, when the session hands off (compaction strategy "handoff").
 // The session and its runs are kept in this tab's sessionStorage: a reload reads the runs'
 // events again from the daemon (following a run that is still going) and shows the same
 // conversation.
 import type { AgentInfo } from "@lash/client";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { emptyTranscript, fold, type Transcript } from "../components/transcript.ts";
+import { emptyTranscript, fold, handoffTarget, type Transcript } from "../components/transcript.ts";
 import { TranscriptView } from "../components/transcript-view.tsx";
 import { describeError } from "../connection.ts";
 import { useClient } from "../context.ts";
@@ -115,13 +116,22 @@ export function ChatPage({ params }: PageProps) {
     stream.current = events;
     try {
       let first = true;
+      let next: Kept | undefined;
       for await (const event of events) {
         if (first) {
+          // (a session that handed off earlier: the daemon ran this message in its successor)
           first = false;
-          const next = { sessionId: event.sessionId, runs: [...runs, event.runId] };
+          next = { sessionId: event.sessionId, runs: [...runs, event.runId] };
           keep(name, next);
           setSessionId(next.sessionId);
           setRuns(next.runs);
+        }
+        // the run's turn handed off: the conversation goes on in the successor
+        const to = handoffTarget(event);
+        if (to !== undefined && next !== undefined) {
+          next = { ...next, sessionId: to };
+          keep(name, next);
+          setSessionId(to);
         }
         setTranscript((t) => fold(t, event));
       }

@@ -198,6 +198,8 @@ export interface CompactionRun {
   readonly instructions?: string | undefined;
   /** Told when each stage starts (published on the turn's activity stream). */
   readonly onStage?: (stage: number, stages: number, replayed: boolean) => void;
+  /** A compaction between model rounds of a turn: the round before whose model call it runs (its journal keys). */
+  readonly round?: number | undefined;
 }
 
 /** Replay key of stage `n` of the turn's compaction. */
@@ -207,6 +209,17 @@ export const stageKey = (ids: { readonly sessionId: string; readonly turnId: str
 /** Replay key of the turn's decision to compact (a resumed turn compacts only when this is recorded). */
 export const planKey = (ids: { readonly sessionId: string; readonly turnId: string }) =>
   `${ids.sessionId}:${ids.turnId}:0:compactPlan:0`;
+
+/** Replay key of stage `n` of a compaction between model rounds, before round `round`'s model call. */
+export const midStageKey = (
+  ids: { readonly sessionId: string; readonly turnId: string },
+  round: number,
+  n: number,
+) => `${ids.sessionId}:${ids.turnId}:${round}:compactMid:${n}`;
+
+/** Replay key of the decision to compact before round `round`'s model call (its outcome: the cut). */
+export const midPlanKey = (ids: { readonly sessionId: string; readonly turnId: string }, round: number) =>
+  `${ids.sessionId}:${ids.turnId}:${round}:compactMidPlan:0`;
 
 export const CompactionPlan = Schema.Struct({
   trigger: Schema.Literal("threshold", "manual"),
@@ -300,7 +313,7 @@ export const compactSpan = (run: CompactionRun, projected: ProjectedHistory) =>
       const envelope = { kind: "compact", stage, request: sha256Hex(canonicalJson(request)) };
       const done = yield* run.journal.once(
         run.ids,
-        stageKey(run.ids, stage),
+        run.round === undefined ? stageKey(run.ids, stage) : midStageKey(run.ids, run.round, stage),
         envelope,
         Effect.suspend(() => {
           run.onStage?.(stage, chunks.length, false);

@@ -12,6 +12,7 @@ import {
   type TurnEffect,
 } from "@lash/sansio";
 import { Clock, Effect, Either } from "effect";
+import { compactBetweenRounds } from "./compact-mid.ts";
 import { step, type TurnScope } from "./scope.ts";
 
 type CallLlm = Extract<TurnEffect, { kind: "callLlm" }>;
@@ -153,7 +154,8 @@ export const callModel = (scope: TurnScope, request: LlmRequest): Effect.Effect<
 /** The `callLlm` effect: journaled by its request digest; a replayed answer is re-published as text. */
 export const callLlm = step("lash.turn.callLlm")(function* (scope: TurnScope, effect: CallLlm) {
   const t0 = yield* Clock.currentTimeMillis;
-  const { request } = effect;
+  // the turn's own rounds may have outgrown the window: compacted here, between rounds
+  const request = yield* compactBetweenRounds(scope, effect.iteration, scope.keyOf(effect), effect.request);
   const journal = scope.rt.journal;
   const envelope = journal.enabled
     ? {

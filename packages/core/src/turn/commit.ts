@@ -29,6 +29,8 @@ export interface CommitInput {
   readonly approvals?: readonly ApprovalRecord[];
   /** A compaction node made at the start of the turn: committed first, on the session's leaf. */
   readonly compaction?: NewNode;
+  /** Compactions made between the turn's model rounds, each committed after the message `afterMessageId`. */
+  readonly midCompactions?: readonly { readonly afterMessageId: string; readonly node: NewNode }[];
 }
 
 /**
@@ -66,6 +68,17 @@ export function buildCommit(c: CommitInput): {
       parent = id;
     }
   };
+  // compactions between this turn's model rounds: each after the last message it replaced
+  const mid = c.midCompactions ?? [];
+  const ids = new Set(c.messages.map((m) => m.id));
+  const pushMid = (after: string | undefined) => {
+    for (const m of mid) {
+      if (after === undefined ? ids.has(m.afterMessageId) : m.afterMessageId !== after) continue;
+      nodes.push({ ...m.node, parentId: parent });
+      parent = m.node.id;
+    }
+  };
+  pushMid(undefined);
   for (const message of c.messages) {
     nodes.push({
       id: message.id,
@@ -79,6 +92,7 @@ export function buildCommit(c: CommitInput): {
     });
     parent = message.id;
     if (approvals) pushApprovals(approvals.after.get(message.id));
+    pushMid(message.id);
   }
   if (approvals) pushApprovals(approvals.rest);
   let frameId: string | undefined;

@@ -2,7 +2,15 @@ import { hashValue, type Message } from "@lash/sansio";
 import { Clock, Effect, Schema } from "effect";
 import type { CompactionPayload } from "../compaction/compact.ts";
 import type { TurnError } from "../runtime-api.ts";
-import type { NewNode, SessionRecord } from "../store.ts";
+import type {
+  GraphNode,
+  NewNode,
+  PendingTurn,
+  SessionRecord,
+  SessionStoreShape,
+  StoreError,
+  StoreFailure,
+} from "../store.ts";
 import type { TurnScope } from "./scope.ts";
 
 /**
@@ -11,8 +19,15 @@ import type { TurnScope } from "./scope.ts";
  * window. The two are linked in both graphs by `handoff` protocol nodes — the predecessor's
  * `{type: "handoff", to}` after its compaction node, the successor's `{type: "handoff", from}`
  * as its first node, followed by the summary as its first message — and the turn that
- * triggered the compaction runs in the successor. The successor's id is journaled under the
- * predecessor's turn, so a resumed turn hands off to the same session, never to a second one.
+ * triggered the compaction runs in the successor. The successor's id (and the id of the turn it
+ * owes) is journaled under the predecessor's turn, so a resumed turn hands off to the same
+ * session, never to a second one.
+ *
+ * No turn is lost to a crash: the successor's turn is written down as pending — with the
+ * triggering turn's input — before the predecessor's commit links to it. A crash before that
+ * commit leaves the predecessor's turn pending (its resume finds the same successor and the same
+ * pending turn); a crash after it leaves the successor's turn pending, and `--continue`
+ * (which follows the link) resumes it there: the turn is done once.
  */
 
 /** The payload of a `handoff` protocol node (in the predecessor: `to`; in the successor: `from`). */
@@ -47,7 +62,13 @@ export const handOff = (
   scope: TurnScope,
   compaction: NewNode,
   state: SessionRecord["state"],
-): Effect.Effect<{ readonly successorId: string; readonly link: NewNode }, TurnError> =>
+  /** The turn the successor owes (absent: a compaction-only turn, nothing to carry on). */
+  input: readonly Message[] | undefined,
+  maxTurns: number | undefined,
+): Effect.Effect<
+  { readonly successorId: string; readonly pending: PendingTurn | undefined; readonly link: NewNode },
+  TurnError
+> =>
   Effect.gen(function* () {
     const { rt, session, sessionId, turnId } = scope;
     const payload = compaction.payload as CompactionPayload;
@@ -59,6 +80,7 @@ export const handOff = (
         Effect.gen(function* () {
           const id = yield* rt.ids.next("ses");
           const frameId = yield* rt.ids.next("frame");
+          const nextTurnId = yield* rt.ids.next("turn");
           const now = yield* Clock.currentTimeMillis;
           yield* rt.store.createSession({
             id,
@@ -75,12 +97,18 @@ export const handOff = (
             ...(session.cwd !== undefined ? { cwd: session.cwd } : {}),
             ...(session.systemPrompt !== undefined ? { systemPrompt: session.systemPrompt } : {}),
           });
-          return { id, frameId };
+          return { id, frameId, nextTurnId };
         }),
-        Schema.Struct({ id: Schema.String, frameId: Schema.String }),
+        Schema.Struct({
+          id: Schema.String,
+          frameId: Schema.String,
+          nextTurnId: Schema.optional(Schema.String),
+        }),
       )
       .pipe(Effect.mapError(scope.failTurn));
     const { id: successorId, frameId } = created.value;
+    // (a journal entry written before the turn id was recorded: a derived one)
+    const nextTurnId = created.value.nextTurnId ?? `${turnId}-next`;
     const now = yield* Clock.currentTimeMillis;
     const linkId = `${turnId}.handoff`;
     const fromId = `${successorId}.from`;
@@ -126,12 +154,38 @@ export const handOff = (
         updatedAt: now,
       })
       .pipe(Effect.mapError(scope.failTurn));
+    // the turn the successor owes, with its input, pending before the predecessor links to it
+    // (once: a resumed predecessor finds it written and leaves its resume count alone)
+    const existing = yield* rt.store.pendingTurn(successorId).pipe(Effect.mapError(scope.failTurn));
+    // ... and not at all when the successor already did it (a crash before this commit, then
+    // the successor's pending turn resumed on its own: it is the newest session of the cwd)
+    const done =
+      existing?.turnId !== nextTurnId &&
+      (yield* rt.store.getNode(`${nextTurnId}.in0`).pipe(Effect.mapError(scope.failTurn))) !== undefined;
+    let pending: PendingTurn | undefined;
+    if (input === undefined || done) pending = undefined;
+    else if (existing?.turnId === nextTurnId) pending = existing;
+    else {
+      const seeded = yield* rt.store.getSession(successorId).pipe(Effect.mapError(scope.failTurn));
+      pending = {
+        sessionId: successorId,
+        turnId: nextTurnId,
+        input: {
+          messages: input.map((m, i) => ({ ...m, id: `${nextTurnId}.in${i}` })),
+          maxTurns,
+        },
+        expectedRevision: seeded.headRevision,
+        startedAt: now,
+      };
+      yield* rt.store.beginTurn(pending).pipe(Effect.mapError(scope.failTurn));
+    }
     // plugins attached to the predecessor in this process go with it
     const base = new Set(rt.pluginHost.plugins(""));
     const attached = rt.pluginHost.plugins(sessionId).filter((p) => !base.has(p));
     if (attached.length > 0) rt.pluginHost.attach(successorId, attached);
     return {
       successorId,
+      pending,
       link: {
         id: linkId,
         sessionId,
@@ -147,4 +201,45 @@ export const handOff = (
         createdAt: now,
       },
     };
+  });
+
+/** A session's handoff links: the session it continues (`from`) and the one it continues in (`to`). */
+export interface HandoffLinks {
+  readonly from?: string;
+  readonly to?: string;
+}
+
+const handoffOf = (node: GraphNode | undefined): HandoffPayload | undefined => {
+  const p = node?.kind === "protocol" ? (node.payload as { type?: unknown } | null) : undefined;
+  return p?.type === "handoff" ? (p as HandoffPayload) : undefined;
+};
+
+/**
+ * The handoff links of a session, read from its graph: its leaf is `{type: "handoff", to}` when
+ * it handed off, its first node `{type: "handoff", from}` when it is a successor.
+ */
+export const handoffLinks = (
+  store: SessionStoreShape,
+  session: Pick<SessionRecord, "id" | "leafId">,
+): Effect.Effect<HandoffLinks, StoreError> =>
+  Effect.gen(function* () {
+    const leaf = session.leafId === null ? undefined : yield* store.getNode(session.leafId);
+    const to = handoffOf(leaf)?.to;
+    const from = handoffOf(yield* store.getNode(`${session.id}.from`))?.from;
+    return { ...(from !== undefined ? { from } : {}), ...(to !== undefined ? { to } : {}) };
+  });
+
+/** The newest session of a handoff chain: the session itself when it did not hand off. */
+export const newestSuccessor = (
+  store: SessionStoreShape,
+  sessionId: string,
+): Effect.Effect<SessionRecord, StoreFailure> =>
+  Effect.gen(function* () {
+    let current = yield* store.getSession(sessionId);
+    for (const seen = new Set([current.id]); ; ) {
+      const { to } = yield* handoffLinks(store, current);
+      if (to === undefined || seen.has(to)) return current;
+      seen.add(to);
+      current = yield* store.getSession(to);
+    }
   });

@@ -99,7 +99,12 @@ export const openTurn = (
     const plugins = pluginHost.plugins(sessionId);
     const hooks = pluginHost.hooks(sessionId);
     const projector = pluginHost.projector(sessionId);
-    emit({ type: "turnStarted", input, resumed, model: session.model });
+    emit({
+      type: "turnStarted",
+      input,
+      resumed: resumed && args.afterHandoff !== true,
+      model: session.model,
+    });
     for (const p of plugins) if (p.restore) yield* Effect.ignore(p.restore(hook, session.state[p.name]));
 
     const info = rt.catalog.info(session.model);

@@ -16,6 +16,15 @@ export type RunArgs = Omit<OpenArgs, "signal">;
 
 const MAX_FRAME_SWITCHES = 16;
 
+/**
+ * Tests only: LASH_TEST_KILL_AFTER_HANDOFF=1 makes the process die (SIGKILL, as `kill -9`) right
+ * after a handing-off turn's commit, before the turn it moved to the successor starts there, so
+ * that a test can check that the turn is not lost (test/integration/compaction-handoff-cli.test.ts).
+ */
+const KILL_AFTER_HANDOFF = process.env.LASH_TEST_KILL_AFTER_HANDOFF === "1";
+/** Tests only: LASH_TEST_KILL_BEFORE_HANDOFF_COMMIT=1: the same, after the successor was made and before the commit. */
+const KILL_BEFORE_HANDOFF_COMMIT = process.env.LASH_TEST_KILL_BEFORE_HANDOFF_COMMIT === "1";
+
 /** What a turn's loop hands to the commit. */
 type DoneLike = Pick<Done, "outcome" | "messages" | "usage">;
 
@@ -67,7 +76,13 @@ export const runOneTurn = (
     // input goes to the successor, this session keeps the compaction and the link to it
     const handoff =
       opened.handoff && opened.compaction
-        ? yield* handOff(scope, opened.compaction, { ...scope.session.state, ...snapshots })
+        ? yield* handOff(
+            scope,
+            opened.compaction,
+            { ...scope.session.state, ...snapshots },
+            opened.compactOnly ? undefined : opened.input,
+            args.options.maxTurns ?? (args.pending?.input as { maxTurns?: number } | undefined)?.maxTurns,
+          )
         : undefined;
     const built = buildCommit({
       session: scope.session,
@@ -80,6 +95,7 @@ export const runOneTurn = (
       info: scope.info,
       snapshots,
       ...(opened.compaction ? { compaction: opened.compaction } : {}),
+      ...(scope.midTurn ? { midCompactions: scope.midTurn.nodes } : {}),
       expectedRevision: args.pending?.expectedRevision ?? scope.session.headRevision,
       now: yield* Clock.currentTimeMillis,
       ...(approvals.length > 0 ? { approvals } : {}),
@@ -97,6 +113,7 @@ export const runOneTurn = (
     const nodes = yield* externalizeNodes(commit.nodes, (bytes, mediaType) =>
       Effect.map(rt.store.putArtifact({ bytes, mediaType, createdAt: now }), (a) => a.id),
     ).pipe(Effect.catchAll(storeFailure(sessionId)));
+    if (handoff && KILL_BEFORE_HANDOFF_COMMIT) process.kill(process.pid, "SIGKILL");
     const committed = yield* rt.store.commit({ ...commit, nodes }).pipe(
       Effect.catchAll((e) =>
         e._tag === "StoreConflict"
@@ -129,8 +146,10 @@ export const runOneTurn = (
       ...(costUsd !== undefined ? { costUsd } : {}),
       headRevision: committed.headRevision,
     });
-    if (handoff && !opened.compactOnly) {
-      // the turn that triggered the handoff goes on in the successor
+    if (handoff?.pending) {
+      if (KILL_AFTER_HANDOFF) process.kill(process.pid, "SIGKILL");
+      // the turn that triggered the handoff goes on in the successor, where it is pending
+      // since before this commit (handOff wrote it down with the input)
       const to = handoff.successorId;
       const local = yield* rt.local(to);
       const next = yield* local.lock.withPermits(1)(
@@ -139,7 +158,8 @@ export const runOneTurn = (
           args.options,
           runOneTurn(rt, {
             sessionId: to,
-            input: opened.input,
+            input: (handoff.pending.input as { messages: Message[] }).messages,
+            pending: handoff.pending,
             options: args.options,
             cancel: args.cancel,
             afterHandoff: true,
@@ -169,7 +189,7 @@ export const runOneTurn = (
       headRevision: committed.headRevision,
       toolCalls: scope.toolCalls,
       durationMs: endedAt - opened.startedAt,
-      resumed: args.pending !== undefined,
+      resumed: args.pending !== undefined && args.afterHandoff !== true,
       ...(opened.compaction
         ? {
             compaction: {

@@ -2,7 +2,7 @@ import type { ContextProjector, LlmProvider, Message, ModelInfo, ProtocolDriver 
 import { type Deferred, Effect, type Scope } from "effect";
 import type { TurnActivityBody } from "../activity.ts";
 import type { ApprovalRecord, Grants } from "../approval.ts";
-import type { CompactionOptions } from "../compaction/compact.ts";
+import type { CompactionOptions, CompactionPayload } from "../compaction/compact.ts";
 import type { Calibration, RunningEstimate } from "../compaction/estimate.ts";
 import type { DispatchOptions, NamedHooks } from "../dispatch.ts";
 import type { ApproverShape, GovernanceShape } from "../governance.ts";
@@ -13,7 +13,7 @@ import type { Leases } from "../lease.ts";
 import type { HookContext, Plugin, ProjectedResult } from "../plugin.ts";
 import type { CodeExecutor, LashRuntimeShape, ProjectorContext, TurnError } from "../runtime-api.ts";
 import type { IdGeneratorShape, LlmProvidersShape, ModelCatalogShape } from "../services.ts";
-import type { SessionRecord, SessionStoreShape } from "../store.ts";
+import type { NewNode, SessionRecord, SessionStoreShape } from "../store.ts";
 import type { ToolDefinition, ToolHost, ToolUsage } from "../tool.ts";
 
 /** Per session, per runtime: the activity hub and the two locks. */
@@ -101,6 +101,8 @@ export interface TurnScope {
   readonly estimate: RunningEstimate;
   /** Per-turn cache of request digests (see `requestDigest`). */
   readonly digests: { messages: readonly Message[]; prefix: string[] };
+  /** Compactions made between this turn's model rounds (compact-mid.ts). */
+  midTurn?: MidTurn | undefined;
 }
 
 /**
@@ -113,3 +115,13 @@ export const step: (name: string) => typeof Effect.fnUntraced =
   process.env.LASH_EFFECT_SPANS === "1"
     ? (name) => Effect.fn(name) as unknown as typeof Effect.fnUntraced
     : () => Effect.fnUntraced;
+
+/** Compactions made between a turn's model rounds (compact-mid.ts). */
+export interface MidTurn {
+  /** How many leading messages of the machine's request the summary replaces. */
+  readonly cut: number;
+  readonly summary: Message;
+  readonly last: { readonly nodeId: string; readonly payload: CompactionPayload };
+  /** The nodes to commit, each after the message with `afterMessageId` (absent: before the turn's messages). */
+  readonly nodes: readonly { readonly afterMessageId: string; readonly node: NewNode }[];
+}

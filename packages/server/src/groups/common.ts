@@ -1,5 +1,5 @@
 // Helpers of the session and run handlers: core effects on the host's runtime, the Session shape.
-import type { LashRuntime, SessionRecord, SessionStore } from "@lash/core";
+import { handoffLinks, type LashRuntime, type SessionRecord, SessionStore } from "@lash/core";
 import { Effect } from "effect";
 import { NotFound, Session } from "../api.ts";
 import { isTerminal } from "../runs.ts";
@@ -43,6 +43,7 @@ export const toSession = (s: SessionRecord) =>
     const open = runs.filter((r) => !isTerminal(r.state));
     const active = open.find((r) => r.state !== "queued") ?? open[0];
     const agent = agentOf(s);
+    const handoff = yield* core(Effect.flatMap(SessionStore, (store) => handoffLinks(store, s)));
     return new Session({
       id: s.id,
       ...(s.title !== undefined ? { title: s.title } : {}),
@@ -57,5 +58,6 @@ export const toSession = (s: SessionRecord) =>
       ...(s.origin ? { origin: { sessionId: s.origin.sessionId, nodeId: s.origin.nodeId } } : {}),
       ...(s.parentLink ? { parent: { sessionId: s.parentLink.sessionId, callId: s.parentLink.callId } } : {}),
       ...(active ? { activeRunId: active.id } : {}),
+      ...(handoff.from !== undefined || handoff.to !== undefined ? { handoff } : {}),
     });
   });
