@@ -60,7 +60,7 @@ export {
   type RiskSummary,
   type Verdict,
 } from "./governance.ts";
-export { JournalMismatch } from "./journal.ts";
+export { EffectJournal, Journal, type JournalBackend, type JournalIds, JournalMismatch } from "./journal.ts";
 export type {
   BeforeToolCallResult,
   BeforeTurnResult,
