@@ -50,6 +50,14 @@ export interface JournalIds {
   readonly turnId: string;
 }
 
+export interface StepOptions {
+  /**
+   * The step runs journaled steps of its own (a tool batch: its attempts). A backend that cannot
+   * nest steps runs it outside a step of its own (its inner steps replay) and records only its outcome.
+   */
+  readonly composite?: boolean;
+}
+
 /**
  * Another home for the journal than the `SessionStore` (for instance a durable-execution
  * engine's own journal: `@lash/restate` runs each step as a `ctx.run`). Steps are named by
@@ -64,6 +72,7 @@ export interface JournalBackend {
     key: string,
     hash: string,
     run: Effect.Effect<unknown, E>,
+    options?: StepOptions,
   ) => Effect.Effect<
     { readonly outcome: unknown; readonly replayed: boolean },
     E | JournalMismatch | StoreError
@@ -262,12 +271,13 @@ export class Journal {
     effect: Effect.Effect<A, E, R>,
     // biome-ignore lint/suspicious/noExplicitAny: any encoded form: only decoding is used
     schema?: Schema.Schema<A, any>,
+    options?: StepOptions,
   ): Effect.Effect<Recorded<A>, E | JournalMismatch | StoreError, R> {
-    if (!schema) return this.run(ids, key, envelope, effect, true);
+    if (!schema) return this.run(ids, key, envelope, effect, true, undefined, undefined, options);
     const decode = Schema.decodeUnknownEither(schema);
     const replayed = (u: unknown): A =>
       Either.getOrThrowWith(decode(u), (e) => unfit(key, "recorded outcome", e));
-    return this.run(ids, key, envelope, effect, true, (a: A) => a, replayed);
+    return this.run(ids, key, envelope, effect, true, (a: A) => a, replayed, options);
   }
 
   private run<A, E, R>(
@@ -279,9 +289,10 @@ export class Journal {
     // biome-ignore lint/suspicious/noExplicitAny: the overloads of `once` fix the encoded type
     encodeOrSchema?: ((a: A) => unknown) | Schema.Schema<A, any>,
     decode: (u: unknown) => A = (u) => u as A,
+    options?: StepOptions,
   ): Effect.Effect<Recorded<A>, E | JournalMismatch | StoreError, R> {
     if (this.backend)
-      return this.runOnBackend(this.backend, ids, key, envelope, effect, encodeOrSchema, decode);
+      return this.runOnBackend(this.backend, ids, key, envelope, effect, encodeOrSchema, decode, options);
     if (!this.store) return Effect.map(effect, (value) => ({ value, replayed: false }));
     let codec: Codec<A>;
     if (Schema.isSchema(encodeOrSchema)) codec = codecOf(encodeOrSchema as Schema.Schema<A, unknown>, key);
@@ -322,6 +333,7 @@ export class Journal {
     // biome-ignore lint/suspicious/noExplicitAny: the overloads of `once` fix the encoded type
     encodeOrSchema: ((a: A) => unknown) | Schema.Schema<A, any> | undefined,
     decode: (u: unknown) => A,
+    options: StepOptions | undefined,
   ): Effect.Effect<Recorded<A>, E | JournalMismatch | StoreError, R> {
     const codec = backendCodec(key, encodeOrSchema, decode);
     const hash = Journal.hash(envelope);
@@ -337,7 +349,7 @@ export class Journal {
         }),
         context,
       );
-      const r = yield* backend.step(ids, key, hash, run);
+      const r = yield* backend.step(ids, key, hash, run, options);
       if (ran && !r.replayed) return { value: fresh as A, replayed: false };
       return { value: yield* codec.decode(r.outcome), replayed: true };
     });
