@@ -20,23 +20,24 @@ const mismatch = (key: string) =>
 
 /**
  * A `JournalBackend` over the `ctx` of the Restate invocation running each turn. The handler
- * registers its context for its turn id (`bind`) before it runs the turn and removes it after.
+ * registers its context for its session and turn (`bind`) before it runs the turn and removes it after.
  */
 export class RestateJournal implements JournalBackend {
   private readonly contexts = new Map<string, ObjectContext>();
 
   /** Runs `body` with `ctx` as the journal of turn `turnId`. */
-  async bind<A>(turnId: string, ctx: ObjectContext, body: () => Promise<A>): Promise<A> {
-    this.contexts.set(turnId, ctx);
+  async bind<A>(ids: JournalIds, ctx: ObjectContext, body: () => Promise<A>): Promise<A> {
+    const key = `${ids.sessionId}\u0000${ids.turnId}`;
+    this.contexts.set(key, ctx);
     try {
       return await body();
     } finally {
-      this.contexts.delete(turnId);
+      this.contexts.delete(key);
     }
   }
 
   private ctxOf(ids: JournalIds): Effect.Effect<ObjectContext, StoreError> {
-    const ctx = this.contexts.get(ids.turnId);
+    const ctx = this.contexts.get(`${ids.sessionId}\u0000${ids.turnId}`);
     return ctx
       ? Effect.succeed(ctx)
       : Effect.fail(
@@ -64,7 +65,6 @@ export class RestateJournal implements JournalBackend {
   > {
     return Effect.flatMap(
       Effect.promise(async () => {
-        if (process.env.LASH_RESTATE_DEBUG) process.stderr.write(`step ${name}\n`);
         let ran = false;
         let failed: Cause.Cause<E> | undefined;
         try {

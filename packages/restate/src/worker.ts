@@ -16,7 +16,10 @@ import { RestateJournal } from "./journal.ts";
 /** The Virtual Object's name: `LashSession/{sessionId}/turn` at the ingress. */
 export const SESSION_OBJECT = "LashSession";
 
-/** What the `turn` handler takes: the turn's id (part of the idempotency key) and its input. */
+/**
+ * What the `turn` handler takes: the turn's id (part of the idempotency key; unique across
+ * sessions, as lash's node ids derive from it) and its input.
+ */
 export interface TurnRequest {
   readonly turnId: string;
   readonly text: string;
@@ -113,7 +116,7 @@ export function sessionObject(
               "submit the turn again with a new turn id.",
           );
         }
-        const result = await journal.bind(turnId, ctx, () =>
+        const result = await journal.bind({ sessionId, turnId }, ctx, () =>
           run(
             Effect.flatMap(LashRuntime, (rt) =>
               Effect.either(
@@ -165,7 +168,12 @@ export function sessionObject(
  */
 export async function startRestateWorker(options: RestateWorkerOptions): Promise<RestateWorker> {
   const journal = new RestateJournal();
-  const layer = LashRuntime.layer({ ...options.runtime, journal: true }).pipe(
+  const layer = LashRuntime.layer({
+    // Restate's retry policy decides how often an invocation is retried, not lash's poison guard
+    maxResumeAttempts: Number.MAX_SAFE_INTEGER,
+    ...options.runtime,
+    journal: true,
+  }).pipe(
     Layer.provideMerge(Layer.succeed(EffectJournal, new Journal(undefined, journal))),
     Layer.provideMerge(options.services),
   );

@@ -2,7 +2,7 @@
 // restate.test.ts: the mock wire server, restate-server and the worker processes all live in
 // it, so restate-server's version check cannot leave the machine. Prints one line
 // `REPORT <json>` that the test asserts on.
-//   node scenario.ts <basic|mismatch|kill> <tmpdir>
+//   node scenario.ts <basic|interrupt|kill> <tmpdir>
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -78,7 +78,7 @@ const textOf = (content: unknown): string =>
 function respond(request: RecordedRequest): MockReply {
   const messages = (request.body as { messages: { role: string; content: unknown }[] }).messages;
   const last = messages.at(-1)!;
-  const users = messages.filter((m) => m.role === "user");
+  const users = messages.filter((m) => m.role === "user" && !textOf(m.content).startsWith("note "));
   const label = textOf(users.at(-1)?.content);
   if (last.role === "tool") return { text: `done ${label}`, usage: { input: 20, output: 5 } };
   return { toolCalls: [{ name: "side_effect", arguments: { label } }], usage: { input: 20, output: 5 } };
@@ -146,7 +146,7 @@ async function main() {
         counter: counterLines(),
         view: await inspect(s.id),
       });
-    } else if (mode === "mismatch") {
+    } else if (mode === "interrupt") {
       const port = await freePort();
       const w1 = startWorker([db, baseUrl, counter, String(port), restate.adminUrl], { HANG_LABEL: "m1" });
       await w1.waitFor("READY");
@@ -158,8 +158,8 @@ async function main() {
       await w1.waitFor("TOOL_RUNNING m1");
       w1.child.kill("SIGKILL");
       await w1.exited;
-      // the same endpoint, changed code: the tools' descriptions (part of the model call's envelope) differ
-      const w2 = startWorker([db, baseUrl, counter, String(port), "-"], { TOOL_NOTE: " (changed)" });
+      // the same endpoint, changed code: the note a hook adds to the turn's input (part of the model call's request) differs
+      const w2 = startWorker([db, baseUrl, counter, String(port), "-"], { NOTE: "v2" });
       await w2.waitFor("READY");
       const outcome = await submitted;
       Object.assign(report, {
@@ -185,7 +185,7 @@ async function main() {
       const runs = ids.map(async (id, i) => {
         replies[id] = [];
         for (const t of [1, 2]) {
-          const r = await submitTurn(restate.ingressUrl, id, { turnId: `turn-${t}`, text: `s${i}t${t}` });
+          const r = await submitTurn(restate.ingressUrl, id, { turnId: `s${i}t${t}`, text: `s${i}t${t}` });
           replies[id]!.push(r);
         }
       });

@@ -2,7 +2,8 @@
 //   node worker-main.ts <db> <mockBaseUrl> <counterFile> <port> <adminUrl>
 // env HANG_LABEL: the non-idempotent `side_effect` tool called with this label records the
 // call in the counter file, says TOOL_RUNNING <label> and never returns (the test kills it there).
-// env TOOL_NOTE: appended to the tools' descriptions: "changed code" between attempts of a turn.
+// env NOTE: the text of a note a beforeTurn hook adds to every turn's input (default "v1"): another
+// note is "changed code" between attempts of a turn (the model call's request differs).
 import { appendFileSync } from "node:fs";
 import {
   IdGenerator,
@@ -25,11 +26,11 @@ const [db, baseUrl, counterFile, port, adminUrl] = process.argv.slice(2) as [
   string,
 ];
 const say = (line: string) => process.stdout.write(`${line}\n`);
-const note = process.env.TOOL_NOTE ?? "";
+const note = process.env.NOTE ?? "v1";
 
 const counted = (name: string, idempotent: boolean): ToolDefinition => ({
   name,
-  description: `Appends a line to the side-effect counter (${idempotent ? "idempotent" : "not idempotent"}).${note}`,
+  description: `Appends a line to the side-effect counter (${idempotent ? "idempotent" : "not idempotent"}).`,
   inputSchema: { type: "object", properties: { label: { type: "string" } } },
   idempotent,
   execute: (args) =>
