@@ -50,8 +50,13 @@ export interface RestateWorkerOptions {
   readonly runtime?: Omit<RuntimeOptions, "journal">;
   /** Port of the endpoint (HTTP/2, 127.0.0.1); 0 (default) picks a free one. */
   readonly port?: number;
-  /** Restate's admin API (e.g. http://127.0.0.1:9070): the endpoint is registered there when given. */
+  /**
+   * Restate's admin API (e.g. http://127.0.0.1:9070): the endpoint is registered there when given
+   * (unless `register: false`), and an invocation whose replay mismatches is killed through it.
+   */
   readonly adminUrl?: string;
+  /** Register the endpoint with the admin API (default true; false behind a load balancer registered once). */
+  readonly register?: boolean;
 }
 
 export interface RestateWorker {
@@ -70,6 +75,7 @@ interface Pin {
 export function sessionObject(
   run: <A>(effect: Effect.Effect<A, unknown, LashRuntime | SessionStore>) => Promise<A>,
   journal: RestateJournal,
+  adminUrl?: string,
 ) {
   return restate.object({
     name: SESSION_OBJECT,
@@ -139,8 +145,12 @@ export function sessionObject(
         if (result._tag === "Left") {
           const e = result.left as { _tag?: string; reason?: string; message?: string };
           // a replay that asks for something else than was recorded: terminal, not retried forever
-          if (e._tag === "TurnError" && e.reason === "journalMismatch")
+          if (e._tag === "TurnError" && e.reason === "journalMismatch") {
+            // Restate treats an end before the recorded steps are all replayed as its own journal
+            // mismatch, retried without end: the invocation is killed through the admin API instead
+            if (adminUrl) await killInvocation(adminUrl, ctx.request().id);
             throw new restate.TerminalError(e.message ?? "journal mismatch", { errorCode: 409 });
+          }
           if (e._tag === "TurnError" && (e.reason === "unknownModel" || e.reason === "invalidSession"))
             throw new restate.TerminalError(e.message ?? String(e.reason), { errorCode: 400 });
           throw new Error(e.message ?? String(e));
@@ -181,14 +191,16 @@ export async function startRestateWorker(options: RestateWorkerOptions): Promise
   const runtime = await managed.runPromise(LashRuntime);
   const run = <A>(effect: Effect.Effect<A, unknown, LashRuntime | SessionStore>): Promise<A> =>
     managed.runPromise(effect);
-  const handler = restate.createEndpointHandler({ services: [sessionObject(run, journal)] });
+  const handler = restate.createEndpointHandler({
+    services: [sessionObject(run, journal, options.adminUrl)],
+  });
   const server: Http2Server = createServer(handler);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  if (options.adminUrl) await registerDeployment(options.adminUrl, url);
+  if (options.adminUrl && options.register !== false) await registerDeployment(options.adminUrl, url);
   return {
     url,
     runtime,
@@ -197,6 +209,15 @@ export async function startRestateWorker(options: RestateWorkerOptions): Promise
       await managed.dispose();
     },
   };
+}
+
+/** Ends an invocation for good (Restate's "kill"): its caller gets a failure, nothing retries it. */
+export async function killInvocation(adminUrl: string, invocationId: string): Promise<void> {
+  const res = await fetch(`${adminUrl}/invocations/${encodeURIComponent(invocationId)}/kill`, {
+    method: "PATCH",
+  });
+  if (res.ok || res.status === 404) return;
+  await fetch(`${adminUrl}/invocations/${encodeURIComponent(invocationId)}?mode=kill`, { method: "DELETE" });
 }
 
 /** Registers (or re-registers: `force`) the endpoint at `url` with Restate's admin API. */

@@ -82,6 +82,22 @@ describe.skipIf(skip !== undefined)("@lash/restate: turns as Restate invocations
     expect(interrupted(r.view.messages[2]!.text)).toBe(true);
   }, 60_000);
 
+  it("replay with changed code (a step's input differs between attempts) ends the invocation, not an endless retry", async () => {
+    const r = (await run("mismatch")) as {
+      ok: boolean;
+      status: number;
+      error: string;
+      requests: number;
+      counter: string[];
+    };
+    // the worker detects the envelope hash mismatch, kills the invocation (admin API) and throws a TerminalError
+    expect(r.ok).toBe(false);
+    expect(r.status).toBe(409);
+    expect(r.error).toContain("killed");
+    expect(r.requests).toBe(1); // the model was not asked again
+    expect(r.counter).toEqual(["x1"]); // and the tool not run again
+  }, 60_000);
+
   it("two workers behind one deployment, sessions × 2 turns, SIGKILL one mid-tool: every turn commits once, in order", async () => {
     const sessions = 4;
     const r = (await run("kill", { SESSIONS: String(sessions) })) as {

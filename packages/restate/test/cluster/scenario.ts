@@ -158,8 +158,8 @@ async function main() {
       await w1.waitFor("TOOL_RUNNING m1");
       w1.child.kill("SIGKILL");
       await w1.exited;
-      // the same endpoint, changed code: the note a hook adds to the turn's input (part of the model call's request) differs
-      const w2 = startWorker([db, baseUrl, counter, String(port), "-"], { NOTE: "v2" });
+      // the same endpoint, the same code: the retried invocation replays on the new process
+      const w2 = startWorker([db, baseUrl, counter, String(port), restate.adminUrl], { NO_REGISTER: "1" });
       await w2.waitFor("READY");
       const outcome = await submitted;
       Object.assign(report, {
@@ -169,6 +169,35 @@ async function main() {
         requests: mock.requests.length,
         counter: counterLines(),
         view: await inspect(s.id),
+      });
+    } else if (mode === "mismatch") {
+      const port = await freePort();
+      const w1 = startWorker([db, baseUrl, counter, String(port), restate.adminUrl], {
+        HANG_LABEL: "x1",
+        NOTE: "v1",
+      });
+      await w1.waitFor("READY");
+      const s = await createSession();
+      const submitted = submitTurn(restate.ingressUrl, s.id, { turnId: "x-turn-1", text: "x1" }).then(
+        (r) => ({ ok: true as const, r }),
+        (e: unknown) => ({ ok: false as const, e }),
+      );
+      await w1.waitFor("TOOL_RUNNING x1");
+      w1.child.kill("SIGKILL");
+      await w1.exited;
+      // the same endpoint, changed code: the note a hook adds to the turn's input differs
+      const w2 = startWorker([db, baseUrl, counter, String(port), restate.adminUrl], {
+        NOTE: "v2",
+        NO_REGISTER: "1",
+      });
+      await w2.waitFor("READY");
+      const outcome = await submitted;
+      Object.assign(report, {
+        ok: outcome.ok,
+        status: outcome.ok ? 200 : outcome.e instanceof TurnInvocationError ? outcome.e.status : -1,
+        error: outcome.ok ? "" : String(outcome.e),
+        requests: mock.requests.length,
+        counter: counterLines(),
       });
     } else if (mode === "kill") {
       const sessions = Number(process.env.SESSIONS ?? "4");

@@ -2,7 +2,7 @@
 //   node worker-main.ts <db> <mockBaseUrl> <counterFile> <port> <adminUrl>
 // env HANG_LABEL: the non-idempotent `side_effect` tool called with this label records the
 // call in the counter file, says TOOL_RUNNING <label> and never returns (the test kills it there).
-// env NOTE: the text of a note a beforeTurn hook adds to every turn's input (default "v1"): another
+// env NOTE: the text of a note a beforeTurn hook adds to every turn's input (none by default): another
 // note is "changed code" between attempts of a turn (the model call's request differs).
 import { appendFileSync } from "node:fs";
 import {
@@ -26,7 +26,7 @@ const [db, baseUrl, counterFile, port, adminUrl] = process.argv.slice(2) as [
   string,
 ];
 const say = (line: string) => process.stdout.write(`${line}\n`);
-const note = process.env.NOTE ?? "v1";
+const note = process.env.NOTE;
 
 const counted = (name: string, idempotent: boolean): ToolDefinition => ({
   name,
@@ -48,6 +48,21 @@ const counted = (name: string, idempotent: boolean): ToolDefinition => ({
 const tools: Plugin = {
   name: "cluster-tools",
   tools: [counted("side_effect", false), counted("idem_effect", true)],
+  hooks:
+    note === undefined
+      ? {}
+      : {
+          beforeTurn: (ctx) =>
+            Effect.succeed({
+              messages: [
+                {
+                  id: `${ctx.turnId}.note`,
+                  role: "user" as const,
+                  parts: [{ type: "text" as const, text: `note ${note}` }],
+                },
+              ],
+            }),
+        },
 };
 const provider = createProvider("openai-compatible/mock", { baseUrl, apiKey: "test", retry: false });
 const services = Layer.mergeAll(
@@ -62,6 +77,7 @@ startRestateWorker({
   runtime: { plugins: [tools] },
   port: Number(port),
   ...(adminUrl && adminUrl !== "-" ? { adminUrl } : {}),
+  register: process.env.NO_REGISTER !== "1",
 }).then(
   (w) => {
     say(`READY ${w.url}`);
