@@ -80,6 +80,7 @@ export async function startRestateServer(options: RestateServerOptions): Promise
     'rocksdb-total-memory-size = "128MiB"',
     "disable-telemetry = true",
     'log-format = "compact"',
+    'shutdown-timeout = "2s"',
     "log-disable-ansi-codes = true",
     ...(retry
       ? [

@@ -1,5 +1,5 @@
 // A lash worker on Restate: one Virtual Object per session id, one invocation per turn.
-import { createServer, type Http2Server } from "node:http2";
+import { createServer, type Http2Server, type Http2Session } from "node:http2";
 import type { AddressInfo } from "node:net";
 import {
   EffectJournal,
@@ -195,6 +195,12 @@ export async function startRestateWorker(options: RestateWorkerOptions): Promise
     services: [sessionObject(run, journal, options.adminUrl)],
   });
   const server: Http2Server = createServer(handler);
+  // Restate keeps its HTTP/2 connections open: close() ends them
+  const sessions = new Set<Http2Session>();
+  server.on("session", (session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
@@ -205,7 +211,9 @@ export async function startRestateWorker(options: RestateWorkerOptions): Promise
     url,
     runtime,
     close: async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const session of sessions) session.destroy();
+      await closed;
       await managed.dispose();
     },
   };
