@@ -347,22 +347,32 @@ function execute(
       const key = `${ctx.batchKey}:child:${p.index}:${p.call.callId}:attempt:${attempt}`;
       let record: AttemptRecord | undefined;
       let replayed = false;
-      if (ctx.journal.enabled) {
+      const backend = ctx.journal.backend;
+      if (backend) {
+        let cancelled = false;
+        const run = Effect.map(attemptOnce(ctx, p, attempt), (r) => {
+          if (r !== CANCELLED) return r;
+          cancelled = true;
+          return { ok: false, failure: { class: "execution", message: "cancelled" } } satisfies AttemptRecord;
+        });
+        const r = yield* backend.attempt(
+          ids,
+          key,
+          hash,
+          run,
+          isIdempotent(p.tool) ? undefined : interruptedRecord(p),
+        );
+        if (cancelled) return CANCELLED;
+        record = r.outcome as AttemptRecord;
+        replayed = r.replayed;
+      } else if (ctx.journal.enabled) {
         const entry = yield* ctx.journal.lookup(key, ids.turnId);
         yield* ctx.journal.check(entry, key, hash);
         if (entry?.status === "completed") {
           record = entry.outcome as AttemptRecord;
           replayed = true;
         } else if (entry?.status === "started" && !isIdempotent(p.tool)) {
-          record = {
-            ok: false,
-            failure: {
-              class: "interrupted",
-              message:
-                `The call to ${p.tool.name} was interrupted (the process stopped while it ran) and was not run again ` +
-                "because the tool is not idempotent. Check what it did before calling it again.",
-            },
-          };
+          record = interruptedRecord(p);
           yield* ctx.journal.record(ids, key, hash, "completed", record);
         }
       }
@@ -389,6 +399,19 @@ function execute(
       return { output: errorOutput(`${f.message}${suffix}`), replayed };
     }
   });
+}
+
+/** What a non-idempotent tool attempt cut off by a crash records instead of running again. */
+function interruptedRecord(p: Extract<Prepared, { kind: "run" }>): AttemptRecord {
+  return {
+    ok: false,
+    failure: {
+      class: "interrupted",
+      message:
+        `The call to ${p.tool.name} was interrupted (the process stopped while it ran) and was not run again ` +
+        "because the tool is not idempotent. Check what it did before calling it again.",
+    },
+  };
 }
 
 function hashOf(p: Extract<Prepared, { kind: "run" }>): string {

@@ -60,7 +60,14 @@ export {
   type RiskSummary,
   type Verdict,
 } from "./governance.ts";
-export { JournalMismatch } from "./journal.ts";
+export {
+  EffectJournal,
+  Journal,
+  type JournalBackend,
+  type JournalIds,
+  JournalMismatch,
+  type StepOptions,
+} from "./journal.ts";
 export type {
   BeforeToolCallResult,
   BeforeTurnResult,

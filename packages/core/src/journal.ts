@@ -44,6 +44,56 @@ export interface Recorded<A> {
   readonly replayed: boolean;
 }
 
+/** The ids of the turn a journal step belongs to. */
+export interface JournalIds {
+  readonly sessionId: string;
+  readonly turnId: string;
+}
+
+export interface StepOptions {
+  /**
+   * The step runs journaled steps of its own (a tool batch: its attempts). A backend that cannot
+   * nest steps runs it outside a step of its own (its inner steps replay) and records only its outcome.
+   */
+  readonly composite?: boolean;
+}
+
+/**
+ * Another home for the journal than the `SessionStore` (for instance a durable-execution
+ * engine's own journal: `@lash/restate` runs each step as a `ctx.run`). Steps are named by
+ * lash's replay key and carry the envelope hash; a backend returns a recorded outcome instead
+ * of running `run` again, and fails with `JournalMismatch` when the recorded hash differs.
+ * `run` yields the outcome as it is to be recorded (JSON), or fails with the step's error.
+ */
+export interface JournalBackend {
+  /** One turn effect, run at most once to completion per key. */
+  readonly step: <E>(
+    ids: JournalIds,
+    key: string,
+    hash: string,
+    run: Effect.Effect<unknown, E>,
+    options?: StepOptions,
+  ) => Effect.Effect<
+    { readonly outcome: unknown; readonly replayed: boolean },
+    E | JournalMismatch | StoreError
+  >;
+  /**
+   * One tool attempt: a "started" step is recorded before `run`; when a replay finds the attempt
+   * started but not completed, `cutOff` is recorded as its outcome instead of running `run` again
+   * (a non-idempotent tool) — or `run` runs again (`cutOff` undefined: an idempotent tool).
+   */
+  readonly attempt: <E>(
+    ids: JournalIds,
+    key: string,
+    hash: string,
+    run: Effect.Effect<unknown, E>,
+    cutOff: unknown | undefined,
+  ) => Effect.Effect<
+    { readonly outcome: unknown; readonly replayed: boolean },
+    E | JournalMismatch | StoreError
+  >;
+}
+
 /**
  * The effect journal: each reply-producing turn effect and each tool attempt
  * is recorded by replay key and envelope hash. On replay a completed record
@@ -51,8 +101,11 @@ export interface Recorded<A> {
  */
 export class Journal {
   private readonly store: SessionStoreShape | undefined;
-  constructor(store: SessionStoreShape | undefined) {
-    this.store = store;
+  /** Set: steps are recorded there instead of in the store (see `JournalBackend`). */
+  readonly backend: JournalBackend | undefined;
+  constructor(store: SessionStoreShape | undefined, backend?: JournalBackend) {
+    this.store = backend ? undefined : store;
+    this.backend = backend;
   }
 
   /**
@@ -73,7 +126,7 @@ export class Journal {
   }
 
   get enabled(): boolean {
-    return this.store !== undefined;
+    return this.store !== undefined || this.backend !== undefined;
   }
 
   static hash(envelope: unknown): string {
@@ -218,12 +271,13 @@ export class Journal {
     effect: Effect.Effect<A, E, R>,
     // biome-ignore lint/suspicious/noExplicitAny: any encoded form: only decoding is used
     schema?: Schema.Schema<A, any>,
+    options?: StepOptions,
   ): Effect.Effect<Recorded<A>, E | JournalMismatch | StoreError, R> {
-    if (!schema) return this.run(ids, key, envelope, effect, true);
+    if (!schema) return this.run(ids, key, envelope, effect, true, undefined, undefined, options);
     const decode = Schema.decodeUnknownEither(schema);
     const replayed = (u: unknown): A =>
       Either.getOrThrowWith(decode(u), (e) => unfit(key, "recorded outcome", e));
-    return this.run(ids, key, envelope, effect, true, (a: A) => a, replayed);
+    return this.run(ids, key, envelope, effect, true, (a: A) => a, replayed, options);
   }
 
   private run<A, E, R>(
@@ -235,7 +289,10 @@ export class Journal {
     // biome-ignore lint/suspicious/noExplicitAny: the overloads of `once` fix the encoded type
     encodeOrSchema?: ((a: A) => unknown) | Schema.Schema<A, any>,
     decode: (u: unknown) => A = (u) => u as A,
+    options?: StepOptions,
   ): Effect.Effect<Recorded<A>, E | JournalMismatch | StoreError, R> {
+    if (this.backend)
+      return this.runOnBackend(this.backend, ids, key, envelope, effect, encodeOrSchema, decode, options);
     if (!this.store) return Effect.map(effect, (value) => ({ value, replayed: false }));
     let codec: Codec<A>;
     if (Schema.isSchema(encodeOrSchema)) codec = codecOf(encodeOrSchema as Schema.Schema<A, unknown>, key);
@@ -266,6 +323,61 @@ export class Journal {
       return { value, replayed: false };
     });
   }
+
+  private runOnBackend<A, E, R>(
+    backend: JournalBackend,
+    ids: JournalIds,
+    key: string,
+    envelope: unknown,
+    effect: Effect.Effect<A, E, R>,
+    // biome-ignore lint/suspicious/noExplicitAny: the overloads of `once` fix the encoded type
+    encodeOrSchema: ((a: A) => unknown) | Schema.Schema<A, any> | undefined,
+    decode: (u: unknown) => A,
+    options: StepOptions | undefined,
+  ): Effect.Effect<Recorded<A>, E | JournalMismatch | StoreError, R> {
+    const codec = backendCodec(key, encodeOrSchema, decode);
+    const hash = Journal.hash(envelope);
+    return Effect.gen(function* () {
+      const context = yield* Effect.context<R>();
+      let fresh: A | undefined;
+      let ran = false;
+      const run = Effect.provide(
+        Effect.flatMap(effect, (value) => {
+          fresh = value;
+          ran = true;
+          return codec.encode(value);
+        }),
+        context,
+      );
+      const r = yield* backend.step(ids, key, hash, run, options);
+      if (ran && !r.replayed) return { value: fresh as A, replayed: false };
+      return { value: yield* codec.decode(r.outcome), replayed: true };
+    });
+  }
+}
+
+/** `Journal.run` on a `JournalBackend`: encode before recording, decode a replayed outcome. */
+function backendCodec<A>(
+  key: string,
+  // biome-ignore lint/suspicious/noExplicitAny: the overloads of `once` fix the encoded type
+  encodeOrSchema: ((a: A) => unknown) | Schema.Schema<A, any> | undefined,
+  decode: (u: unknown) => A,
+): Codec<A> {
+  if (Schema.isSchema(encodeOrSchema)) return codecOf(encodeOrSchema as Schema.Schema<A, unknown>, key);
+  const encode = (encodeOrSchema as ((a: A) => unknown) | undefined) ?? ((a: A) => a);
+  return {
+    encode: (a) => Effect.sync(() => encode(a)),
+    decode: (u) =>
+      Effect.try({
+        try: () => decode(u),
+        catch: (e) =>
+          e instanceof StoreError
+            ? e
+            : new StoreError({
+                message: `journal entry ${key}: ${e instanceof Error ? e.message : String(e)}`,
+              }),
+      }),
+  };
 }
 
 /**

@@ -171,6 +171,12 @@ export interface TurnOptions {
    * resume it, or abandon it (`abandonPending`), first.
    */
   readonly resumePending?: boolean;
+  /**
+   * The new turn's id (default: a fresh one). For hosts whose turns are retried by an
+   * engine outside the process (`@lash/restate`: the invocation's turn id), so every
+   * attempt of a turn journals under the same keys.
+   */
+  readonly turnId?: string;
   /** When another writer holds the session's lease: wait for it (true) instead of failing `busy` (default false). */
   readonly wait?: boolean;
   /** Called once when the turn starts waiting for another writer's lease. */

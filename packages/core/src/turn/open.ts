@@ -61,7 +61,7 @@ export const openTurn = (
     const startedAt = yield* Clock.currentTimeMillis;
     const session = yield* store.getSession(sessionId).pipe(Effect.catchAll(storeFailure(sessionId)));
     const l = yield* rt.local(sessionId);
-    const turnId = args.pending?.turnId ?? (yield* rt.ids.next("turn"));
+    const turnId = args.pending?.turnId ?? options.turnId ?? (yield* rt.ids.next("turn"));
     const resumed = args.pending !== undefined;
     const compact =
       args.compact ??

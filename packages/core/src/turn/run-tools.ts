@@ -54,7 +54,7 @@ export const dispatchTools = (
   );
   const batch = hooked ? Effect.zipRight(scope.rt.journal.flush(scope.turnId), batch0) : batch0;
   // each attempt's own records are written as it starts and ends; the batch's is bookkeeping
-  return scope.rt.journal.onceDeferred(scope.ids, batchKey, envelope, batch, Batch).pipe(
+  return scope.rt.journal.onceDeferred(scope.ids, batchKey, envelope, batch, Batch, { composite: true }).pipe(
     Effect.mapError(scope.failTurn),
     Effect.tap((r) => {
       scope.extraUsage.push(...r.value.usage);
