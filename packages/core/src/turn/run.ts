@@ -16,11 +16,8 @@ export type RunArgs = Omit<OpenArgs, "signal">;
 
 const MAX_FRAME_SWITCHES = 16;
 
-/**
- * Tests only: LASH_TEST_KILL_AFTER_HANDOFF=1 makes the process die (SIGKILL, as `kill -9`) right
- * after a handing-off turn's commit, before the turn it moved to the successor starts there, so
- * that a test can check that the turn is not lost (test/integration/compaction-handoff-cli.test.ts).
- */
+/** Tests only (compaction-handoff-cli.test.ts): LASH_TEST_KILL_AFTER_HANDOFF=1 is a SIGKILL right
+ * after a handing-off turn's commit, before its turn starts in the successor. */
 const KILL_AFTER_HANDOFF = process.env.LASH_TEST_KILL_AFTER_HANDOFF === "1";
 /** Tests only: LASH_TEST_KILL_BEFORE_HANDOFF_COMMIT=1: the same, after the successor was made and before the commit. */
 const KILL_BEFORE_HANDOFF_COMMIT = process.env.LASH_TEST_KILL_BEFORE_HANDOFF_COMMIT === "1";
@@ -202,10 +199,8 @@ export const runOneTurn = (
     } satisfies TurnResult;
   });
 
-/**
- * The turn's approval decisions, in the order they were made. A resumed turn also takes
- * them from its journal: a batch or cell replayed whole did not run its approval step here.
- */
+/** The turn's approval decisions in order; a resumed turn also takes them from its journal (a batch
+ * or cell replayed whole did not run its approval step here). */
 const turnApprovals = (rt: RuntimeContext, scope: TurnScope, resumed: boolean) =>
   Effect.gen(function* () {
     const byKey = new Map(scope.approvals);
