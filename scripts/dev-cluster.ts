@@ -2,8 +2,9 @@
 // Business Source License) in a temp dir, N lash worker processes behind it, a shared SQLite
 // store, and the mock wire server as the model (a demo: every turn calls one tool, then answers).
 // Prints the URLs and how to submit a turn; Ctrl-C stops everything.
-// TODO(pg): once @lash/store-postgres has merged, start Postgres here (initdb + pg_ctl on a
-// loopback port) and give the workers its URL instead of the SQLite file.
+// Not yet: starting Postgres here (initdb + pg_ctl on a loopback port, as
+// packages/store-postgres/test/support/postgres.ts does) and giving the workers its store
+// instead of the SQLite file.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
