@@ -951,7 +951,7 @@ export function storeConformance(name: string, makeStore: MakeStore): void {
         Effect.gen(function* () {
           const store = yield* makeStore();
           const a = yield* store.putArtifact({
-            bytes: bytesOf("shared"),
+            bytes: bytesOf("held by both"),
             mediaType: "text/plain",
             createdAt: 1,
           });
