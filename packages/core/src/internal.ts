@@ -23,6 +23,7 @@ export * from "./store/errors.ts";
 export * from "./store/lock-holders.ts";
 export * from "./store/memory.ts";
 export * from "./store/promise.ts";
+export * from "./store/rows.ts";
 export * from "./store/schema.ts";
 export * from "./store/sqlite.ts";
 export * from "./store/sqlite-repair.ts";

@@ -10,51 +10,59 @@ import type { SqlError } from "@effect/sql/SqlError";
 import * as PgClient from "@effect/sql-pg/PgClient";
 import {
   ARTIFACT_CHUNK_BYTES,
+  type ArtifactColumns,
   type ArtifactInfo,
   type ArtifactPut,
   artifactRefsInJson,
   type CommitResult,
   CommitStampSchema,
+  chunks,
   corruptRow,
   decodePayload,
   decoderFor,
+  decodeToolOutput,
   duplicateNode,
   foreignNode,
   forkWithoutOrigin,
   fromLastCompaction,
   type GraphNode,
   type JournalEntry,
-  JournalEntrySchema,
-  jsonDecoderFor,
+  type JournalRow,
   type LeaseAttempt,
   type LeaseRequest,
+  type LeaseRow,
   type ListOptions,
+  NODE_KINDS,
   type NodeKind,
   nodeNotFound,
+  type PendingRow,
   type PendingTurn,
-  PendingTurnSchema,
   revisionConflict,
   SchemaTooNew,
+  type SessionColumns,
   type SessionLease,
-  type SessionMode,
-  SessionModeSchema,
   type SessionNotFound,
   type SessionRecord,
-  SessionStateSchema,
   SessionStore,
   type SessionStoreShape,
   StoreError,
   sessionExists,
   sessionNotFound,
   type ToolOutputRecord,
-  ToolOutputRecordSchema,
+  type ToolOutputRow,
   type TurnCommit,
+  toArtifact,
+  toJournal,
+  toJson,
+  toLease,
+  toPending,
+  toRecord,
+  toUsage,
   turnHashConflict,
-  type UsageRow,
-  UsageRowSchema,
+  type UsageDbRow,
 } from "@lash/core/internal";
 import { sha256BytesHex } from "@lash/sansio";
-import { Duration, Effect, Layer, Redacted, Schema, type Scope } from "effect";
+import { Duration, Effect, Layer, Redacted, type Scope } from "effect";
 import { makeTurnEvents, type TurnEvents } from "./events.ts";
 import { MIGRATION_LOCK, POSTGRES_SCHEMA_VERSION, postgresMigrations } from "./schema.ts";
 
@@ -103,25 +111,7 @@ const types = {
 
 // ---- rows ----
 
-interface SessionRow {
-  readonly id: string;
-  readonly title: string | null;
-  readonly cwd: string | null;
-  readonly model: string;
-  readonly mode: string;
-  readonly system_prompt: string | null;
-  readonly created_at: number;
-  readonly updated_at: number;
-  readonly leaf_id: string | null;
-  readonly head_revision: number;
-  readonly turn_count: number;
-  readonly frame_id: string;
-  readonly origin_session: string | null;
-  readonly origin_node: string | null;
-  readonly parent_session: string | null;
-  readonly parent_call: string | null;
-  readonly depth: number | null;
-  readonly state_json: string;
+interface SessionRow extends SessionColumns {
   readonly deleted: boolean;
 }
 
@@ -137,100 +127,10 @@ interface NodeRow {
   readonly created_at: number;
 }
 
-interface UsageDbRow {
-  readonly turn_id: string;
-  readonly source: string;
-  readonly model: string;
-  readonly input: number | null;
-  readonly output: number | null;
-  readonly reasoning: number | null;
-  readonly cache_read: number | null;
-  readonly cache_write: number | null;
-  readonly cost_usd: number | null;
-}
-
-interface JournalRow {
-  readonly key: string;
-  readonly session_id: string;
-  readonly turn_id: string;
-  readonly hash: string;
-  readonly status: string;
-  readonly outcome_json: string | null;
-  readonly updated_at: number;
-}
-
-interface PendingRow {
-  readonly session_id: string;
-  readonly turn_id: string;
-  readonly input_json: string | null;
-  readonly expected_revision: number;
-  readonly started_at: number;
-  readonly resume_attempts: number;
-}
-
-interface ToolOutputRow {
-  readonly session_id: string;
-  readonly call_id: string;
-  readonly provider_call_id: string | null;
-  readonly text: string;
-  readonly created_at: number;
-}
-
-interface LeaseRow {
-  readonly session_id: string;
-  readonly holder: string;
-  readonly pid: number;
-  readonly host: string;
-  readonly acquired_at: number;
-  readonly heartbeat_at: number;
-  readonly expires_at: number;
-}
-
-interface ArtifactRow {
-  readonly id: string;
-  readonly size: number;
-  readonly media_type: string;
-  readonly chunks: number;
-  readonly created_at: number;
-}
-
-const toJson = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
-
-const decodeJson = jsonDecoderFor(Schema.Unknown);
-const decodeState = jsonDecoderFor(SessionStateSchema);
-const decodeMode = decoderFor(SessionModeSchema);
-const decodeUsage = decoderFor(UsageRowSchema);
-const decodeJournal = decoderFor(JournalEntrySchema);
-const decodePending = decoderFor(PendingTurnSchema);
-const decodeToolOutput = decoderFor(ToolOutputRecordSchema);
 const decodeStamp = decoderFor(CommitStampSchema);
-const KINDS: ReadonlySet<string> = new Set<NodeKind>(["message", "protocol", "plugin", "frame"]);
-
-function toRecord(r: SessionRow): SessionRecord {
-  const where = `session ${r.id}`;
-  return {
-    id: r.id,
-    ...(r.title !== null ? { title: r.title } : {}),
-    ...(r.cwd !== null ? { cwd: r.cwd } : {}),
-    model: r.model,
-    mode: decodeMode(r.mode, where) as SessionMode,
-    ...(r.system_prompt !== null ? { systemPrompt: r.system_prompt } : {}),
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    leafId: r.leaf_id,
-    headRevision: r.head_revision,
-    turnCount: r.turn_count,
-    frameId: r.frame_id,
-    ...(r.origin_session !== null ? { origin: { sessionId: r.origin_session, nodeId: r.origin_node } } : {}),
-    ...(r.parent_session !== null
-      ? { parentLink: { sessionId: r.parent_session, callId: r.parent_call ?? "", depth: r.depth ?? 0 } }
-      : {}),
-    state: decodeState(r.state_json, where) ?? {},
-  };
-}
 
 function toNode(r: NodeRow): GraphNode {
-  if (!KINDS.has(r.kind))
+  if (!NODE_KINDS.has(r.kind))
     throw corruptRow(`session ${r.session_id}, node ${r.id}`, `unknown node kind ${JSON.stringify(r.kind)}`);
   return {
     id: r.id,
@@ -245,86 +145,7 @@ function toNode(r: NodeRow): GraphNode {
   };
 }
 
-function toUsage(r: UsageDbRow): UsageRow {
-  const usage: {
-    input?: number;
-    output?: number;
-    reasoning?: number;
-    cacheRead?: number;
-    cacheWrite?: number;
-  } = {};
-  if (r.input !== null) usage.input = r.input;
-  if (r.output !== null) usage.output = r.output;
-  if (r.reasoning !== null) usage.reasoning = r.reasoning;
-  if (r.cache_read !== null) usage.cacheRead = r.cache_read;
-  if (r.cache_write !== null) usage.cacheWrite = r.cache_write;
-  return decodeUsage(
-    {
-      turnId: r.turn_id,
-      source: r.source,
-      model: r.model,
-      usage,
-      ...(r.cost_usd !== null ? { costUsd: r.cost_usd } : {}),
-    },
-    `usage row of turn ${r.turn_id}`,
-  );
-}
-
-function toJournal(r: JournalRow): JournalEntry {
-  const where = `journal entry ${r.key}`;
-  return decodeJournal(
-    {
-      key: r.key,
-      sessionId: r.session_id,
-      turnId: r.turn_id,
-      hash: r.hash,
-      status: r.status,
-      ...(r.outcome_json !== null ? { outcome: decodeJson(r.outcome_json, where) } : {}),
-      updatedAt: r.updated_at,
-    },
-    where,
-  );
-}
-
-function toPending(r: PendingRow): PendingTurn {
-  const where = `pending turn ${r.turn_id} of session ${r.session_id}`;
-  return decodePending(
-    {
-      sessionId: r.session_id,
-      turnId: r.turn_id,
-      input: decodeJson(r.input_json, where),
-      expectedRevision: r.expected_revision,
-      startedAt: r.started_at,
-      resumeAttempts: r.resume_attempts,
-    },
-    where,
-  );
-}
-
-const toArtifact = (r: ArtifactRow): ArtifactInfo => ({
-  id: r.id,
-  size: r.size,
-  mediaType: r.media_type,
-  createdAt: r.created_at,
-});
-
-const toLease = (r: LeaseRow): SessionLease => ({
-  sessionId: r.session_id,
-  holder: r.holder,
-  pid: r.pid,
-  host: r.host,
-  acquiredAt: r.acquired_at,
-  heartbeatAt: r.heartbeat_at,
-  expiresAt: r.expires_at,
-});
-
 const NODE_CHUNK = 500;
-
-function chunks<A>(xs: readonly A[], size: number): A[][] {
-  const out: A[][] = [];
-  for (let i = 0; i < xs.length; i += size) out.push(xs.slice(i, i + size));
-  return out;
-}
 
 // ---- open ----
 
@@ -920,7 +741,7 @@ function makeShape(
           const id = sha256BytesHex(a.bytes);
           // the first put of these bytes wins; a concurrent second one waits here and finds it
           yield* sql`SELECT pg_advisory_xact_lock(hashtext(${`artifact:${id}`}))`;
-          const had = yield* sql<ArtifactRow>`SELECT * FROM artifacts WHERE id = ${id}`;
+          const had = yield* sql<ArtifactColumns>`SELECT * FROM artifacts WHERE id = ${id}`;
           if (had[0]) return toArtifact(had[0]);
           const count = Math.ceil(a.bytes.length / ARTIFACT_CHUNK_BYTES);
           yield* sql`INSERT INTO artifacts ${sql.insert({
@@ -940,7 +761,7 @@ function makeShape(
 
     artifactInfo: (id: string) =>
       guard(
-        Effect.map(sql<ArtifactRow>`SELECT * FROM artifacts WHERE id = ${id}`, (rows) =>
+        Effect.map(sql<ArtifactColumns>`SELECT * FROM artifacts WHERE id = ${id}`, (rows) =>
           rows[0] ? toArtifact(rows[0]) : undefined,
         ),
       ),
@@ -948,7 +769,7 @@ function makeShape(
     readArtifact: (id: string) =>
       guard(
         Effect.gen(function* () {
-          const row = (yield* sql<ArtifactRow>`SELECT * FROM artifacts WHERE id = ${id}`)[0];
+          const row = (yield* sql<ArtifactColumns>`SELECT * FROM artifacts WHERE id = ${id}`)[0];
           if (!row) return undefined;
           const parts = yield* sql<{
             data: Uint8Array;
@@ -974,7 +795,7 @@ function makeShape(
         write(
           Effect.gen(function* () {
             yield* sql`DELETE FROM artifact_refs r WHERE NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = r.node_id)`;
-            const rows = yield* sql<ArtifactRow>`SELECT * FROM artifacts a
+            const rows = yield* sql<ArtifactColumns>`SELECT * FROM artifacts a
               WHERE a.created_at <= ${options.storedBefore}
                 AND NOT EXISTS (SELECT 1 FROM artifact_refs r WHERE r.artifact_id = a.id)
                 AND NOT EXISTS (SELECT 1 FROM journal j WHERE strpos(j.outcome_json, 'artifact:' || a.id) > 0)

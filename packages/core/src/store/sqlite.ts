@@ -11,7 +11,7 @@ import type { Connection } from "@effect/sql/SqlConnection";
 import { SqlError } from "@effect/sql/SqlError";
 import { sha256BytesHex } from "@lash/sansio";
 import type { Statement } from "better-sqlite3";
-import { Effect, Layer, Schema, Scope } from "effect";
+import { Effect, Layer, Scope } from "effect";
 import {
   type ArtifactInfo,
   type ArtifactPut,
@@ -26,7 +26,6 @@ import {
   type PendingTurn,
   type SchemaTooNew,
   type SessionLease,
-  type SessionMode,
   type SessionNotFound,
   type SessionRecord,
   SessionStore,
@@ -35,7 +34,6 @@ import {
   StoreError,
   type ToolOutputRecord,
   type TurnCommit,
-  type UsageRow,
 } from "../store.ts";
 import { ARTIFACT_CHUNK_BYTES, ARTIFACT_FILE_BYTES, artifactRefsInJson } from "./artifacts.ts";
 import {
@@ -50,18 +48,25 @@ import {
 } from "./errors.ts";
 import { describeLockHolders } from "./lock-holders.ts";
 import {
-  CommitStampSchema,
-  corruptRow,
-  decodePayload,
-  decoderFor,
-  JournalEntrySchema,
-  jsonDecoderFor,
-  PendingTurnSchema,
-  SessionModeSchema,
-  SessionStateSchema,
-  ToolOutputRecordSchema,
-  UsageRowSchema,
-} from "./schema.ts";
+  type ArtifactColumns,
+  chunks,
+  decodeToolOutput,
+  type JournalRow,
+  type LeaseRow,
+  NODE_KINDS,
+  type PendingRow,
+  type SessionColumns,
+  type ToolOutputRow,
+  toArtifact,
+  toJournal,
+  toJson,
+  toLease,
+  toPending,
+  toRecord,
+  toUsage,
+  type UsageDbRow,
+} from "./rows.ts";
+import { CommitStampSchema, corruptRow, decodePayload, jsonDecoderFor } from "./schema.ts";
 import * as SqliteClient from "./sqlite-client.ts";
 import {
   assignLines,
@@ -92,25 +97,7 @@ type OpenError = SchemaTooNew | StoreCorrupt | StoreError;
 
 // ---- rows ----
 
-interface SessionRow {
-  readonly id: string;
-  readonly title: string | null;
-  readonly cwd: string | null;
-  readonly model: string;
-  readonly mode: string;
-  readonly system_prompt: string | null;
-  readonly created_at: number;
-  readonly updated_at: number;
-  readonly leaf_id: string | null;
-  readonly head_revision: number;
-  readonly turn_count: number;
-  readonly frame_id: string;
-  readonly origin_session: string | null;
-  readonly origin_node: string | null;
-  readonly parent_session: string | null;
-  readonly parent_call: string | null;
-  readonly depth: number | null;
-  readonly state_json: string;
+interface SessionRow extends SessionColumns {
   readonly deleted: number;
 }
 
@@ -129,37 +116,6 @@ interface NodeRow {
 /** The columns a node read selects (not `line`/`depth`: bookkeeping of the store). */
 const NODE_COLUMNS = "seq, id, session_id, parent_id, frame_id, kind, turn_id, payload_json, created_at";
 
-interface UsageDbRow {
-  readonly turn_id: string;
-  readonly source: string;
-  readonly model: string;
-  readonly input: number | null;
-  readonly output: number | null;
-  readonly reasoning: number | null;
-  readonly cache_read: number | null;
-  readonly cache_write: number | null;
-  readonly cost_usd: number | null;
-}
-
-interface JournalRow {
-  readonly key: string;
-  readonly session_id: string;
-  readonly turn_id: string;
-  readonly hash: string;
-  readonly status: string;
-  readonly outcome_json: string | null;
-  readonly updated_at: number;
-}
-
-interface PendingRow {
-  readonly session_id: string;
-  readonly turn_id: string;
-  readonly input_json: string | null;
-  readonly expected_revision: number;
-  readonly started_at: number;
-  readonly resume_attempts: number;
-}
-
 /** A stored node's place: its line and depth, and the deepest node of its line. */
 interface Placed {
   readonly session_id: string;
@@ -168,60 +124,9 @@ interface Placed {
   readonly tip: number | null;
 }
 
-interface ToolOutputRow {
-  readonly session_id: string;
-  readonly call_id: string;
-  readonly provider_call_id: string | null;
-  readonly text: string;
-  readonly created_at: number;
-}
-
-interface LeaseRow {
-  readonly session_id: string;
-  readonly holder: string;
-  readonly pid: number;
-  readonly host: string;
-  readonly acquired_at: number;
-  readonly heartbeat_at: number;
-  readonly expires_at: number;
-}
-
-const toJson = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
-
 // Decoders compiled once (store/schema.ts). Each throws a StoreError naming the
 // row; the store's guard turns the throw into a typed failure.
-const decodeJson = jsonDecoderFor(Schema.Unknown);
-const decodeState = jsonDecoderFor(SessionStateSchema);
 const decodeStamp = jsonDecoderFor(CommitStampSchema);
-const decodeMode = decoderFor(SessionModeSchema);
-const decodeUsage = decoderFor(UsageRowSchema);
-const decodeJournal = decoderFor(JournalEntrySchema);
-const decodePending = decoderFor(PendingTurnSchema);
-const decodeToolOutput = decoderFor(ToolOutputRecordSchema);
-const KINDS: ReadonlySet<string> = new Set<NodeKind>(["message", "protocol", "plugin", "frame"]);
-
-function toRecord(r: SessionRow): SessionRecord {
-  const where = `session ${r.id}`;
-  return {
-    id: r.id,
-    ...(r.title !== null ? { title: r.title } : {}),
-    ...(r.cwd !== null ? { cwd: r.cwd } : {}),
-    model: r.model,
-    mode: decodeMode(r.mode, where) as SessionMode,
-    ...(r.system_prompt !== null ? { systemPrompt: r.system_prompt } : {}),
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    leafId: r.leaf_id,
-    headRevision: r.head_revision,
-    turnCount: r.turn_count,
-    frameId: r.frame_id,
-    ...(r.origin_session !== null ? { origin: { sessionId: r.origin_session, nodeId: r.origin_node } } : {}),
-    ...(r.parent_session !== null
-      ? { parentLink: { sessionId: r.parent_session, callId: r.parent_call ?? "", depth: r.depth ?? 0 } }
-      : {}),
-    state: decodeState(r.state_json, where) ?? {},
-  };
-}
 
 /**
  * A node read from its row. The envelope is checked now; the payload is kept
@@ -246,7 +151,7 @@ class StoredNode implements GraphNode {
   #decoded = false;
 
   constructor(r: NodeRow) {
-    if (!KINDS.has(r.kind))
+    if (!NODE_KINDS.has(r.kind))
       throw corruptRow(
         `session ${r.session_id}, node ${r.id}`,
         `unknown node kind ${JSON.stringify(r.kind)}`,
@@ -329,88 +234,9 @@ class NodeCache {
 /** Nodes kept by a store's NodeCache: a long session's path, many short ones. */
 const NODE_CACHE_LIMIT = 20_000;
 
-function toUsage(r: UsageDbRow): UsageRow {
-  const usage: {
-    input?: number;
-    output?: number;
-    reasoning?: number;
-    cacheRead?: number;
-    cacheWrite?: number;
-  } = {};
-  if (r.input !== null) usage.input = r.input;
-  if (r.output !== null) usage.output = r.output;
-  if (r.reasoning !== null) usage.reasoning = r.reasoning;
-  if (r.cache_read !== null) usage.cacheRead = r.cache_read;
-  if (r.cache_write !== null) usage.cacheWrite = r.cache_write;
-  return decodeUsage(
-    {
-      turnId: r.turn_id,
-      source: r.source,
-      model: r.model,
-      usage,
-      ...(r.cost_usd !== null ? { costUsd: r.cost_usd } : {}),
-    },
-    `usage row of turn ${r.turn_id}`,
-  );
-}
-
-function toJournal(r: JournalRow): JournalEntry {
-  const where = `journal entry ${r.key}`;
-  const outcome = decodeJson(r.outcome_json, where);
-  return decodeJournal(
-    {
-      key: r.key,
-      sessionId: r.session_id,
-      turnId: r.turn_id,
-      hash: r.hash,
-      status: r.status,
-      ...(r.outcome_json !== null ? { outcome } : {}),
-      updatedAt: r.updated_at,
-    },
-    where,
-  );
-}
-
-function toPending(r: PendingRow): PendingTurn {
-  const where = `pending turn ${r.turn_id} of session ${r.session_id}`;
-  return decodePending(
-    {
-      sessionId: r.session_id,
-      turnId: r.turn_id,
-      input: decodeJson(r.input_json, where),
-      expectedRevision: r.expected_revision,
-      startedAt: r.started_at,
-      resumeAttempts: r.resume_attempts,
-    },
-    where,
-  );
-}
-
-interface ArtifactRow {
-  readonly id: string;
-  readonly size: number;
-  readonly media_type: string;
-  readonly chunks: number;
+interface ArtifactRow extends ArtifactColumns {
   readonly on_disk: number;
-  readonly created_at: number;
 }
-
-const toArtifact = (r: ArtifactRow): ArtifactInfo => ({
-  id: r.id,
-  size: r.size,
-  mediaType: r.media_type,
-  createdAt: r.created_at,
-});
-
-const toLease = (r: LeaseRow): SessionLease => ({
-  sessionId: r.session_id,
-  holder: r.holder,
-  pid: r.pid,
-  host: r.host,
-  acquiredAt: r.acquired_at,
-  heartbeatAt: r.heartbeat_at,
-  expiresAt: r.expires_at,
-});
 
 /**
  * The recursive CTE yields leaf → root (SQLite runs it as a FIFO queue), which
@@ -441,12 +267,6 @@ function rootFirst<R extends { readonly depth: number }>(rows: readonly R[]): R[
 
 const NODE_CHUNK = 500;
 const ID_CHUNK = 500;
-
-function chunks<A>(xs: readonly A[], size: number): A[][] {
-  const out: A[][] = [];
-  for (let i = 0; i < xs.length; i += size) out.push(xs.slice(i, i + size));
-  return out;
-}
 
 // ---- errors ----
 

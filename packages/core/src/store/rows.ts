@@ -1,0 +1,218 @@
+// The rows of lash's SQL stores (SqliteStore, @lash/store-postgres: the same tables and columns)
+// and how a row becomes the store's record, in one place so that both stores read a row alike.
+// Each decoder throws a StoreError naming the row; a store's guard turns it into a typed failure.
+import { Schema } from "effect";
+import type {
+  ArtifactInfo,
+  JournalEntry,
+  NodeKind,
+  PendingTurn,
+  SessionLease,
+  SessionMode,
+  SessionRecord,
+  UsageRow,
+} from "../store.ts";
+import {
+  decoderFor,
+  JournalEntrySchema,
+  jsonDecoderFor,
+  PendingTurnSchema,
+  SessionModeSchema,
+  SessionStateSchema,
+  ToolOutputRecordSchema,
+  UsageRowSchema,
+} from "./schema.ts";
+
+/** A session row's columns (each store adds its own `deleted`). */
+export interface SessionColumns {
+  readonly id: string;
+  readonly title: string | null;
+  readonly cwd: string | null;
+  readonly model: string;
+  readonly mode: string;
+  readonly system_prompt: string | null;
+  readonly created_at: number;
+  readonly updated_at: number;
+  readonly leaf_id: string | null;
+  readonly head_revision: number;
+  readonly turn_count: number;
+  readonly frame_id: string;
+  readonly origin_session: string | null;
+  readonly origin_node: string | null;
+  readonly parent_session: string | null;
+  readonly parent_call: string | null;
+  readonly depth: number | null;
+  readonly state_json: string;
+}
+
+export interface UsageDbRow {
+  readonly turn_id: string;
+  readonly source: string;
+  readonly model: string;
+  readonly input: number | null;
+  readonly output: number | null;
+  readonly reasoning: number | null;
+  readonly cache_read: number | null;
+  readonly cache_write: number | null;
+  readonly cost_usd: number | null;
+}
+
+export interface JournalRow {
+  readonly key: string;
+  readonly session_id: string;
+  readonly turn_id: string;
+  readonly hash: string;
+  readonly status: string;
+  readonly outcome_json: string | null;
+  readonly updated_at: number;
+}
+
+export interface PendingRow {
+  readonly session_id: string;
+  readonly turn_id: string;
+  readonly input_json: string | null;
+  readonly expected_revision: number;
+  readonly started_at: number;
+  readonly resume_attempts: number;
+}
+
+export interface ToolOutputRow {
+  readonly session_id: string;
+  readonly call_id: string;
+  readonly provider_call_id: string | null;
+  readonly text: string;
+  readonly created_at: number;
+}
+
+export interface LeaseRow {
+  readonly session_id: string;
+  readonly holder: string;
+  readonly pid: number;
+  readonly host: string;
+  readonly acquired_at: number;
+  readonly heartbeat_at: number;
+  readonly expires_at: number;
+}
+
+/** An artifact row's columns (SQLite adds `on_disk`). */
+export interface ArtifactColumns {
+  readonly id: string;
+  readonly size: number;
+  readonly media_type: string;
+  readonly chunks: number;
+  readonly created_at: number;
+}
+
+export const toJson = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
+
+export const decodeJson = jsonDecoderFor(Schema.Unknown);
+export const decodeState = jsonDecoderFor(SessionStateSchema);
+const decodeMode = decoderFor(SessionModeSchema);
+const decodeUsage = decoderFor(UsageRowSchema);
+const decodeJournal = decoderFor(JournalEntrySchema);
+const decodePending = decoderFor(PendingTurnSchema);
+export const decodeToolOutput = decoderFor(ToolOutputRecordSchema);
+export const NODE_KINDS: ReadonlySet<string> = new Set<NodeKind>(["message", "protocol", "plugin", "frame"]);
+
+export function toRecord(r: SessionColumns): SessionRecord {
+  const where = `session ${r.id}`;
+  return {
+    id: r.id,
+    ...(r.title !== null ? { title: r.title } : {}),
+    ...(r.cwd !== null ? { cwd: r.cwd } : {}),
+    model: r.model,
+    mode: decodeMode(r.mode, where) as SessionMode,
+    ...(r.system_prompt !== null ? { systemPrompt: r.system_prompt } : {}),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    leafId: r.leaf_id,
+    headRevision: r.head_revision,
+    turnCount: r.turn_count,
+    frameId: r.frame_id,
+    ...(r.origin_session !== null ? { origin: { sessionId: r.origin_session, nodeId: r.origin_node } } : {}),
+    ...(r.parent_session !== null
+      ? { parentLink: { sessionId: r.parent_session, callId: r.parent_call ?? "", depth: r.depth ?? 0 } }
+      : {}),
+    state: decodeState(r.state_json, where) ?? {},
+  };
+}
+
+export function toUsage(r: UsageDbRow): UsageRow {
+  const usage: {
+    input?: number;
+    output?: number;
+    reasoning?: number;
+    cacheRead?: number;
+    cacheWrite?: number;
+  } = {};
+  if (r.input !== null) usage.input = r.input;
+  if (r.output !== null) usage.output = r.output;
+  if (r.reasoning !== null) usage.reasoning = r.reasoning;
+  if (r.cache_read !== null) usage.cacheRead = r.cache_read;
+  if (r.cache_write !== null) usage.cacheWrite = r.cache_write;
+  return decodeUsage(
+    {
+      turnId: r.turn_id,
+      source: r.source,
+      model: r.model,
+      usage,
+      ...(r.cost_usd !== null ? { costUsd: r.cost_usd } : {}),
+    },
+    `usage row of turn ${r.turn_id}`,
+  );
+}
+
+export function toJournal(r: JournalRow): JournalEntry {
+  const where = `journal entry ${r.key}`;
+  const outcome = decodeJson(r.outcome_json, where);
+  return decodeJournal(
+    {
+      key: r.key,
+      sessionId: r.session_id,
+      turnId: r.turn_id,
+      hash: r.hash,
+      status: r.status,
+      ...(r.outcome_json !== null ? { outcome } : {}),
+      updatedAt: r.updated_at,
+    },
+    where,
+  );
+}
+
+export function toPending(r: PendingRow): PendingTurn {
+  const where = `pending turn ${r.turn_id} of session ${r.session_id}`;
+  return decodePending(
+    {
+      sessionId: r.session_id,
+      turnId: r.turn_id,
+      input: decodeJson(r.input_json, where),
+      expectedRevision: r.expected_revision,
+      startedAt: r.started_at,
+      resumeAttempts: r.resume_attempts,
+    },
+    where,
+  );
+}
+
+export const toArtifact = (r: ArtifactColumns): ArtifactInfo => ({
+  id: r.id,
+  size: r.size,
+  mediaType: r.media_type,
+  createdAt: r.created_at,
+});
+
+export const toLease = (r: LeaseRow): SessionLease => ({
+  sessionId: r.session_id,
+  holder: r.holder,
+  pid: r.pid,
+  host: r.host,
+  acquiredAt: r.acquired_at,
+  heartbeatAt: r.heartbeat_at,
+  expiresAt: r.expires_at,
+});
+
+export function chunks<A>(xs: readonly A[], size: number): A[][] {
+  const out: A[][] = [];
+  for (let i = 0; i < xs.length; i += size) out.push(xs.slice(i, i + size));
+  return out;
+}
