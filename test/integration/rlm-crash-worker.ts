@@ -1,6 +1,7 @@
 // A lash process for the RLM crash test: runs (or resumes) one rlm turn of a session in a SQLite
 // database against the mock wire server. `side.bump` appends to a counter file (not idempotent);
 // `side.hang` appends too, then (when HANG=1) announces HANG_RUNNING and never returns.
+// STAMP=1 appends `<label>@<epoch ms>` instead; TURN_TEXT is the turn's input (rlm-process-crash.test.ts).
 //   node rlm-crash-worker.ts <db> <baseUrl> <counterFile> <turn|resume> [sessionId]
 import { appendFileSync } from "node:fs";
 import {
@@ -41,7 +42,7 @@ const side: Plugin = {
       inputSchema: schema,
       binding: { module: "side", operation: "bump", returns: "str" },
       run: async ({ label }) => {
-        appendFileSync(counterFile, `${label}\n`);
+        appendFileSync(counterFile, process.env.STAMP === "1" ? `${label}@${Date.now()}\n` : `${label}\n`);
         return { content: [{ type: "text", text: `bumped ${label}` }], value: `bumped ${label}` };
       },
     }),
@@ -83,7 +84,11 @@ const program = Effect.gen(function* () {
   const result =
     mode === "resume"
       ? yield* rt.resumePending(sessionId)
-      : yield* rt.turn(sessionId, { text: "bump, then wait" }, { resumePending: false });
+      : yield* rt.turn(
+          sessionId,
+          { text: process.env.TURN_TEXT ?? "bump, then wait" },
+          { resumePending: false },
+        );
   const session = yield* rt.getSession(sessionId);
   say(
     `COMMITTED ${JSON.stringify(

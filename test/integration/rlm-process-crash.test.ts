@@ -13,7 +13,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startWorker, type WorkerRun } from "../../packages/core/test/crash/process.ts";
 import { cell } from "./rlm-support.ts";
 
-const worker = join(import.meta.dirname, "rlm-process-crash-worker.ts");
+// the RLM crash test's worker, its counter lines stamped with the time
+const worker = join(import.meta.dirname, "rlm-crash-worker.ts");
 const servers: MockLlmServer[] = [];
 const children: ChildProcess[] = [];
 // the store's own SQLite driver, to read the journal the killed process left behind
@@ -30,7 +31,10 @@ afterEach(async () => {
 });
 
 const start = (args: string[], env: Record<string, string> = {}): WorkerRun =>
-  startWorker(worker, args, { env, track: children });
+  startWorker(worker, args, {
+    env: { STAMP: "1", TURN_TEXT: "start two processes", ...env },
+    track: children,
+  });
 
 const CELL = `process sleeper() {
   sleep for "3s"
