@@ -70,6 +70,24 @@ describe.skipIf(postgresUnavailable !== undefined)("lash --store postgres://…"
     expect(json(d).sessionId).not.toBe(json(a).sessionId);
     expect(existsSync(join(box.home, "lash.db"))).toBe(true);
     expect(pg!.psql("SELECT count(*), sum(turn_count) FROM sessions", db).trim()).toBe("1|3");
+    // `lash sessions --store`: the Postgres session, not the SQLite one
+    const listed = await lash(["sessions", "list", "--store", url, "--json"], opts);
+    expect(listed.code).toBe(0);
+    expect((JSON.parse(listed.stdout) as { id: string }[]).map((s) => s.id)).toEqual([
+      json(a).sessionId as string,
+    ]);
+    const shown = await lash(["sessions", "show", json(a).sessionId as string, "--store", url], opts);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain("third");
+    // with config `store` set, no flag reads Postgres; `--store sqlite` reads the file
+    const byConfig = await lash(["sessions", "list", "--json"], opts);
+    expect((JSON.parse(byConfig.stdout) as { id: string }[]).map((s) => s.id)).toEqual([
+      json(a).sessionId as string,
+    ]);
+    const sqliteList = await lash(["sessions", "list", "--store", "sqlite", "--json"], opts);
+    expect((JSON.parse(sqliteList.stdout) as { id: string }[]).map((s) => s.id)).toEqual([
+      json(d).sessionId as string,
+    ]);
   });
 
   it("lash serve --store: the daemon's sessions are in Postgres; a lash -p process resumes one by id", async () => {

@@ -91,6 +91,8 @@ export interface SessionsArgs {
   readonly yes: boolean;
   /** `gc`: keep artifacts stored fewer than this many seconds ago. */
   readonly minAgeSeconds?: number;
+  /** `--store <url>`: where the sessions live; overrides config `store`. */
+  readonly store?: string;
 }
 
 export interface DemoFlags {
@@ -350,6 +352,7 @@ export function parseCommand(argv: readonly string[]): Command {
           limit: { type: "string", short: "n" },
           yes: { type: "boolean", short: "y" },
           "min-age": { type: "string" },
+          store: { type: "string" },
           help: { type: "boolean", short: "h" },
         },
         `lash sessions ${action}`,
@@ -378,6 +381,9 @@ export function parseCommand(argv: readonly string[]): Command {
           ...(limit !== undefined ? { limit } : {}),
           yes: values.yes ?? false,
           ...(minAge !== undefined ? { minAgeSeconds: Number(minAge) } : {}),
+          ...(values.store !== undefined
+            ? { store: checkStoreSetting(values.store, "--store").setting }
+            : {}),
         },
       };
     }

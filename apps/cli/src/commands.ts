@@ -18,7 +18,11 @@ import {
 import { resolveCwd } from "./setup.ts";
 
 /** A context for commands that read sessions but run no turn (no provider needed). */
-export async function storeContext(env: NodeJS.ProcessEnv, cwdFlag?: string): Promise<LocalContext> {
+export async function storeContext(
+  env: NodeJS.ProcessEnv,
+  cwdFlag?: string,
+  storeFlag?: string,
+): Promise<LocalContext> {
   const cwd = resolveCwd(cwdFlag);
   const paths = resolvePaths(env, cwd);
   const { config } = loadConfig(paths.config, paths.projectConfig);
@@ -30,6 +34,7 @@ export async function storeContext(env: NodeJS.ProcessEnv, cwdFlag?: string): Pr
     env,
     checkProvider: false,
     live: false,
+    ...(storeFlag !== undefined ? { store: storeFlag } : {}),
   });
 }
 
@@ -38,7 +43,7 @@ export async function runSessions(
   args: SessionsArgs,
   io: MainIO,
 ): Promise<number> {
-  const ctx = await storeContext(io.env, args.cwd);
+  const ctx = await storeContext(io.env, args.cwd, args.store);
   try {
     if (action === "list") return await sessionsList(ctx, args, io.stdout);
     if (action === "show") return await sessionsShow(ctx, args, io.stdout);

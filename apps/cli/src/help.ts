@@ -155,6 +155,8 @@ description) and load a skill with the load_skill tool, its files with read_skil
   lash sessions compare <a> <b> [--json]
       what two sessions' active paths do differently (e.g. a session and its fork): the
       common node, then the nodes only on each side (messages, compactions, approvals)
+  Every sessions command takes --store <url|sqlite> (default: config \`store\`, else the SQLite
+  file in $LASH_HOME), e.g. --store postgres://user@host/db for sessions kept in Postgres.
 `,
   config: `Usage
   lash config [--json] [--cwd <dir>]

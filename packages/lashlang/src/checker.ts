@@ -120,8 +120,6 @@ export function showTy(t: Ty): string {
       return `enum[${t.values.map((v) => JSON.stringify(v)).join(", ")}]`;
     case "union":
       return t.members.map(showTy).join(" | ");
-    case "obj" as never:
-      return "";
     default:
       return t.k === "dict" ? "dict" : t.k;
   }
