@@ -6,8 +6,12 @@ import { exportSession, parseExport } from "@lash/export";
 import { type MockLlmServer, type MockReply, startMockServer } from "@lash/providers/testing";
 import { llmQueryTool, toolsPlugin } from "@lash/tools";
 import { Effect } from "effect";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { chatMessages, lash, type Sandbox, sandbox, textOf } from "./cli-support.ts";
 import { cell, withRuntime } from "./rlm-support.ts";
+
+// the CLI test spawns `lash` processes; the shared box can be slow
+vi.setConfig({ testTimeout: 120_000 });
 
 const servers: MockLlmServer[] = [];
 afterEach(async () => {
@@ -293,5 +297,42 @@ describe("tools get capabilities, not the runtime (issue 16)", () => {
         }),
       { model: MODEL, plugins: [{ name: "custom", tools: [summarize] }] },
     );
+  });
+});
+
+describe("llm_query from the CLI (opt-in with --tools)", () => {
+  let box: Sandbox | undefined;
+  afterEach(async () => {
+    await box?.cleanup();
+    box = undefined;
+  });
+
+  it("`lash -p … --tools read_file,llm_query` offers it and runs it; without it named, it is not offered", async () => {
+    box = await sandbox([
+      { toolCalls: [{ name: "llm_query", arguments: { task: "Name a colour", output: { colour: "str" } } }] },
+      { text: JSON.stringify({ kind: "value", value: { colour: "teal" }, error: null }) },
+      { text: "Teal." },
+      { text: "plain" },
+    ]);
+    const r = await lash(["-p", "pick", "--tools", "read_file,llm_query"], { env: box.env, cwd: box.cwd });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("Teal.\n");
+    const names = (i: number) =>
+      ((box!.server.requests[i]!.body as { tools?: { function: { name: string } }[] }).tools ?? []).map(
+        (t) => t.function.name,
+      );
+    expect(names(0)).toEqual(expect.arrayContaining(["llm_query", "read_file"]));
+    expect(names(0)).not.toContain("shell");
+    expect(
+      (box.server.requests[1]!.body as { response_format?: { type: string } }).response_format?.type,
+    ).toBe("json_schema");
+    const last = chatMessages(box.server.requests[2]!.body).at(-1)!;
+    expect(last.role).toBe("tool");
+    expect(textOf(last.content)).toBe('{"colour":"teal"}');
+    // default tools: no llm_query
+    const plain = await lash(["-p", "hi"], { env: box.env, cwd: box.cwd });
+    expect(plain.code).toBe(0);
+    expect(names(3)).not.toContain("llm_query");
+    expect(names(3)).toContain("read_file");
   });
 });
