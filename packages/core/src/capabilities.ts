@@ -62,8 +62,9 @@ export function childRunnerOf(runtime: LashRuntimeShape): ChildRunner {
 
 /**
  * One-shot model calls of one tool attempt, journaled under `${attemptKey}:llm:<n>` (the
- * attempt's n-th call): a resumed turn gets the recorded reply, so a re-run attempt of an
- * idempotent tool does not pay for the call again.
+ * attempt's n-th call) and written before the reply reaches the tool: a resumed turn gets the
+ * recorded reply, so a re-run attempt of an idempotent tool neither pays for the call again nor
+ * sees another answer than the one it may already have acted on.
  */
 export function llmOf(scope: () => TurnScope, attemptKey: string | undefined): Llm {
   let n = 0;
@@ -101,8 +102,9 @@ export function llmOf(scope: () => TurnScope, attemptKey: string | undefined): L
           return { ok: true, response: acc.result() } satisfies LlmResult;
         });
         // what the model is told must be on disk before it is asked: the waiting records go first
+        // (the reply is written at once, not deferred: the tool may act on it outside the process)
         const call = Effect.zipRight(s.rt.journal.flush(s.turnId), run);
-        const r = yield* s.rt.journal.onceDeferred(s.ids, key, full, call, LlmResult).pipe(
+        const r = yield* s.rt.journal.once(s.ids, key, full, call, LlmResult).pipe(
           Effect.mapError(
             (e) =>
               new ToolFailure({
