@@ -2,8 +2,7 @@
 // `ask_then_act` asks the model through `host.llm`, announces the reply, and — in `turn` mode —
 // hangs so the parent can SIGKILL it; `resume` mode finishes the cut-off turn.
 //   node llm-capability-worker.ts <db> <baseUrl> <turn|resume> [sessionId]
-import { createProvider } from "@lash/providers";
-import { Effect, Layer } from "effect";
+
 import {
   IdGenerator,
   LashRuntime,
@@ -12,7 +11,9 @@ import {
   SqliteStore,
   type ToolDefinition,
   textOutput,
-} from "../../packages/core/src/index.ts";
+} from "@lash/core";
+import { createProvider } from "@lash/providers";
+import { Effect, Layer } from "effect";
 
 const [db, baseUrl, mode, sessionArg] = process.argv.slice(2) as [string, string, string, string | undefined];
 const say = (line: string) => process.stdout.write(`${line}\n`);
