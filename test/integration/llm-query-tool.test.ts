@@ -242,6 +242,53 @@ describe("llm_query in standard mode (issue 21)", () => {
   });
 });
 
+describe("llm_query's sub-request carries each vendor's JSON-schema response format", () => {
+  const families: readonly {
+    readonly model: string;
+    readonly format: (body: Record<string, unknown>) => unknown;
+  }[] = [
+    { model: "openai/gpt-4.1", format: (b) => (b.text as { format?: unknown } | undefined)?.format },
+    { model: "openai-compatible/qwen3", format: (b) => b.response_format },
+    {
+      model: "anthropic/claude-haiku-4-5",
+      format: (b) => (b.output_config as { format?: unknown } | undefined)?.format,
+    },
+    {
+      model: "google/gemini-2.5-flash",
+      format: (b) => (b.generationConfig as { responseJsonSchema?: unknown } | undefined)?.responseJsonSchema,
+    },
+  ];
+  for (const { model, format } of families) {
+    it(model, async () => {
+      const server = await serve([
+        call({ task: "Rate it", output: { score: "int" } }),
+        { text: JSON.stringify({ kind: "value", value: { score: 3 }, error: null }) },
+        { text: "3" },
+      ]);
+      await withRuntime(
+        server,
+        (rt) =>
+          Effect.gen(function* () {
+            const s = yield* rt.createSession({ model });
+            const t = yield* rt.turn(s.id, { text: "rate" });
+            expect(t.text).toBe("3");
+            expect(server.requests).toHaveLength(3);
+            // the session's own request asks for no structured output; the sub-request does
+            expect(format(server.requests[0]!.body as Record<string, unknown>)).toBeUndefined();
+            expect(JSON.stringify(format(server.requests[1]!.body as Record<string, unknown>))).toContain(
+              '"required":["kind","value","error"]',
+            );
+            const rec = (yield* rt.readView(s.id))
+              .flatMap((m) => m.parts)
+              .find((p) => p.type === "toolResult") as { value?: unknown } | undefined;
+            expect(rec?.value).toEqual({ score: 3 });
+          }),
+        { model, plugins: [queryPlugin] },
+      );
+    });
+  }
+});
+
 describe("tools get capabilities, not the runtime (issue 16)", () => {
   it("a custom tool calls the session's model through host.llm (journaled, usage in the ledger) and reads the session through host.sessions", async () => {
     const summarize = defineTool<{ text: string }>({
