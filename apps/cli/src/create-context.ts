@@ -254,7 +254,7 @@ const VENDOR_URLS: { readonly [vendor: string]: string } = {
 };
 
 /** Built-in tool names (the tools plugin plus `spawn_agent`), for `--tools` validation and `/info`. */
-export const builtinTools: readonly string[] = [...TOOL_NAMES, "spawn_agent"];
+export const builtinTools: readonly string[] = [...TOOL_NAMES, "llm_query", "spawn_agent"];
 
 /** Checks `--tools` / config `tools`: built-in names and `mcp__…` names are accepted. */
 export function validateTools(tools: readonly string[] | undefined): void {
@@ -366,6 +366,8 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
         ...(sandbox ? { sandbox } : {}),
       },
       ...(config.files?.allowHardLinks !== undefined ? { allowHardLinks: config.files.allowHardLinks } : {}),
+      // llm_query is opt-in: named in `--tools` / config `tools`
+      ...(settings.tools?.includes("llm_query") ? { llmQuery: true } : {}),
       // policy workspace.denyPatterns: the file tools refuse them and glob/grep skip them too
       ...(gov.policy.denyPatterns.length > 0 ? { deny: gov.policy.denyPatterns.map((d) => d.pattern) } : {}),
     }),

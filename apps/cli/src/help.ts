@@ -49,7 +49,8 @@ Model and behaviour
                                 out of the system prompt (config projectInstructions: false)
       --tools <a,b,…>           allow only these tools (read_file, write_file, edit, apply_patch,
                                 glob, grep, shell, update_plan, read_artifact, spawn_agent,
-                                mcp__<server>__<tool>)
+                                mcp__<server>__<tool>; llm_query, a tool-less sub-query to the
+                                model, is on only when named here)
       --cwd <dir>               workspace directory (default: the current directory)
       --trace <file.jsonl>      append a JSONL trace of every turn (\`lash trace view\` renders it)
       --trace-level standard|extended

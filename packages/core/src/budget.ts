@@ -38,11 +38,6 @@ export class ToolOutputs extends Context.Tag("@lash/core/ToolOutputs")<ToolOutpu
   );
 }
 
-/** The slice of the runtime `read_output` uses to find a cut output in the graph (`ToolHost.runtime`). */
-interface GraphReader {
-  readonly chronological: (sessionId: string) => Effect.Effect<readonly GraphNode[], unknown>;
-}
-
 /** The full text of the latest cut result of `callId` (lash's or the provider's id) on the session's path. */
 function fromGraph(nodes: readonly GraphNode[], callId: string): string | undefined {
   let byProvider: string | undefined;
@@ -160,9 +155,9 @@ export function outputBudgetPlugin(options: OutputBudgetOptions = {}): Plugin {
         );
         if (stored !== undefined) return stored.text;
       }
-      const runtime = context.host?.runtime as Partial<GraphReader> | undefined;
-      if (typeof runtime?.chronological !== "function") return undefined;
-      const nodes = yield* Effect.orElseSucceed(runtime.chronological(context.sessionId), () => []);
+      const sessions = context.host?.sessions;
+      if (sessions === undefined) return undefined;
+      const nodes = yield* Effect.orElseSucceed(sessions.chronological(context.sessionId), () => []);
       return fromGraph(nodes, callId);
     });
 
@@ -182,6 +177,7 @@ export function outputBudgetPlugin(options: OutputBudgetOptions = {}): Plugin {
       additionalProperties: false,
     },
     readOnly: true,
+    helper: true,
     family: "read",
     execute: ({ callId, offset = 1, limit = 200 }, context) =>
       Effect.flatMap(lookup(callId, context), (text) => {

@@ -266,6 +266,7 @@ function attemptOnce(
   ctx: DispatchContext,
   p: Extract<Prepared, { kind: "run" }>,
   attempt: number,
+  key: string,
 ): Effect.Effect<AttemptRecord | Cancelled> {
   const timeoutMs = p.tool.timeoutMs ?? ctx.options?.defaultTimeoutMs ?? 120_000;
   const redactor = ctx.options?.redactor;
@@ -279,7 +280,8 @@ function attemptOnce(
       turnId: ctx.hook.turnId,
       attempt,
       signal: controller.signal,
-      ...(ctx.host ? { host: ctx.host } : {}),
+      // the host bound to this attempt: its `llm` calls are journaled under the attempt's key
+      ...(ctx.host ? { host: ctx.host.forCall ? ctx.host.forCall(key) : ctx.host } : {}),
       progress: (update: unknown) => {
         const safe = clean ? clean.deep(update) : update;
         Effect.runFork(
@@ -350,7 +352,7 @@ function execute(
       const backend = ctx.journal.backend;
       if (backend) {
         let cancelled = false;
-        const run = Effect.map(attemptOnce(ctx, p, attempt), (r) => {
+        const run = Effect.map(attemptOnce(ctx, p, attempt, key), (r) => {
           if (r !== CANCELLED) return r;
           cancelled = true;
           return { ok: false, failure: { class: "execution", message: "cancelled" } } satisfies AttemptRecord;
@@ -378,7 +380,7 @@ function execute(
       }
       if (!record) {
         yield* ctx.journal.record(ids, key, hash, "started");
-        const r = yield* attemptOnce(ctx, p, attempt);
+        const r = yield* attemptOnce(ctx, p, attempt, key);
         // cut off by the cancel: the attempt stays "started", as a crash would leave it
         if (r === CANCELLED) return CANCELLED;
         record = r;

@@ -95,9 +95,9 @@ export class ToolCatalog extends Context.Tag("@lash/core/ToolCatalog")<ToolCatal
             const allowed = new Set(allow);
             // a trailing `*` grants a prefix (`mcp__github__*`: every tool of that MCP server)
             const prefixes = allow.filter((a) => a.endsWith("*")).map((a) => a.slice(0, -1));
-            // plugin-internal helper tools (read_output) follow their owner's availability
-            for (const name of [...map.keys()])
-              if (!allowed.has(name) && !prefixes.some((p) => name.startsWith(p)) && name !== "read_output")
+            // helper tools (`helper: true`, e.g. read_output) follow their plugin's availability
+            for (const [name, tool] of [...map])
+              if (!allowed.has(name) && !prefixes.some((p) => name.startsWith(p)) && tool.helper !== true)
                 map.delete(name);
           }
           return map;

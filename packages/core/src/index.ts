@@ -212,8 +212,16 @@ export {
   type UsageRow,
 } from "./store.ts";
 export {
+  type ChildRunner,
+  type ChildTurnOptions,
+  type ChildTurnResult,
   defineTool,
+  type Emitter,
   type JsonSchema,
+  type Llm,
+  type LlmCall,
+  type LlmCallResult,
+  type Sessions,
   type ToolContext,
   type ToolDefinition,
   type ToolEffectKind,

@@ -7,12 +7,14 @@
  */
 export * from "./activity.ts";
 export * from "./budget.ts";
+export * from "./capabilities.ts";
 export * from "./dispatch.ts";
 export * from "./facade.ts";
 export * from "./host.ts";
 export * from "./hub.ts";
 export * from "./journal.ts";
 export * from "./jsonschema.ts";
+export * from "./llm-query.ts";
 export * from "./plugin.ts";
 export * from "./rlm/index.ts";
 export * from "./runtime.ts";

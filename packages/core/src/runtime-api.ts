@@ -21,14 +21,16 @@ import type {
   CommitResult,
   GraphNode,
   SessionLease,
-  SessionMode,
   SessionNotFound,
   SessionRecord,
   StoreConflict,
   StoreError,
-  UsageRow,
+  UsageSummary,
 } from "./store.ts";
-import type { ToolDefinition } from "./tool.ts";
+import type { CreateSessionOptions, ToolDefinition, TurnInput } from "./tool.ts";
+
+export type { UsageSummary } from "./store.ts";
+export type { CreateSessionOptions, TurnInput } from "./tool.ts";
 
 // The public shapes of `LashRuntime`: options, turn results and errors, the service itself.
 
@@ -141,26 +143,6 @@ export interface CodeExecutor {
   ) => Effect.Effect<void, unknown>;
 }
 
-export interface CreateSessionOptions {
-  readonly model: string;
-  readonly mode?: SessionMode;
-  readonly systemPrompt?: string;
-  readonly title?: string;
-  readonly cwd?: string;
-  /** Restrict the session to these tool names. */
-  readonly tools?: readonly string[];
-  readonly parentLink?: SessionRecord["parentLink"];
-  /** Extra plugins for this session (kept in memory by this runtime). */
-  readonly plugins?: readonly Plugin[];
-  /** Initial durable state entries (JSON values), e.g. a subagent's spawn record. */
-  readonly state?: { readonly [key: string]: unknown };
-}
-
-export interface TurnInput {
-  readonly text?: string;
-  readonly messages?: readonly Message[];
-}
-
 export interface TurnOptions {
   readonly maxTurns?: number;
   /** Called synchronously for every activity event of this turn. */
@@ -265,19 +247,6 @@ export interface Comparison {
   readonly ancestor: string | null;
   readonly onlyA: readonly GraphNode[];
   readonly onlyB: readonly GraphNode[];
-}
-
-export interface UsageSummary {
-  readonly rows: readonly UsageRow[];
-  readonly total: Usage;
-  readonly costUsd?: number;
-  /** Per `(source, model)`. */
-  readonly bySource: readonly {
-    readonly source: string;
-    readonly model: string;
-    readonly usage: Usage;
-    readonly costUsd?: number;
-  }[];
 }
 
 export interface LashRuntimeShape {

@@ -50,6 +50,20 @@ export interface GraphNode {
 
 export type NewNode = Omit<GraphNode, "seq">;
 
+/** A session's ledger: every row, the total, and per `(source, model)`. */
+export interface UsageSummary {
+  readonly rows: readonly UsageRow[];
+  readonly total: Usage;
+  readonly costUsd?: number;
+  /** Per `(source, model)`. */
+  readonly bySource: readonly {
+    readonly source: string;
+    readonly model: string;
+    readonly usage: Usage;
+    readonly costUsd?: number;
+  }[];
+}
+
 /** One usage-ledger row: what one source (the turn, `llm.query`, a child agent …) spent on one model. */
 export interface UsageRow {
   readonly turnId: string;

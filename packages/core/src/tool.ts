@@ -1,6 +1,16 @@
-import type { ToolControl, ToolResultContent, ToolSpec, Usage } from "@lash/sansio";
+import type {
+  LlmRequest,
+  LlmResponse,
+  Message,
+  ToolControl,
+  ToolResultContent,
+  ToolSpec,
+  TurnOutcome,
+  Usage,
+} from "@lash/sansio";
 import { Data, Effect } from "effect";
 import type { ArtifactsShape } from "./artifacts.ts";
+import type { GraphNode, SessionMode, SessionRecord, UsageSummary } from "./store.ts";
 
 /** A JSON Schema object (draft 2020-12 subset) describing a tool's input. */
 export type JsonSchema = { readonly [key: string]: unknown };
@@ -71,21 +81,132 @@ export interface ToolContext {
   readonly host?: ToolHost;
 }
 
-/** What the runtime lends a tool that needs to drive it (e.g. `spawn_agent`). */
+/**
+ * What the runtime lends a tool: named, typed capabilities (no cast back to the runtime).
+ * `spawn_agent` uses `sessions` and `children`; `llm_query` uses `llm`; `read_output` reads
+ * `sessions.chronological`; `read_artifact` uses `artifacts`.
+ */
 export interface ToolHost {
-  /** The runtime itself (typed loosely here to keep the module graph acyclic; cast to `LashRuntimeShape`). */
-  readonly runtime: unknown;
   /** The calling session's record. */
-  readonly session: unknown;
+  readonly session: SessionRecord;
   /** Publish an activity event on the calling turn (e.g. child started/finished). */
-  readonly emit: (event: {
-    readonly type: "plugin";
-    readonly plugin: string;
-    readonly name: string;
-    readonly data: unknown;
-  }) => void;
+  readonly emit: Emitter;
   /** The runtime's content-addressed artifacts (what `read_artifact` reads). */
-  readonly artifacts?: ArtifactsShape;
+  readonly artifacts: ArtifactsShape;
+  /** Create, read and list sessions (a subagent's child session). */
+  readonly sessions: Sessions;
+  /** Run a child session's turn to its end. */
+  readonly children: ChildRunner;
+  /** One-shot model calls, journaled under the calling tool call. */
+  readonly llm: Llm;
+  /**
+   * The host bound to one tool attempt (the dispatcher calls it; a tool never needs to):
+   * the `llm` calls of that attempt are journaled under the attempt's key.
+   */
+  readonly forCall?: (attemptKey: string) => ToolHost;
+}
+
+/** Publishes a plugin activity event on the calling turn (TUI cards, traces, exports). */
+export type Emitter = (event: {
+  readonly type: "plugin";
+  readonly plugin: string;
+  readonly name: string;
+  readonly data: unknown;
+}) => void;
+
+/** Sessions as a tool sees them. Failures are `ToolFailure`s the tool can return as they are. */
+export interface Sessions {
+  create(options: CreateSessionOptions): Effect.Effect<SessionRecord, ToolFailure>;
+  get(sessionId: string): Effect.Effect<SessionRecord, ToolFailure>;
+  /** Subagent sessions whose `parentLink.sessionId` is this session. */
+  children(sessionId: string): Effect.Effect<readonly SessionRecord[], ToolFailure>;
+  /** Attach in-memory plugins to a session (a child opened again after a restart). */
+  attachPlugins(sessionId: string, plugins: readonly Plugin[]): Effect.Effect<void>;
+  /** The settled transcript of the active path. */
+  readView(sessionId: string): Effect.Effect<readonly Message[], ToolFailure>;
+  /** Active-path nodes in order (messages, protocol events, frames). */
+  chronological(sessionId: string): Effect.Effect<readonly GraphNode[], ToolFailure>;
+  usage(sessionId: string): Effect.Effect<UsageSummary, ToolFailure>;
+  /** The tool definitions a session sees now. */
+  toolDefinitions(sessionId: string): Effect.Effect<readonly ToolDefinition[], ToolFailure>;
+}
+
+/** Runs a child session's turns. Interrupting a call cancels the child's turn gracefully. */
+export interface ChildRunner {
+  turn(
+    sessionId: string,
+    input: TurnInput,
+    options?: ChildTurnOptions,
+  ): Effect.Effect<ChildTurnResult, ToolFailure>;
+  /** Finish the child's cut-off turn from its journal; `undefined` when there is none. */
+  resumePending(
+    sessionId: string,
+    options?: ChildTurnOptions,
+  ): Effect.Effect<ChildTurnResult | undefined, ToolFailure>;
+}
+
+export interface ChildTurnOptions {
+  readonly maxTurns?: number;
+}
+
+/** What a child's turn ended with. */
+export interface ChildTurnResult {
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly outcome: TurnOutcome;
+  /** The final assistant text (empty when the turn ended otherwise). */
+  readonly text: string;
+  readonly usage: Usage;
+}
+
+/** A one-shot model request: `LlmRequest` with the model optional (default: the session's). */
+export type LlmCall = Omit<LlmRequest, "model" | "tools"> & {
+  readonly model?: string;
+  readonly tools?: LlmRequest["tools"];
+};
+
+export interface LlmCallResult {
+  /** The model that answered (`provider/model`). */
+  readonly model: string;
+  readonly response: LlmResponse;
+  /**
+   * The call's ledger row (source `source`, default the tool's name): return it in the
+   * tool's `ToolOutput.usage` so the session's ledger counts it (and a replayed call too).
+   */
+  readonly usage?: ToolUsage;
+}
+
+/**
+ * The session's model, one call at a time. Each call is journaled under the calling tool
+ * attempt: a turn resumed after a crash gets the recorded reply instead of calling again.
+ * A provider failure (including a structured reply that does not match `output.schema`,
+ * `outputMismatch`) is a `ToolFailure` with class `external`.
+ */
+export interface Llm {
+  complete(
+    request: LlmCall,
+    options?: { readonly source?: string },
+  ): Effect.Effect<LlmCallResult, ToolFailure>;
+}
+
+export interface CreateSessionOptions {
+  readonly model: string;
+  readonly mode?: SessionMode;
+  readonly systemPrompt?: string;
+  readonly title?: string;
+  readonly cwd?: string;
+  /** Restrict the session to these tool names. */
+  readonly tools?: readonly string[];
+  readonly parentLink?: SessionRecord["parentLink"];
+  /** Extra plugins for this session (kept in memory by this runtime). */
+  readonly plugins?: readonly Plugin[];
+  /** Initial durable state entries (JSON values), e.g. a subagent's spawn record. */
+  readonly state?: { readonly [key: string]: unknown };
+}
+
+export interface TurnInput {
+  readonly text?: string;
+  readonly messages?: readonly Message[];
 }
 
 export interface ToolDefinition<A = unknown> {
@@ -105,6 +226,11 @@ export interface ToolDefinition<A = unknown> {
     readonly baseDelayMs?: number;
     readonly maxDelayMs?: number;
   };
+  /**
+   * A helper of its plugin's other tools (`read_output` reads what the output budget cut):
+   * offered whenever the plugin is, not narrowed by a session's tool allow-list.
+   */
+  readonly helper?: boolean;
   /** Which end the output budget keeps when cutting (shell output keeps the tail). */
   readonly truncate?: "head" | "tail";
   /** Lashlang binding for the RLM mode: `module.operation(args)`. */
@@ -196,4 +322,109 @@ export function defineTool<A>(
               }),
       }),
   };
+}
+
+// Plugins (here, not in plugin.ts, because tools and plugins refer to each other:
+// `Sessions.create` takes plugins, a plugin carries tools).
+
+export interface HookContext {
+  readonly session: SessionRecord;
+  readonly turnId: string;
+}
+
+export interface ToolCallInfo {
+  readonly callId: string;
+  /** lash's id for the call, unique in the session (absent for calls made inside RLM cells). */
+  readonly lashCallId?: string;
+  readonly name: string;
+  readonly args: unknown;
+  /** Undefined when no tool of that name is in the catalog. */
+  readonly tool?: ToolDefinition;
+}
+
+export type BeforeTurnResult =
+  | undefined
+  | { readonly abort: string }
+  | { readonly messages: readonly Message[] };
+export type BeforeToolCallResult =
+  | undefined
+  | { readonly args: unknown }
+  | { readonly output: ToolOutput }
+  | { readonly abort: string };
+
+/** What the model sees of a tool result; `full` is kept in the graph when the view was cut. */
+export interface ProjectedResult {
+  readonly content: readonly ToolResultContent[];
+  readonly full?: readonly ToolResultContent[];
+  /**
+   * Replace the tool's structured `value` / `details` in the graph (e.g. the output
+   * budget swaps long strings stored as an artifact for a reference). Absent: kept as the tool returned them.
+   */
+  readonly value?: unknown;
+  readonly details?: unknown;
+}
+
+/**
+ * Hook sites, run in this order within a turn, plugins in registration order:
+ * `beforeTurn` → (per model call) `transformContext` → `beforeLlmCall` → `afterLlmResponse`
+ * → (per tool call) `beforeToolCall` → `afterToolCall` → `projectToolResult`
+ * → `onCheckpoint` → … → `afterCommit`.
+ * A failing `beforeTurn` aborts the turn (`Stopped{pluginAbort}`); a failing tool
+ * hook becomes that call's error result; `afterCommit` failures are logged only.
+ */
+export interface PluginHooks {
+  readonly beforeTurn?: (
+    ctx: HookContext,
+    input: readonly Message[],
+  ) => Effect.Effect<BeforeTurnResult, unknown>;
+  /** Ephemeral prompt view: rewrite the request sent to the model; history is never changed. */
+  readonly transformContext?: (ctx: HookContext, request: LlmRequest) => Effect.Effect<LlmRequest, unknown>;
+  readonly beforeLlmCall?: (ctx: HookContext, request: LlmRequest) => Effect.Effect<void, unknown>;
+  readonly afterLlmResponse?: (ctx: HookContext, response: LlmResponse) => Effect.Effect<void, unknown>;
+  readonly beforeToolCall?: (
+    ctx: HookContext,
+    call: ToolCallInfo,
+  ) => Effect.Effect<BeforeToolCallResult, unknown>;
+  readonly afterToolCall?: (
+    ctx: HookContext,
+    call: ToolCallInfo,
+    output: ToolOutput,
+  ) => Effect.Effect<ToolOutput | undefined, unknown>;
+  /** Exclusive: at most one plugin may project tool results. */
+  readonly projectToolResult?: (
+    ctx: HookContext,
+    call: ToolCallInfo,
+    output: ToolOutput,
+  ) => Effect.Effect<ProjectedResult, unknown>;
+  /** Messages to add at a checkpoint (between iterations, before completion). */
+  readonly onCheckpoint?: (
+    ctx: HookContext,
+    checkpoint: "afterWork" | "beforeCompletion",
+  ) => Effect.Effect<readonly Message[] | undefined, unknown>;
+  readonly afterCommit?: (
+    ctx: HookContext,
+    result: { readonly headRevision: number },
+  ) => Effect.Effect<void, unknown>;
+}
+
+export interface Plugin {
+  readonly name: string;
+  /** Static tools. */
+  readonly tools?: readonly ToolDefinition[];
+  /** Tools that can change (MCP servers): read again before every model call. */
+  readonly dynamicTools?: () => Effect.Effect<readonly ToolDefinition[]>;
+  readonly hooks?: PluginHooks;
+  /** Text added to the system prompt. */
+  readonly prompt?: string;
+  /** Status for hosts (`/info`, `lash doctor`): any JSON value. */
+  readonly status?: () => unknown;
+  /**
+   * Durable per-session state: `snapshot` is taken at every commit and stored
+   * under the plugin's name in the session record; `restore` receives it at the
+   * start of every turn (also after a restart). JSON values only.
+   */
+  readonly snapshot?: (ctx: HookContext) => Effect.Effect<unknown>;
+  readonly restore?: (ctx: HookContext, state: unknown) => Effect.Effect<void>;
+  /** The session was deleted: drop whatever this plugin keeps for it in memory. */
+  readonly forget?: (sessionId: string) => void;
 }

@@ -119,6 +119,9 @@ export async function buildSample(
     jitter: 0,
   });
   let childId = "";
+  // the child's turn runs on the runtime built below (with `onEvent`, which the host's
+  // `children` capability does not take); the session is created through the capability
+  let rt: LashRuntimeShape | undefined;
   const spawnAgent = defineTool<{ task: string }>({
     name: "spawn_agent",
     description: "Run a helper agent on a task (simulated subagent for tests).",
@@ -130,9 +133,8 @@ export async function buildSample(
     },
     family: "agent",
     run: async ({ task }, ctx) => {
-      const rt = ctx.host!.runtime as LashRuntimeShape;
       const child = await Effect.runPromise(
-        rt.createSession({
+        ctx.host!.sessions.create({
           model: MODEL,
           title: task,
           parentLink: { sessionId: ctx.sessionId, callId: ctx.callId, depth: 1 },
@@ -145,7 +147,7 @@ export async function buildSample(
         name: "childStarted",
         data: { childSessionId: child.id, callId: ctx.callId, task },
       });
-      const result = await Effect.runPromise(rt.turn(child.id, { text: task }, onEvent ? { onEvent } : {}));
+      const result = await Effect.runPromise(rt!.turn(child.id, { text: task }, onEvent ? { onEvent } : {}));
       ctx.host!.emit({
         type: "plugin",
         plugin: "subagents",
@@ -169,6 +171,7 @@ export async function buildSample(
   );
   const managed = ManagedRuntime.make(layer);
   const runtime = await managed.runPromise(LashRuntime);
+  rt = runtime;
   const run = <A, E>(e: Effect.Effect<A, E>) => managed.runPromise(e);
   const opts = onEvent ? { onEvent } : {};
 

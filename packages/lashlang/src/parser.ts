@@ -254,9 +254,11 @@ class LashParser extends EmbeddedActionsParser {
           ALT: () => {
             const t = this.CONSUME(T.Identifier);
             return this.ACTION(() =>
+              // the reference's wording and hint (SamGalanakis/lash parser.rs, lib.rs)
               this.fail(
-                "declarative `trigger` was removed; register triggers with `await triggers.register({ ... })`",
+                "declarative trigger syntax has been removed; construct a source value and call the trigger registry register operation",
                 t,
+                "construct a trigger source value (`cron.Schedule({ ... })`) and call `await triggers.register({ source, target })`",
               ),
             ) as Item;
           },
@@ -472,8 +474,9 @@ class LashParser extends EmbeddedActionsParser {
             this.ACTION(() => {
               if (this.inProcess)
                 this.fail(
-                  "`print` cannot be used inside a process body; use `yield` to report progress",
+                  "`print` can't be used inside a `process` body",
                   tok,
+                  "use `yield` to report progress",
                 );
             });
             const expr = this.SUBRULE3(this.expr);
@@ -498,7 +501,7 @@ class LashParser extends EmbeddedActionsParser {
             this.ACTION(() => {
               const w = t.image;
               if (w !== "finish" && !this.inProcess)
-                this.fail(`\`${w}\` can only be used inside a process body`, t);
+                this.fail(`\`${w}\` can only be used inside a \`process\` body`, t);
               const n = this.tt(1);
               if (n === T.RCurly || n === EOF) {
                 if (w === "finish")

@@ -1,10 +1,11 @@
 import {
+  type ChildTurnResult,
   type JsonSchema,
-  type LashRuntimeShape,
   type Plugin,
   rlmSessionState,
   type SessionMode,
   type SessionRecord,
+  type Sessions,
   type ToolContext,
   type ToolDefinition,
   ToolFailure,
@@ -12,7 +13,6 @@ import {
   type ToolHost,
   type ToolOutput,
   type ToolUsage,
-  type TurnResult,
 } from "@lash/core";
 import { addUsage, type Message, type TurnOutcome, type Usage } from "@lash/sansio";
 import { Deferred, Effect, Exit } from "effect";
@@ -287,10 +287,10 @@ export function outcomeFromTranscript(messages: readonly Message[]): TurnOutcome
 
 /** The child's whole ledger (its own turns and its descendants), as `agent:<childId>` rows per model. */
 function rollUp(
-  runtime: LashRuntimeShape,
+  sessions: Sessions,
   childId: string,
 ): Effect.Effect<{ rows: ToolUsage[]; total: Usage; costUsd?: number }> {
-  return runtime.usage(childId).pipe(
+  return sessions.usage(childId).pipe(
     Effect.map((summary) => {
       const byModel = new Map<string, { usage: Usage; costUsd?: number }>();
       for (const row of summary.rows) {
@@ -410,8 +410,8 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
           "unavailable",
           "spawn_agent is unavailable in this session: it needs the lash runtime as its host",
         );
-      const runtime = host.runtime as LashRuntimeShape;
-      const parent = host.session as SessionRecord;
+      const { sessions, children } = host;
+      const parent = host.session;
       const depth = (parent.parentLink?.depth ?? 0) + 1;
       if (depth > maxDepth)
         return yield* fail("invalidRequest", `subagent recursion depth exceeded: max depth is ${maxDepth}`);
@@ -439,7 +439,7 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
         Effect.sync(() => host.emit({ type: "plugin", plugin: PLUGIN_NAME, name, data }));
 
       // An existing child of this call (a re-run after a crash) is resumed, never duplicated.
-      const siblings = yield* runtime.children(parent.id).pipe(Effect.mapError(toFailure));
+      const siblings = yield* sessions.children(parent.id).pipe(Effect.mapError(toFailure));
       const existing = siblings.find((c) => {
         const rec = c.state[SPAWN_STATE_KEY] as SpawnRecord | undefined;
         return (
@@ -459,9 +459,9 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
       let child: SessionRecord;
       if (existing) {
         child = existing;
-        yield* runtime.attachPlugins(child.id, [plugin]);
+        yield* sessions.attachPlugins(child.id, [plugin]);
       } else {
-        const parentTools = (yield* runtime
+        const parentTools = (yield* sessions
           .toolDefinitions(parent.id)
           .pipe(Effect.mapError(toFailure))).filter((t) => !CHILD_ONLY_TOOLS.has(t.name));
         const visible = new Set(parentTools.map((t) => t.name));
@@ -493,8 +493,8 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
           task,
           ...(schema !== undefined ? { schema } : {}),
         };
-        child = yield* runtime
-          .createSession({
+        child = yield* sessions
+          .create({
             model: capability.model ?? parent.model,
             mode,
             systemPrompt: withInstructions(capability.systemPrompt ?? DEFAULT_CHILD_SYSTEM_PROMPT),
@@ -542,26 +542,26 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
       const body = Effect.gen(function* () {
         // 1. the child's turn: fresh, resumed from its journal, or already committed
         let last: TurnOutcome;
-        const asLast = (r: TurnResult) => r.outcome;
+        const asLast = (r: ChildTurnResult) => r.outcome;
         if (!existing) {
           last = asLast(
-            yield* runtime.turn(childId, { text: renderTask(task, args.seed, schema, mode) }, turnOptions),
+            yield* children.turn(childId, { text: renderTask(task, args.seed, schema, mode) }, turnOptions),
           );
         } else {
-          const resumed = yield* runtime.resumePending(childId, turnOptions);
+          const resumed = yield* children.resumePending(childId, turnOptions);
           if (resumed) last = asLast(resumed);
           else if (child.turnCount === 0)
             last = asLast(
-              yield* runtime.turn(childId, { text: renderTask(task, args.seed, schema, mode) }, turnOptions),
+              yield* children.turn(childId, { text: renderTask(task, args.seed, schema, mode) }, turnOptions),
             );
-          else last = outcomeFromTranscript(yield* runtime.readView(childId));
+          else last = outcomeFromTranscript(yield* sessions.readView(childId));
         }
         let result = interpretOutcome(last, schema);
         // 2. one repair turn when the child ignored the required output
         if (!result.ok && result.problems && schema !== undefined) {
-          const now = yield* runtime.getSession(childId);
+          const now = yield* sessions.get(childId);
           if (now.turnCount < 2) {
-            const repair = yield* runtime.turn(
+            const repair = yield* children.turn(
               childId,
               {
                 text: `Your result does not match the required output:\n${result.problems.map((p) => `- ${p}`).join("\n")}\n${mode === "rlm" ? "Finish now with `finish <value>` where the value matches the schema." : `Call \`${SUBMIT_RESULT}\` now with a result that matches the schema.`}`,
@@ -591,7 +591,7 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
           Effect.onInterrupt(() =>
             stoppedByUser
               ? Effect.void
-              : Effect.flatMap(rollUp(runtime, childId), (u) =>
+              : Effect.flatMap(rollUp(sessions, childId), (u) =>
                   finished("cancelled", {
                     error: "the parent cancelled the child agent",
                     usage: u.total,
@@ -602,7 +602,7 @@ export function subagentsPlugin(options: SubagentsOptions = {}): Plugin {
         ),
         Effect.as(Deferred.await(stop), stoppedResult),
       ).pipe(Effect.ensuring(Effect.sync(() => running.delete(childId))));
-      const spent = yield* rollUp(runtime, childId);
+      const spent = yield* rollUp(sessions, childId);
       const outcome: ChildFinishedData["outcome"] = result.ok
         ? "finished"
         : result.cancelled

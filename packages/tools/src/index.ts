@@ -7,6 +7,7 @@ export {
   parsePatch,
 } from "./apply-patch.ts";
 export { applyEdits, type EditArgs, type EditValue, editTool } from "./edit.ts";
+export { type LlmQueryArgs, type LlmQueryOptions, llmQueryTool } from "./llm-query.ts";
 export {
   type PlanItem,
   type PlanStatus,

@@ -1,6 +1,7 @@
 import type { ToolDefinition } from "@lash/core";
 import { applyPatchTool } from "./apply-patch.ts";
 import { editTool } from "./edit.ts";
+import { type LlmQueryOptions, llmQueryTool } from "./llm-query.ts";
 import { updatePlanTool } from "./plan.ts";
 import { readArtifactTool } from "./read-artifact.ts";
 import { type ReadFileLimits, readFileTool } from "./read-file.ts";
@@ -39,6 +40,12 @@ export interface ToolsPluginOptions {
   readonly read?: ReadFileLimits;
   readonly glob?: SearchLimits;
   readonly grep?: SearchLimits;
+  /**
+   * Add the `llm_query` tool (a focused, tool-less sub-query to the model with an optional
+   * output type): `true`, or its options. Default off. With it, an RLM cell's `llm.query`
+   * runs through the tool.
+   */
+  readonly llmQuery?: boolean | LlmQueryOptions;
 }
 
 export interface ToolsPlugin {
@@ -77,5 +84,7 @@ export function toolsPlugin(options: ToolsPluginOptions): ToolsPlugin {
     read_artifact: () => readArtifactTool() as ToolDefinition,
   };
   const tools = TOOL_NAMES.filter((n) => wanted === undefined || wanted.includes(n)).map((n) => make[n]());
+  if (options.llmQuery)
+    tools.push(llmQueryTool(options.llmQuery === true ? {} : options.llmQuery) as ToolDefinition);
   return { name: "tools", tools, workspace };
 }

@@ -9,14 +9,7 @@
 // the session lacks stays unavailable.
 import { lstatSync, readFileSync, realpathSync } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
-import {
-  type LashRuntimeShape,
-  type Plugin,
-  type ToolContext,
-  type ToolDefinition,
-  ToolFailure,
-  textOutput,
-} from "@lash/core";
+import { type Plugin, type ToolContext, type ToolDefinition, ToolFailure, textOutput } from "@lash/core";
 import { Effect } from "effect";
 import type { Skill } from "./discover.ts";
 
@@ -70,9 +63,9 @@ export function skillsPlugin(options: SkillsPluginOptions): Plugin {
         );
   };
   const sessionTools = (ctx: ToolContext): Effect.Effect<ReadonlySet<string> | undefined> => {
-    const runtime = ctx.host?.runtime as LashRuntimeShape | undefined;
-    if (runtime === undefined) return Effect.succeed(undefined);
-    return runtime.toolDefinitions(ctx.sessionId).pipe(
+    const sessions = ctx.host?.sessions;
+    if (sessions === undefined) return Effect.succeed(undefined);
+    return sessions.toolDefinitions(ctx.sessionId).pipe(
       Effect.map((tools) => new Set(tools.map((t) => t.name)) as ReadonlySet<string>),
       Effect.orElseSucceed(() => undefined),
     );

@@ -9,6 +9,7 @@ import {
   type AttachmentPart,
   type CompletedToolCall,
   type ExecResult,
+  type LlmRequest,
   type PendingToolCall,
   type RlmExecDetails,
   type RlmOperation,
@@ -17,6 +18,7 @@ import {
   sha256Hex,
   type ToolControl,
   type ToolResultPart,
+  type Usage,
 } from "@lash/sansio";
 import { cleanCode, LASHLANG, toolResultPart } from "@lash/sansio/internal";
 import { Cause, Deferred, Effect, Exit, Option, Runtime } from "effect";
@@ -280,6 +282,63 @@ const LLM_QUERY_SYSTEM =
   "You answer one focused sub-question. Use only the task and the inputs you are given; you have no tools. " +
   "Reply with a single JSON object and nothing else.";
 
+/**
+ * The request of one `llm.query` — the RLM built-in and the standard-mode `llm_query` tool
+ * alike: the task, inputs and output type as one tool-less model call, with the reply's
+ * shape (`queryReplySchema`) as structured output. `id` names the task message.
+ */
+export function llmQueryRequest(
+  rawArgs: unknown,
+  id: string,
+):
+  | {
+      readonly task: string;
+      readonly inputs: unknown;
+      readonly schema: Json;
+      readonly request: Pick<LlmRequest, "system" | "messages" | "tools" | "output">;
+    }
+  | { readonly error: string } {
+  const args = isRecord(rawArgs) ? rawArgs : {};
+  if (typeof args.task !== "string" || args.task.trim() === "")
+    return { error: "missing required parameter: task" };
+  const out = outputSchema(args.output);
+  if ("error" in out) return { error: out.error };
+  return {
+    task: args.task,
+    inputs: args.inputs,
+    schema: out.schema,
+    request: {
+      system: LLM_QUERY_SYSTEM,
+      messages: [
+        {
+          id: `${id}.task`,
+          role: "user",
+          parts: [{ type: "text", text: llmQueryPrompt(args.task, args.inputs, out.schema) }],
+        },
+      ],
+      tools: [],
+      // the provider sends the reply's shape as structured output and checks the reply
+      output: { schema: queryReplySchema(out.schema), name: "llm_query_reply" },
+    },
+  };
+}
+
+/** The graph record's `details` of one `llm.query` (what exports show). */
+export function llmQueryDetails(
+  q: { readonly task: string; readonly inputs: unknown; readonly schema: Json },
+  model: string,
+  usage: Usage | undefined,
+): Json {
+  return {
+    kind: "llm.query",
+    task: q.task,
+    ...(q.inputs !== undefined ? { inputs: q.inputs as Json } : {}),
+    output: q.schema,
+    model,
+    ...(usage !== undefined && Object.keys(usage).length > 0 ? { usage: usage as Json } : {}),
+  };
+}
+
 function llmQueryPrompt(task: string, inputs: unknown, schema: Json): string {
   const blocks = [`Task:\n${task}`];
   if (inputs !== undefined) blocks.push(`Inputs:\n\`\`\`json\n${JSON.stringify(inputs, null, 2)}\n\`\`\``);
@@ -460,27 +519,14 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
           );
 
         const llmQuery = async (call: OperationCall): Promise<OperationResult> => {
-          const args = isRecord(call.args) ? call.args : {};
-          if (typeof args.task !== "string" || args.task.trim() === "")
-            return { ok: false, error: "llm.query: missing required parameter: task" };
-          const out = outputSchema(args.output);
-          if ("error" in out) return { ok: false, error: `llm.query: ${out.error}` };
+          const q = llmQueryRequest(call.args, call.id);
+          if ("error" in q) return { ok: false, error: `llm.query: ${q.error}` };
           await activity(call, LLM_QUERY, { ok: true, value: null }, true);
           const r = await run(
             ctx.complete(
               {
                 ...(options.llmQueryModel !== undefined ? { model: options.llmQueryModel } : {}),
-                system: LLM_QUERY_SYSTEM,
-                messages: [
-                  {
-                    id: `${call.id}.task`,
-                    role: "user",
-                    parts: [{ type: "text", text: llmQueryPrompt(args.task, args.inputs, out.schema) }],
-                  },
-                ],
-                tools: [],
-                // the provider sends the reply's shape as structured output and checks the reply
-                output: { schema: queryReplySchema(out.schema), name: "llm_query_reply" },
+                ...q.request,
               },
               `llm:${call.id}`,
             ),
@@ -489,17 +535,19 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
           if (r === undefined) result = { ok: false, error: "llm.query: the runtime failed" };
           else if (!r.ok)
             result = { ok: false, error: `llm.query: the model call failed: ${r.error.message}` };
-          else result = parseQueryReply(responseText(r.response), out.schema);
+          else result = parseQueryReply(responseText(r.response), q.schema);
           await activity(call, LLM_QUERY, result, false);
           // the query is a record of the step in the graph (exports show it; the model does not)
-          builtinRecord(call, LLM_QUERY, result, {
-            kind: "llm.query",
-            task: args.task,
-            ...(args.inputs !== undefined ? { inputs: args.inputs } : {}),
-            output: out.schema,
-            model: options.llmQueryModel ?? ctx.session.model,
-            ...(r?.ok && Object.keys(r.response.usage).length > 0 ? { usage: r.response.usage } : {}),
-          });
+          builtinRecord(
+            call,
+            LLM_QUERY,
+            result,
+            llmQueryDetails(
+              q,
+              options.llmQueryModel ?? ctx.session.model,
+              r?.ok ? r.response.usage : undefined,
+            ),
+          );
           return result;
         };
 
@@ -667,7 +715,8 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
   };
 }
 
-function parseQueryReply(text: string, schema: Json): OperationResult {
+/** An `llm.query` reply read: the value when it matches `schema`, else the problem (`llm.query: …`). */
+export function parseQueryReply(text: string, schema: Json): OperationResult {
   let reply: unknown;
   try {
     reply = extractJsonObject(text);

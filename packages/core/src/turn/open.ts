@@ -4,6 +4,7 @@ import type { TurnActivityBody } from "../activity.ts";
 import { addGrantOf, grantsOf, recordsOfJournal } from "../approval.ts";
 import { Artifacts } from "../artifacts.ts";
 import { resolveMessages } from "../attachments.ts";
+import { toolHostOf } from "../capabilities.ts";
 import { projectHistory } from "../compaction/compact.ts";
 import { RunningEstimate } from "../compaction/estimate.ts";
 import type { ApprovalError } from "../governance.ts";
@@ -11,7 +12,7 @@ import { storeFailure } from "../lease.ts";
 import type { ProjectedResult } from "../plugin.ts";
 import { describe, TurnError, type TurnOptions } from "../runtime-api.ts";
 import type { NewNode, PendingTurn, SessionNotFound } from "../store.ts";
-import { type ToolHost, toolSpec } from "../tool.ts";
+import { toolSpec } from "../tool.ts";
 import { compactStep } from "./compact.ts";
 import type { RuntimeContext, TurnScope } from "./scope.ts";
 
@@ -147,7 +148,8 @@ export const openTurn = (
     const initialSystem = pluginHost.systemPrompt(session);
     const projectorFor = rt.projectors[session.mode];
     const artifacts = Artifacts.fromStore(store);
-    const toolHost: ToolHost = { runtime: rt.self(), session, emit, artifacts };
+    // the capabilities tools get (their `llm` calls read the scope below, once the turn runs)
+    const toolHost = toolHostOf({ runtime: rt.self(), session, emit, artifacts, scope: () => scope });
     const scope: TurnScope = {
       rt,
       sessionId,
