@@ -140,14 +140,14 @@ const decodeStamp = jsonDecoderFor(CommitStampSchema);
 
 /**
  * Where the payloads of a run of path nodes are read from when one of them is first read:
- * `[seq, payload_json]` rows of `line` between two depths, root first. Throws (a StoreError)
+ * `[seq, id, payload_json]` rows of `line` between two depths, root first. Throws (a StoreError)
  * when the store was closed or the rows are gone (the session was deleted meanwhile).
  */
 type PayloadSource = (
   line: number,
   from: number,
   to: number,
-) => readonly (readonly [number, string | null])[];
+) => readonly (readonly [seq: number, id: string, payloadJson: string | null])[];
 
 /** A run of at most PAYLOAD_CHUNK nodes of one line whose payloads are read together. */
 interface PayloadChunk {
@@ -228,12 +228,12 @@ class StoredNode implements GraphNode {
       });
     for (let i = 0; i < nodes.length; i++) {
       const n = nodes[i]!;
-      const [seq, text] = rows[i]!;
-      if (seq !== n.seq)
-        throw corruptRow(
-          `session ${n.sessionId}, node ${n.id}`,
-          `its row moved (seq ${n.seq} is now ${seq})`,
-        );
+      const [seq, id, text] = rows[i]!;
+      // a deleted session's line and rows may be numbered again for another session's nodes
+      if (seq !== n.seq || id !== n.id)
+        throw new StoreError({
+          message: `session ${n.sessionId}: node ${n.id} is no longer stored (the session was deleted after its path was read); read the session again`,
+        });
       if (n.#state === 0) {
         n.#text = text;
         n.#state = 1;
@@ -799,7 +799,7 @@ function makeShape(
     readonly rangeFrom: Statement;
     /** [depth, id] of the deepest compaction of a frame on a line segment. */
     readonly compaction: Statement;
-    /** [seq, payload_json] of a line between two depths (a PayloadChunk). */
+    /** [seq, id, payload_json] of a line between two depths (a PayloadChunk). */
     readonly payloads: Statement;
   }
   let pathSql: PathSql | undefined;
@@ -839,7 +839,7 @@ function makeShape(
           .raw(true),
         payloads: db
           .prepare(
-            "SELECT seq, payload_json FROM nodes WHERE line = ? AND depth >= ? AND depth <= ? ORDER BY depth",
+            "SELECT seq, id, payload_json FROM nodes WHERE line = ? AND depth >= ? AND depth <= ? ORDER BY depth",
           )
           .raw(true),
       };
@@ -851,7 +851,7 @@ function makeShape(
       throw new StoreError({
         message: `${filename} was closed before the payloads of a path read from it were read; read them (node.payload) before closing the store`,
       });
-    return pathStatements().payloads.all(line, from, to) as [number, string | null][];
+    return pathStatements().payloads.all(line, from, to) as [number, string, string | null][];
   };
   /**
    * Append the nodes of raw PATH_COLUMNS rows of one line (`line`, of `sessionId`) to `out`,

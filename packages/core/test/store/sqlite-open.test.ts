@@ -120,6 +120,17 @@ describe("SqliteStore: payloads read on first access", () => {
         expect((caught as StoreError).message).toMatch(
           /session t: 3 of the nodes .* are no longer stored .*read the session again/,
         );
+        // the deleted session's line and rows numbered again for another session's nodes: not served as its own
+        yield* store.createSession(session("u"));
+        yield* store.commit(turn("u", "t1", 0, chain("u", "u", null, 3)));
+        const stale = yield* store.activePath("u");
+        yield* store.deleteSession("u");
+        yield* store.createSession(session("v"));
+        yield* store.commit(turn("v", "t1", 0, chain("v", "v", null, 3)));
+        expect(textOf((yield* store.activePath("v"))[1]!)).toBe("text of v1");
+        expect(() => stale[1]!.payload).toThrow(
+          /session u: node u\d is no longer stored .*read the session again/,
+        );
       }),
   );
 
