@@ -9,6 +9,12 @@
 // fork's read costs what reading its own path costs (fork read ÷ origin read of
 // the same length ≤ 1.1), not the origin's history again.
 //
+// "Read" (open) = getSession + activePath. Since session 8 a path read fetches the node
+// envelopes only; payloads stay in the database until first read (in runs of 256
+// neighbours). Before, the read also fetched every payload's text (decoding it on access):
+// the "every payload decoded" column holds that whole cost and more (each payload read and
+// decoded), and has its own goal row.
+//
 // pnpm exec node bench/perf/core-store/run.ts [--json out.json] [--store <promise.ts of another build>]
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
@@ -320,6 +326,11 @@ const totalSeconds = (performance.now() - started) / 1000;
 const g = GOAL_NODES;
 const goals = {
   warmRead: { cpuMs: warm[g]!.cpu, wallMs: warm[g]!.wall, met: warm[g]!.cpu <= GOAL_MS },
+  warmDecoded: {
+    cpuMs: warmDecoded[g]!.cpu,
+    wallMs: warmDecoded[g]!.wall,
+    met: warmDecoded[g]!.cpu <= GOAL_MS,
+  },
   coldOpenRead: { cpuMs: cold[g]!.cpu, wallMs: cold[g]!.wall, met: cold[g]!.cpu <= GOAL_MS },
   freshOpenRead: {
     cpuMs: fresh[g]!.openReadCpuMs,
@@ -394,6 +405,11 @@ const table = [
         verdict(goals.warmRead.met),
       ],
       [
+        `open 100,000 nodes in process and read + decode every payload ≤ ${GOAL_MS} ms CPU (the read as defined before session 8, and more)`,
+        pair(warmDecoded[g]!),
+        verdict(goals.warmDecoded.met),
+      ],
+      [
         `open 100,000 nodes, cold (open the file + read) ≤ ${GOAL_MS} ms CPU`,
         pair(cold[g]!),
         verdict(goals.coldOpenRead.met),
@@ -443,7 +459,9 @@ report({
   notes: [
     `Figures are CPU ms with wall ms in parentheses (median); CPU is the primary figure because the machine may be shared. ` +
       `One database file (${(dbBytes / 2 ** 20).toFixed(1)} MiB at the end) holding all sessions; WAL, synchronous=NORMAL. ` +
-      'Read = getSession + activePath (payloads are decoded on first access; "every payload decoded" touches each one); cold adds opening the database in the same process; ' +
+      "Read = getSession + activePath: the node envelopes; each payload is read from the database (with its 255 neighbours) and decoded on first access. " +
+      'Before session 8 the read also fetched every payload\'s text; "every payload decoded" (read, then touch each payload) holds that cost and more. ' +
+      "Cold adds opening the database in the same process; " +
       "fresh process = a new node process that imports @lash/core, opens the file, reads, touches every payload (open-worker.ts). " +
       `Medians of ${READ_RUNS} (warm, fork read), ${OPEN_RUNS} (cold), ${FRESH_RUNS} (fresh process), ${FORK_RUNS} (fork make) runs; every call goes through Effect.runPromise. ` +
       `Fork read: a fork of the origin's leaf that went on for ${CHUNK.toLocaleString("en-US")} nodes of its own, against a session of the same path length written in one piece. ` +

@@ -113,8 +113,18 @@ interface NodeRow {
   readonly created_at: number;
 }
 
-/** The columns a node read selects (not `line`/`depth`: bookkeeping of the store). */
-const NODE_COLUMNS = "seq, id, session_id, parent_id, frame_id, kind, turn_id, payload_json, created_at";
+/** The columns a path read selects, as raw rows (`PathRow`); the session is the line's. */
+const PATH_COLUMNS = "seq, id, parent_id, frame_id, kind, turn_id, created_at, depth";
+type PathRow = readonly [
+  seq: number,
+  id: string,
+  parentId: string | null,
+  frameId: string,
+  kind: string,
+  turnId: string | null,
+  createdAt: number,
+  depth: number,
+];
 
 /** A stored node's place: its line and depth, and the deepest node of its line. */
 interface Placed {
@@ -129,13 +139,41 @@ interface Placed {
 const decodeStamp = jsonDecoderFor(CommitStampSchema);
 
 /**
- * A node read from its row. The envelope is checked now; the payload is kept
- * as text and decoded (JSON + the kind's schema, store/schema.ts) on first
- * access, so opening a long session costs reading its rows, not parsing every
- * message. A payload that does not decode throws a StoreError naming the
- * session and node. `payload` is a getter on the prototype (an own accessor
- * per node costs more than the read itself): read it, or `toJSON()` for a
- * plain copy — a spread (`{ ...node }`) does not copy it.
+ * Where the payloads of a run of path nodes are read from when one of them is first read:
+ * `[seq, id, payload_json]` rows of `line` between two depths, root first. Throws (a StoreError)
+ * when the store was closed or the rows are gone (the session was deleted meanwhile).
+ */
+type PayloadSource = (
+  line: number,
+  from: number,
+  to: number,
+) => readonly (readonly [seq: number, id: string, payloadJson: string | null])[];
+
+/** A run of at most PAYLOAD_CHUNK nodes of one line whose payloads are read together. */
+interface PayloadChunk {
+  readonly source: PayloadSource;
+  readonly line: number;
+  readonly from: number;
+  /** The depth of the last node (the chunk grows while a path is read). */
+  to: number;
+  readonly nodes: StoredNode[];
+}
+
+/**
+ * Payloads a path read leaves in the database, read on first access in runs of this many
+ * nodes (one indexed range each): opening a long session reads the node envelopes only, and
+ * the TUI showing the tail reads the tail's payloads.
+ */
+const PAYLOAD_CHUNK = 256;
+
+/**
+ * A node read from its row. The envelope is checked now; the payload is kept as text (or,
+ * for a node of a path read, left in the database and read with its chunk of neighbours)
+ * and decoded (JSON + the kind's schema, store/schema.ts) on first access, so opening a long
+ * session costs reading its envelopes, not reading and parsing every message. A payload that
+ * does not decode throws a StoreError naming the session and node. `payload` is a getter on
+ * the prototype (an own accessor per node costs more than the read itself): read it, or
+ * `toJSON()` for a plain copy — a spread (`{ ...node }`) does not copy it.
  */
 class StoredNode implements GraphNode {
   readonly id: string;
@@ -148,29 +186,67 @@ class StoredNode implements GraphNode {
   readonly seq: number;
   #text: string | null;
   #value: unknown;
-  #decoded = false;
+  /** 0: the text is in the database (`#chunk`), 1: `#text` holds it, 2: `#value` is decoded. */
+  #state: 0 | 1 | 2;
+  #chunk: PayloadChunk | undefined;
 
-  constructor(r: NodeRow) {
-    if (!NODE_KINDS.has(r.kind))
-      throw corruptRow(
-        `session ${r.session_id}, node ${r.id}`,
-        `unknown node kind ${JSON.stringify(r.kind)}`,
-      );
-    this.id = r.id;
-    this.sessionId = r.session_id;
-    this.parentId = r.parent_id;
-    this.frameId = r.frame_id;
-    this.kind = r.kind as NodeKind;
-    this.turnId = r.turn_id;
-    this.createdAt = r.created_at;
-    this.seq = r.seq;
-    this.#text = r.payload_json;
+  constructor(
+    seq: number,
+    id: string,
+    sessionId: string,
+    parentId: string | null,
+    frameId: string,
+    kind: string,
+    turnId: string | null,
+    text: string | null,
+    createdAt: number,
+    chunk?: PayloadChunk,
+  ) {
+    if (!NODE_KINDS.has(kind))
+      throw corruptRow(`session ${sessionId}, node ${id}`, `unknown node kind ${JSON.stringify(kind)}`);
+    this.id = id;
+    this.sessionId = sessionId;
+    this.parentId = parentId;
+    this.frameId = frameId;
+    this.kind = kind as NodeKind;
+    this.turnId = turnId;
+    this.createdAt = createdAt;
+    this.seq = seq;
+    this.#text = text;
+    this.#state = chunk === undefined ? 1 : 0;
+    this.#chunk = chunk;
+  }
+
+  /** Read the payload texts of `chunk`'s nodes (those still in the database) in one range. */
+  static #load(chunk: PayloadChunk): void {
+    const rows = chunk.source(chunk.line, chunk.from, chunk.to);
+    const nodes = chunk.nodes;
+    const first = nodes[0]!;
+    if (rows.length !== nodes.length)
+      throw new StoreError({
+        message: `session ${first.sessionId}: ${nodes.length - rows.length} of the nodes read with node ${first.id} are no longer stored (the session was deleted after its path was read); read the session again`,
+      });
+    for (let i = 0; i < nodes.length; i++) {
+      const n = nodes[i]!;
+      const [seq, id, text] = rows[i]!;
+      // a deleted session's line and rows may be numbered again for another session's nodes
+      if (seq !== n.seq || id !== n.id)
+        throw new StoreError({
+          message: `session ${n.sessionId}: node ${n.id} is no longer stored (the session was deleted after its path was read); read the session again`,
+        });
+      if (n.#state === 0) {
+        n.#text = text;
+        n.#state = 1;
+      }
+      n.#chunk = undefined;
+    }
   }
 
   get payload(): unknown {
-    if (!this.#decoded) {
+    if (this.#state !== 2) {
+      if (this.#state === 0) StoredNode.#load(this.#chunk!);
       this.#value = decodePayload(this.kind, this.#text, this.sessionId, this.id);
-      this.#decoded = true;
+      this.#state = 2;
       this.#text = null;
     }
     return this.#value;
@@ -196,38 +272,74 @@ class StoredNode implements GraphNode {
  * (the next turn reads the same path) returns the same object. Its payload is then decoded once,
  * and whatever is memoized per message object downstream (the request's id stripping, token
  * estimates, the journal's message digests) is not redone for the whole history every turn.
- * Least recently read first out, above `limit` nodes; a purged session's nodes are dropped.
+ * At most `limit` nodes, in two generations of `limit / 2`: a node read again moves to the
+ * current one; when the current one is full it becomes the old one and the old one is dropped
+ * (least recently read out, O(1) per read — no walk over the map). A purged session's nodes
+ * are dropped.
  */
 class NodeCache {
-  readonly #nodes = new Map<number, StoredNode>();
-  readonly #limit: number;
+  #current = new Map<number, StoredNode>();
+  #old = new Map<number, StoredNode>();
+  readonly #half: number;
   constructor(limit: number) {
-    this.#limit = limit;
+    this.#half = Math.floor(limit / 2);
+  }
+
+  /**
+   * The depth from which a path read ending at `leafDepth` goes through the cache: the last
+   * `limit / 2` nodes. The nodes above would only push each other out (a path is read root
+   * first), so a path longer than the cache does not pay for caching its head.
+   */
+  cachedFrom(leafDepth: number): number {
+    return leafDepth + 1 - this.#half;
+  }
+
+  /** The cached node of row `seq` when it is still node `id` (a purged row's seq may be reused). */
+  get(seq: number, id: string): StoredNode | undefined {
+    const now = this.#current.get(seq);
+    if (now !== undefined) return now.id === id ? now : undefined;
+    const before = this.#old.get(seq);
+    if (before === undefined || before.id !== id) return undefined;
+    this.#put(seq, before);
+    return before;
+  }
+
+  #put(seq: number, node: StoredNode): void {
+    if (this.#half <= 0) return;
+    if (this.#current.size >= this.#half) {
+      this.#old = this.#current;
+      this.#current = new Map();
+    }
+    this.#current.set(seq, node);
   }
 
   node(r: NodeRow): StoredNode {
-    const known = this.#nodes.get(r.seq);
-    if (known !== undefined && known.id === r.id) {
-      this.#nodes.delete(r.seq); // most recently read last
-      this.#nodes.set(r.seq, known);
-      return known;
-    }
-    const fresh = new StoredNode(r);
-    if (this.#limit <= 0) return fresh;
-    this.#nodes.set(r.seq, fresh);
-    if (this.#nodes.size > this.#limit) {
-      const over = this.#nodes.size - this.#limit;
-      let i = 0;
-      for (const seq of this.#nodes.keys()) {
-        if (i++ >= over) break;
-        this.#nodes.delete(seq);
-      }
-    }
-    return fresh;
+    return (
+      this.get(r.seq, r.id) ??
+      this.add(
+        new StoredNode(
+          r.seq,
+          r.id,
+          r.session_id,
+          r.parent_id,
+          r.frame_id,
+          r.kind,
+          r.turn_id,
+          r.payload_json,
+          r.created_at,
+        ),
+      )
+    );
+  }
+
+  add(node: StoredNode): StoredNode {
+    this.#put(node.seq, node);
+    return node;
   }
 
   dropSession(sessionId: string): void {
-    for (const [seq, n] of this.#nodes) if (n.sessionId === sessionId) this.#nodes.delete(seq);
+    for (const m of [this.#current, this.#old])
+      for (const [seq, n] of m) if (n.sessionId === sessionId) m.delete(seq);
   }
 }
 
@@ -243,17 +355,13 @@ interface ArtifactRow extends ArtifactColumns {
  * spares an ORDER BY over the whole path; reverse it, and sort only if the
  * engine ever produced another order.
  */
-/** Root first, each node's parent the one before it, ending at the leaf. */
-function linked(rows: readonly NodeRow[], leafId: string): boolean {
-  if (rows.length === 0 || rows[0]!.parent_id !== null || rows[rows.length - 1]!.id !== leafId) return false;
-  for (let i = 1; i < rows.length; i++) if (rows[i]!.parent_id !== rows[i - 1]!.id) return false;
-  return true;
-}
-
-/** `rows` run from `firstId` to `leafId`, each row's parent the row before it. */
-function linkedFrom(rows: readonly NodeRow[], firstId: string, leafId: string): boolean {
-  if (rows.length === 0 || rows[0]!.id !== firstId || rows[rows.length - 1]!.id !== leafId) return false;
-  for (let i = 1; i < rows.length; i++) if (rows[i]!.parent_id !== rows[i - 1]!.id) return false;
+/**
+ * `nodes` run from `firstId` (null: a root) to `leafId`, each node's parent the node before it.
+ */
+function linkedFrom(nodes: readonly GraphNode[], firstId: string | null, leafId: string): boolean {
+  if (nodes.length === 0 || nodes[nodes.length - 1]!.id !== leafId) return false;
+  if (firstId === null ? nodes[0]!.parentId !== null : nodes[0]!.id !== firstId) return false;
+  for (let i = 1; i < nodes.length; i++) if (nodes[i]!.parentId !== nodes[i - 1]!.id) return false;
   return true;
 }
 
@@ -674,85 +782,202 @@ function makeShape(
       SELECT * FROM path`;
 
   /**
-   * The path root → leaf from lines (migration 4): the leaf's line and depth,
-   * the chain of lines it hangs from (one small recursive query over
-   * `node_lines`, one row per branch point or fork on the path), then one
-   * index range per line. The result is checked link by link against the
-   * parent ids; a path that does not check out (a row without its line, e.g.
-   * salvaged from a damaged file) is read again through the parent chain.
+   * The path reads, prepared once on the better-sqlite3 handle and run with `raw` rows
+   * (arrays, not objects): opening a long session costs one small recursive query over
+   * `node_lines` (one row per branch point or fork on the path) and one index range per
+   * line, turned straight into nodes — no statement compiler, no row objects. A node's
+   * session is its line's (a line is one session's chain), so it is not read per row.
    */
-  const activePathRows = (leafId: string) =>
-    Effect.gen(function* () {
-      const head = (yield* sql<{ line: number | null; depth: number | null }>`
-        SELECT line, depth FROM nodes WHERE id = ${leafId}`)[0];
-      if (!head) return [];
-      if (head.line !== null && head.depth !== null) {
-        const segments = yield* sql<{ line: number; upto: number }>`
-          WITH RECURSIVE seg(line, upto) AS (
-            SELECT ${head.line}, ${head.depth}
-            UNION ALL
-            SELECT l.parent_line, l.parent_depth FROM seg JOIN node_lines l ON l.line = seg.line
-              WHERE l.parent_line IS NOT NULL
+  interface PathSql {
+    /** [line, depth] of a node. */
+    readonly head: Statement;
+    /** [line, upto, session_id] per line segment of the path, leaf first. */
+    readonly segments: Statement;
+    /** The nodes of a line up to a depth, root first (PATH_COLUMNS). */
+    readonly range: Statement;
+    /** The same from a depth on. */
+    readonly rangeFrom: Statement;
+    /** [depth, id] of the deepest compaction of a frame on a line segment. */
+    readonly compaction: Statement;
+    /** [seq, id, payload_json] of a line between two depths (a PayloadChunk). */
+    readonly payloads: Statement;
+  }
+  let pathSql: PathSql | undefined;
+  const pathStatements = (): PathSql => {
+    if (!db) throw new Error("the SQLite handle is not available");
+    if (!pathSql) {
+      pathSql = {
+        head: db.prepare("SELECT line, depth FROM nodes WHERE id = ?").raw(true),
+        segments: db
+          .prepare(
+            `WITH RECURSIVE seg(n, line, upto) AS (
+               SELECT 0, ?, ?
+               UNION ALL
+               SELECT seg.n + 1, l.parent_line, l.parent_depth FROM seg JOIN node_lines l ON l.line = seg.line
+                 WHERE l.parent_line IS NOT NULL AND seg.n < 1000000
+             )
+             SELECT seg.line, seg.upto, (SELECT session_id FROM node_lines WHERE line = seg.line)
+               FROM seg ORDER BY seg.n`,
           )
-          SELECT line, upto FROM seg`;
-        let rows: readonly NodeRow[] = [];
-        for (let i = segments.length - 1; i >= 0; i--) {
-          const { line, upto } = segments[i]!;
-          const part = yield* sql<NodeRow>`
-            SELECT ${sql.literal(NODE_COLUMNS)} FROM nodes WHERE line = ${line} AND depth <= ${upto} ORDER BY depth`;
-          rows = rows.length === 0 ? part : rows.concat(part);
-        }
-        if (linked(rows, leafId)) return rows;
+          .raw(true),
+        range: db
+          .prepare(`SELECT ${PATH_COLUMNS} FROM nodes WHERE line = ? AND depth <= ? ORDER BY depth`)
+          .raw(true),
+        rangeFrom: db
+          .prepare(
+            `SELECT ${PATH_COLUMNS} FROM nodes WHERE line = ? AND depth >= ? AND depth <= ? ORDER BY depth`,
+          )
+          .raw(true),
+        compaction: db
+          .prepare(
+            `SELECT depth, id FROM nodes INDEXED BY nodes_compaction
+               WHERE line = ? AND depth <= ?
+                 AND kind = 'protocol' AND json_extract(payload_json, '$.type') = 'compaction'
+                 AND frame_id = ?
+               ORDER BY depth DESC LIMIT 1`,
+          )
+          .raw(true),
+        payloads: db
+          .prepare(
+            "SELECT seq, id, payload_json FROM nodes WHERE line = ? AND depth >= ? AND depth <= ? ORDER BY depth",
+          )
+          .raw(true),
+      };
+    }
+    return pathSql;
+  };
+  const payloadSource: PayloadSource = (line, from, to) => {
+    if (!db?.open)
+      throw new StoreError({
+        message: `${filename} was closed before the payloads of a path read from it were read; read them (node.payload) before closing the store`,
+      });
+    return pathStatements().payloads.all(line, from, to) as [number, string, string | null][];
+  };
+  /**
+   * Append the nodes of raw PATH_COLUMNS rows of one line (`line`, of `sessionId`) to `out`,
+   * through the cache; the payloads of new nodes stay in the database, read per PayloadChunk.
+   */
+  const appendNodes = (
+    rows: readonly PathRow[],
+    line: number,
+    sessionId: string,
+    out: StoredNode[],
+    cachedFrom: number,
+  ) => {
+    let chunk: PayloadChunk | undefined;
+    // Neighbours on a line mostly share their frame, turn and kind, and a node's parent is the
+    // node before it: keep the strings already held (the row's copies die young, which the
+    // garbage collector does not have to move), so a long path costs about one string per node.
+    let prev: StoredNode | undefined = out[out.length - 1];
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i]!;
+      const cached = r[7] >= cachedFrom;
+      const known = cached ? nodeCache.get(r[0], r[1]) : undefined;
+      if (known !== undefined) {
+        out.push(known);
+        prev = known;
+        chunk = undefined; // a chunk is a run of consecutive depths
+        continue;
       }
-      return rootFirst(yield* activePathFrom(leafId));
-    });
+      if (chunk === undefined || chunk.nodes.length === PAYLOAD_CHUNK)
+        chunk = { source: payloadSource, line, from: r[7], to: r[7], nodes: [] };
+      const node =
+        prev === undefined
+          ? new StoredNode(r[0], r[1], sessionId, r[2], r[3], r[4], r[5], null, r[6], chunk)
+          : new StoredNode(
+              r[0],
+              r[1],
+              sessionId,
+              r[2] === prev.id ? prev.id : r[2],
+              r[3] === prev.frameId ? prev.frameId : r[3],
+              r[4] === prev.kind ? prev.kind : r[4],
+              r[5] === prev.turnId ? prev.turnId : r[5],
+              null,
+              r[6],
+              chunk,
+            );
+      chunk.nodes.push(node);
+      chunk.to = r[7];
+      out.push(cached ? nodeCache.add(node) : node);
+      prev = node;
+    }
+  };
+  type Segment = readonly [line: number, upto: number, sessionId: string | null];
+  /** The line segments of the path to `leafId`, leaf first; [] when there is no such node, null when it has no line. */
+  const segmentsOf = (st: PathSql, leafId: string): readonly Segment[] | null => {
+    const head = st.head.get(leafId) as readonly [number | null, number | null] | undefined;
+    if (head === undefined) return [];
+    if (head[0] === null || head[1] === null) return null;
+    return st.segments.all(head[0], head[1]) as Segment[];
+  };
+  const pathTry = <A>(f: () => A): Effect.Effect<A, SqlError> =>
+    Effect.try({ try: f, catch: (cause) => new SqlError({ cause, message: "Failed to read a path" }) });
+
+  /**
+   * The path root → leaf from lines (migration 4), through `PathSql`. The result is checked
+   * link by link against the parent ids; a path that does not check out (a row without its
+   * line, e.g. salvaged from a damaged file) is read again through the parent chain.
+   */
+  const activePathNodes = (leafId: string): Effect.Effect<readonly GraphNode[], SqlError> =>
+    Effect.flatMap(
+      pathTry((): readonly StoredNode[] | null => {
+        const st = pathStatements();
+        const segments = segmentsOf(st, leafId);
+        if (segments === null) return null;
+        const out: StoredNode[] = [];
+        const cachedFrom = segments.length === 0 ? 0 : nodeCache.cachedFrom(segments[0]![1]);
+        for (let i = segments.length - 1; i >= 0; i--) {
+          const [line, upto, sessionId] = segments[i]!;
+          if (sessionId === null) return null;
+          appendNodes(st.range.all(line, upto) as PathRow[], line, sessionId, out, cachedFrom);
+        }
+        return out;
+      }),
+      (nodes): Effect.Effect<readonly GraphNode[], SqlError> =>
+        nodes !== null && (nodes.length === 0 || linkedFrom(nodes, null, leafId))
+          ? Effect.succeed(nodes)
+          : Effect.map(activePathFrom(leafId), (rows) => rootFirst(rows).map(toNode)),
+    );
 
   /**
    * The path from the newest compaction node of `frameId` to the leaf, read through lines
-   * like `activePathRows`: per line segment, leaf first, one probe of the partial index
+   * like `activePathNodes`: per line segment, leaf first, one probe of the partial index
    * `nodes_compaction` (migration 6) for the deepest compaction at or above the segment's
    * end; then the ranges from that node down. No compaction, or a path that does not check
-   * out: the whole path, cut in memory.
+   * out: the whole path, cut in memory. `undefined`: no such leaf.
    */
-  const projectionRows = (leafId: string, frameId: string) =>
-    Effect.gen(function* () {
-      const head = (yield* sql<{ line: number | null; depth: number | null }>`
-        SELECT line, depth FROM nodes WHERE id = ${leafId}`)[0];
-      if (!head) return undefined;
-      if (head.line !== null && head.depth !== null) {
-        const segments = yield* sql<{ line: number; upto: number }>`
-          WITH RECURSIVE seg(line, upto) AS (
-            SELECT ${head.line}, ${head.depth}
-            UNION ALL
-            SELECT l.parent_line, l.parent_depth FROM seg JOIN node_lines l ON l.line = seg.line
-              WHERE l.parent_line IS NOT NULL
-          )
-          SELECT line, upto FROM seg`;
+  const projectionNodes = (leafId: string, frameId: string) =>
+    Effect.flatMap(
+      pathTry((): { readonly nodes: readonly StoredNode[]; readonly first: string } | null | undefined => {
+        const st = pathStatements();
+        const segments = segmentsOf(st, leafId);
+        if (segments === null) return null;
+        if (segments.length === 0) return undefined;
         for (let i = 0; i < segments.length; i++) {
-          const { line, upto } = segments[i]!;
-          const hit = (yield* sql<{ depth: number; id: string }>`
-            SELECT depth, id FROM nodes INDEXED BY nodes_compaction
-              WHERE line = ${line} AND depth <= ${upto}
-                AND kind = 'protocol' AND json_extract(payload_json, '$.type') = 'compaction'
-                AND frame_id = ${frameId}
-              ORDER BY depth DESC LIMIT 1`)[0];
-          if (!hit) continue;
-          let rows: readonly NodeRow[] = yield* sql<NodeRow>`
-            SELECT ${sql.literal(NODE_COLUMNS)} FROM nodes
-              WHERE line = ${line} AND depth >= ${hit.depth} AND depth <= ${upto} ORDER BY depth`;
-          for (let j = i - 1; j >= 0; j--) {
-            const s = segments[j]!;
-            const part = yield* sql<NodeRow>`
-              SELECT ${sql.literal(NODE_COLUMNS)} FROM nodes WHERE line = ${s.line} AND depth <= ${s.upto} ORDER BY depth`;
-            rows = rows.concat(part);
+          const [line, upto] = segments[i]!;
+          const hit = st.compaction.get(line, upto, frameId) as readonly [number, string] | undefined;
+          if (hit === undefined) continue;
+          const out: StoredNode[] = [];
+          const cachedFrom = nodeCache.cachedFrom(segments[0]![1]);
+          for (let j = i; j >= 0; j--) {
+            const [l, u, session] = segments[j]!;
+            if (session === null) return null;
+            const rows = j === i ? st.rangeFrom.all(line, hit[0], upto) : st.range.all(l, u);
+            appendNodes(rows as PathRow[], l, session, out, cachedFrom);
           }
-          if (linkedFrom(rows, hit.id, leafId)) return rows.map(toNode);
-          break;
+          return { nodes: out, first: hit[1] };
         }
-      }
-      const rows = yield* activePathRows(leafId);
-      return rows.length === 0 ? undefined : fromLastCompaction(rows.map(toNode), frameId);
-    });
+        return null;
+      }),
+      (found) => {
+        if (found === undefined) return Effect.succeed(undefined);
+        if (found !== null && linkedFrom(found.nodes, found.first, leafId))
+          return Effect.succeed(found.nodes);
+        return Effect.map(activePathNodes(leafId), (path) =>
+          path.length === 0 ? undefined : fromLastCompaction(path, frameId),
+        );
+      },
+    );
 
   const store: SessionStoreShape = {
     createSession: Effect.fn("SqliteStore.createSession")(function* (record: SessionRecord) {
@@ -818,9 +1043,9 @@ function makeShape(
           const row = yield* requireLive(sessionId);
           const leaf = leafId === undefined ? row.leaf_id : leafId;
           if (leaf === null) return [];
-          const rows = yield* activePathRows(leaf);
-          if (rows.length === 0) return yield* Effect.fail(nodeNotFound(leaf));
-          return rows.map(toNode);
+          const nodes = yield* activePathNodes(leaf);
+          if (nodes.length === 0) return yield* Effect.fail(nodeNotFound(leaf));
+          return nodes;
         }),
       );
     }),
@@ -830,7 +1055,7 @@ function makeShape(
         Effect.gen(function* () {
           const row = yield* requireLive(sessionId);
           if (row.leaf_id === null) return [];
-          const nodes = yield* projectionRows(row.leaf_id, frameId);
+          const nodes = yield* projectionNodes(row.leaf_id, frameId);
           if (nodes === undefined) return yield* Effect.fail(nodeNotFound(row.leaf_id));
           return nodes;
         }),
