@@ -4,7 +4,7 @@
 import { Effect, Exit, Scope } from "effect";
 import type { SessionStoreShape } from "../store.ts";
 import { makeMemoryStore } from "./memory.ts";
-import { makeSqliteStore, type SqliteStoreOptions } from "./sqlite.ts";
+import { makeSqliteStore, type SqliteStoreOptions } from "./sqlite-lazy.ts";
 
 export type PromiseStore = {
   readonly [K in keyof SessionStoreShape]: SessionStoreShape[K] extends (
