@@ -1,4 +1,4 @@
-// The public face of the SQLite store, loaded on first use: `import("@lash/core")` does not
+// The public face of the SQLite store, loaded on first use: importing @lash/core does not
 // load the SQLite driver (better-sqlite3, a native binding), @effect/sql or the store's own
 // ~1,300 lines until a SqliteStore is opened (issue 16: what a host that never opens one —
 // MemoryStore, Postgres — does not use is not paid for at import). The implementation is

@@ -22,7 +22,7 @@ export interface SqliteCheck {
 
 const MAX_PROBLEMS = 20;
 
-/** better-sqlite3, required on first use: `import("@lash/core")` does not load the native driver. */
+/** better-sqlite3, required on first use: importing @lash/core does not load the native driver. */
 let driver: typeof Database | undefined;
 function openDatabase(filename: string, options?: Database.Options): Database.Database {
   driver ??= createRequire(import.meta.url)("better-sqlite3") as typeof Database;
