@@ -2,8 +2,10 @@
 // standard-mode host must not pay for the Lashlang evaluator (chevrotain), for a vendor SDK it
 // never calls, or for the SQLite store when it keeps sessions elsewhere. Each is loaded on first
 // use (core's RLM mode: `rlm/lashlang.ts`; providers: `createProvider`'s lazy adapter; the
-// SQLite store: `store/sqlite-lazy.ts`, at the first open). bench/perf/import measures what the
-// import costs.
+// SQLite store: `store/sqlite-lazy.ts`, at the first open). Effect is imported by submodule
+// (`effect/Effect`), never through its barrel, which loads every Effect module
+// (bench/perf/import/effect-submodules.ts rewrites barrel imports). bench/perf/import measures
+// what the import costs.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -69,6 +71,18 @@ describe("lazy imports", () => {
     );
     expect(urls.some((u) => u.includes("/packages/providers/src/index.ts"))).toBe(true);
     expect(sdks(urls)).toEqual([]);
+  });
+
+  it("importing @lash/core or @lash/providers loads effect's submodules, not its barrel (all ~180 modules)", () => {
+    const barrel = (urls: readonly string[]) => urls.filter((u) => /\/effect\/dist\/esm\/index\.js$/.test(u));
+    for (const name of ["core", "providers"]) {
+      const urls = loadedBy(
+        join(root, "packages", name),
+        `const m = await import("@lash/${name}"); if (Object.keys(m).length === 0) throw new Error("no exports");`,
+      );
+      expect(urls.some((u) => u.includes("/effect/dist/esm/Effect.js"))).toBe(true);
+      expect(barrel(urls)).toEqual([]);
+    }
   });
 
   it("importing @lash/core loads no SQLite store (driver, @effect/sql, store code); the first open does, and the store works", () => {

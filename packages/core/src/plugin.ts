@@ -1,5 +1,5 @@
 import type { LlmRequest, LlmResponse, Message, ToolResultContent } from "@lash/sansio";
-import type { Effect } from "effect";
+import type * as Effect from "effect/Effect";
 import type { SessionRecord } from "./store.ts";
 import type { ToolDefinition, ToolOutput } from "./tool.ts";
 

@@ -1,5 +1,6 @@
 import type { ToolControl, ToolResultContent, ToolSpec, Usage } from "@lash/sansio";
-import { Data, Effect } from "effect";
+import * as Data from "effect/Data";
+import * as Effect from "effect/Effect";
 import type { ArtifactsShape } from "./artifacts.ts";
 
 /** A JSON Schema object (draft 2020-12 subset) describing a tool's input. */

@@ -3,7 +3,9 @@
 // ~1,300 lines until a SqliteStore is opened (issue 16: what a host that never opens one —
 // MemoryStore, Postgres — does not use is not paid for at import). The implementation is
 // ./sqlite.ts; this file only defers it, with the same signatures.
-import { Effect, Layer, type Scope } from "effect";
+import * as Effect from "effect/Effect";
+import * as Layer from "effect/Layer";
+import type * as Scope from "effect/Scope";
 import {
   type SchemaTooNew,
   SessionStore,
