@@ -75,10 +75,13 @@ describe("lazy imports", () => {
 
   it("importing @lash/core or @lash/providers loads effect's submodules, not its barrel (all ~180 modules)", () => {
     const barrel = (urls: readonly string[]) => urls.filter((u) => /\/effect\/dist\/esm\/index\.js$/.test(u));
-    for (const name of ["core", "providers"]) {
+    for (const [dir, specifier] of [
+      ["core", "@lash/core"],
+      ["providers", "@lash/providers"],
+    ] as const) {
       const urls = loadedBy(
-        join(root, "packages", name),
-        `const m = await import("@lash/${name}"); if (Object.keys(m).length === 0) throw new Error("no exports");`,
+        join(root, "packages", dir),
+        `const m = await import(${JSON.stringify(specifier)}); if (Object.keys(m).length === 0) throw new Error("no exports");`,
       );
       expect(urls.some((u) => u.includes("/effect/dist/esm/Effect.js"))).toBe(true);
       expect(barrel(urls)).toEqual([]);
