@@ -1,12 +1,20 @@
 // What `import "@lash/core"` and `import "@lash/providers"` load, in a fresh Node process: a
-// standard-mode host must not pay for the Lashlang evaluator (chevrotain) or for a vendor SDK it
-// never calls. Each is loaded on first use (core's RLM mode: `rlm/lashlang.ts`; providers:
-// `createProvider`'s lazy adapter). bench/perf/import measures what the import costs.
+// standard-mode host must not pay for the Lashlang evaluator (chevrotain), for a vendor SDK it
+// never calls, or for the SQLite store when it keeps sessions elsewhere. Each is loaded on first
+// use (core's RLM mode: `rlm/lashlang.ts`; providers: `createProvider`'s lazy adapter; the
+// SQLite store: `store/sqlite-lazy.ts`, at the first open). Effect is imported by submodule
+// (`effect/Effect`), never through its barrel, which loads every Effect module
+// (bench/perf/import/effect-submodules.ts rewrites barrel imports). bench/perf/import measures
+// what the import costs.
 import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 
 const root = join(import.meta.dirname, "..", "..");
+const scratch = mkdtempSync(join(tmpdir(), "lash-lazy-imports-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** The file URLs a fresh process loads while it evaluates `script` (an ES module, run from `cwd`). */
 function loadedBy(cwd: string, script: string): string[] {
@@ -26,6 +34,8 @@ function loadedBy(cwd: string, script: string): string[] {
 
 const lashlang = (urls: readonly string[]) =>
   urls.filter((u) => u.includes("/chevrotain") || u.includes("/packages/lashlang/"));
+const sqliteStore = (urls: readonly string[]) =>
+  urls.filter((u) => /\/better-sqlite3\/|\/@effect\/sql\/|\/core\/src\/store\/sqlite(-client)?\.ts$/.test(u));
 const sdks = (urls: readonly string[]) =>
   urls.filter((u) => /\/node_modules\/(openai|@anthropic-ai\/sdk|@google\/genai)\//.test(u));
 
@@ -61,5 +71,48 @@ describe("lazy imports", () => {
     );
     expect(urls.some((u) => u.includes("/packages/providers/src/index.ts"))).toBe(true);
     expect(sdks(urls)).toEqual([]);
+  });
+
+  it("importing @lash/core or @lash/providers loads effect's submodules, not its barrel (all ~180 modules)", () => {
+    const barrel = (urls: readonly string[]) => urls.filter((u) => /\/effect\/dist\/esm\/index\.js$/.test(u));
+    for (const [dir, specifier] of [
+      ["core", "@lash/core"],
+      ["providers", "@lash/providers"],
+    ] as const) {
+      const urls = loadedBy(
+        join(root, "packages", dir),
+        `const m = await import(${JSON.stringify(specifier)}); if (Object.keys(m).length === 0) throw new Error("no exports");`,
+      );
+      expect(urls.some((u) => u.includes("/effect/dist/esm/Effect.js"))).toBe(true);
+      expect(barrel(urls)).toEqual([]);
+    }
+  });
+
+  it("importing @lash/core loads no SQLite store (driver, @effect/sql, store code); the first open does, and the store works", () => {
+    const cwd = join(root, "packages", "core");
+    const plain = loadedBy(
+      cwd,
+      `const core = await import("@lash/core"); if (!core.SqliteStore.layer) throw new Error("no SqliteStore");`,
+    );
+    expect(plain.some((u) => u.includes("/packages/core/src/index.ts"))).toBe(true);
+    expect(sqliteStore(plain)).toEqual([]);
+
+    // The first open loads it; the store writes a session and reads it back (else the script throws).
+    const filename = join(scratch, "lash.db");
+    const opened = loadedBy(
+      cwd,
+      `const { openSqliteStore } = await import("@lash/core");
+       const { store, close } = await openSqliteStore({ filename: ${JSON.stringify(filename)} });
+       const record = { id: "s-lazy", model: "mock/m", mode: "standard", createdAt: 1, updatedAt: 1,
+         leafId: null, headRevision: 0, turnCount: 0, frameId: "f0", state: {} };
+       await store.createSession(record);
+       const again = await store.getSession("s-lazy");
+       await close();
+       if (again.id !== "s-lazy" || again.model !== "mock/m") throw new Error("the store did not read back its session");`,
+    );
+    const loaded = sqliteStore(opened);
+    expect(loaded.some((u) => u.endsWith("/packages/core/src/store/sqlite.ts"))).toBe(true);
+    expect(loaded.some((u) => u.includes("/better-sqlite3/"))).toBe(true);
+    expect(loaded.some((u) => u.includes("/@effect/sql/"))).toBe(true);
   });
 });

@@ -6,11 +6,18 @@
 // (process.cpuUsage, user + system) and wall time around `await import(...)` only —
 // Node's own start-up is excluded. Before anything is timed each import is checked
 // once: the module must expose the export a host would use, else the benchmark fails.
-// Goal (issue 16): @lash/core ≤ 100 ms, CPU, median.
 //
-// Two reference rows explain the remainder: `effect` (the barrel every @lash/* module
-// imports from, with fast-check through Schema) and @lash/core bundled by esbuild into
-// one ESM file (the same code, a handful of files instead of ~700).
+// @lash/* is timed in two forms: the workspace's TypeScript sources (what `pnpm lash` and
+// the tests load; Node strips the types file by file) and the published form — each
+// package's `tsc -b` build laid out as `npm install` would (installed.ts), which is what a
+// user's `import("@lash/core")` loads. Goal (issue 16): @lash/core ≤ 100 ms CPU, median,
+// judged on the published (built) form.
+//
+// Reference rows explain the remainder: `effect`'s barrel (all of Effect, with fast-check
+// through Schema; @lash/* imported it until issue 16, now they import submodules), the
+// `effect/*` submodules @lash/core uses, Schema and Effect alone, and @lash/core bundled by esbuild into one
+// ESM file (the same code, a handful of files instead of ~700). A second table splits the
+// built import's CPU by what it loads, step by step in one process.
 //
 // pnpm exec node bench/perf/import/run.ts [--json out.json] [--runs 11]
 import { execFileSync } from "node:child_process";
@@ -21,6 +28,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { build } from "esbuild";
 import { argValue, markdownTable, median, report } from "../util.ts";
+import { installBuilt } from "./installed.ts";
 
 const RUNS = Number(argValue("--runs") ?? 11);
 const GOAL_MS = 100;
@@ -59,6 +67,35 @@ async function bundleCore(outdir: string): Promise<string> {
 }
 const scratch = mkdtempSync(join(tmpdir(), "lash-import-bench-"));
 const coreBundle = await bundleCore(scratch);
+/** The published form: built @lash/* packages laid out as `npm install` would, in its own directory. */
+const installed = join(scratch, "installed");
+installBuilt(root, installed, ["@lash/core", "@lash/providers"]);
+
+/** The `effect` submodules @lash/core and @lash/sansio import values from (effect/Effect …, never the barrel). */
+const EFFECT_MODULES = [
+  "Cache",
+  "Cause",
+  "Clock",
+  "Context",
+  "Data",
+  "Deferred",
+  "Duration",
+  "Effect",
+  "Either",
+  "Exit",
+  "Fiber",
+  "FiberId",
+  "Layer",
+  "ManagedRuntime",
+  "Option",
+  "ParseResult",
+  "PubSub",
+  "Runtime",
+  "Schema",
+  "SchemaAST",
+  "Scope",
+  "Stream",
+].map((m) => `effect/${m}`);
 
 interface Target {
   readonly label: string;
@@ -67,18 +104,44 @@ interface Target {
   /** An export of the last module that must be a function. */
   readonly check: string;
   readonly goal?: number;
+  /** Where the child runs (resolves bare specifiers from): the bench directory unless given. */
+  readonly cwd?: string;
 }
 const targets: readonly Target[] = [
-  { label: "`@lash/core`", modules: ["@lash/core"], check: "createLash", goal: GOAL_MS },
   {
-    label: "`@lash/core` + `@lash/providers`",
+    label: "`@lash/core`, built (dist, as `npm install` lays it out)",
+    modules: ["@lash/core"],
+    check: "createLash",
+    goal: GOAL_MS,
+    cwd: installed,
+  },
+  {
+    label: "`@lash/core` + `@lash/providers`, built",
+    modules: ["@lash/core", "@lash/providers"],
+    check: "createProvider",
+    cwd: installed,
+  },
+  { label: "`@lash/core`, workspace sources (.ts)", modules: ["@lash/core"], check: "createLash" },
+  {
+    label: "`@lash/core` + `@lash/providers`, workspace sources (.ts)",
     modules: ["@lash/core", "@lash/providers"],
     check: "createProvider",
   },
   { label: "`openai` (the raw SDK)", modules: ["openai"], check: "default" },
   { label: "`@mariozechner/pi-agent-core` (pi)", modules: ["@mariozechner/pi-agent-core"], check: "Agent" },
   { label: "`ai` (Vercel AI SDK)", modules: ["ai"], check: "generateText" },
-  { label: "reference: `effect` (the barrel @lash/* imports)", modules: ["effect"], check: "pipe" },
+  { label: "reference: `effect`, the barrel (all of Effect)", modules: ["effect"], check: "pipe" },
+  {
+    label: `reference: the ${EFFECT_MODULES.length} \`effect/*\` submodules @lash/core uses, no barrel`,
+    modules: EFFECT_MODULES,
+    check: "make",
+  },
+  {
+    label: "reference: `effect/Schema` alone (pulls in fast-check)",
+    modules: ["effect/Schema"],
+    check: "decodeUnknown",
+  },
+  { label: "reference: `effect/Effect` alone", modules: ["effect/Effect"], check: "runPromise" },
   {
     label: "reference: `@lash/core` bundled by esbuild (one file)",
     modules: [coreBundle],
@@ -113,7 +176,7 @@ function once(t: Target, count = false): Sample {
     process.stdout.write(JSON.stringify({ cpuMs: (cpu.user + cpu.system) / 1000, wallMs, modules }));
   `;
   const out = execFileSync(process.execPath, ["--input-type=module", "-e", program], {
-    cwd: bench,
+    cwd: t.cwd ?? bench,
     encoding: "utf8",
     env: { ...process.env, NODE_DISABLE_COMPILE_CACHE: "1", NODE_COMPILE_CACHE: "" },
   });
@@ -131,6 +194,45 @@ for (let run = 0; run < RUNS; run++)
     const t = targets[(i + run) % targets.length]!;
     samples.get(t)!.push(once(t));
   }
+
+// Where the built import's CPU goes: the same fresh, cache-less process imports these one
+// after another, each timed on its own (a step pays only for what the earlier ones did not load).
+const STEPS: readonly { readonly label: string; readonly specifiers: readonly string[] }[] = [
+  {
+    label: `the ${EFFECT_MODULES.length} \`effect/*\` submodules @lash/core uses (with fast-check via Schema)`,
+    specifiers: EFFECT_MODULES,
+  },
+  { label: "`@lash/sansio` (built)", specifiers: ["@lash/sansio"] },
+  { label: "`@lash/core` (built), the rest of its import", specifiers: ["@lash/core"] },
+  {
+    label: "after the import, at the first SqliteStore open: `better-sqlite3`",
+    specifiers: ["better-sqlite3"],
+  },
+  {
+    label: "after the import, at the first SqliteStore open: `@effect/sql`",
+    specifiers: ["@effect/sql/SqlClient"],
+  },
+];
+function steps(): number[] {
+  const program = `
+    const out = [];
+    for (const step of ${JSON.stringify(STEPS.map((x) => x.specifiers))}) {
+      const c0 = process.cpuUsage();
+      for (const s of step) await import(s);
+      const c = process.cpuUsage(c0);
+      out.push((c.user + c.system) / 1000);
+    }
+    process.stdout.write(JSON.stringify(out));
+  `;
+  const out = execFileSync(process.execPath, ["--input-type=module", "-e", program], {
+    cwd: installed,
+    encoding: "utf8",
+    env: { ...process.env, NODE_DISABLE_COMPILE_CACHE: "1", NODE_COMPILE_CACHE: "" },
+  });
+  return JSON.parse(out) as number[];
+}
+const stepRuns = Array.from({ length: RUNS }, steps);
+const stepMs = STEPS.map((_, i) => median(stepRuns.map((r) => r[i]!)));
 
 const rows = targets.map((t) => {
   const s = samples.get(t)!;
@@ -169,18 +271,25 @@ const table = markdownTable(
   ]),
 );
 const core = rows[0]!;
+const source = rows[2]!;
+const split = markdownTable(
+  ["step (one process, in this order)", "CPU ms (median)"],
+  STEPS.map((x, i) => [x.label, stepMs[i]!.toFixed(0)]),
+);
 report({
   name: "import",
   title: "Module import cost in a fresh process (`await import(...)`)",
-  table,
+  table: `${table}\n\n${split}`,
   results: {
     runs: RUNS,
     goalMs: GOAL_MS,
     rows: rows.map((r) => ({ ...r, modules: r.modules.map((m) => (m === coreBundle ? "<bundle>" : m)) })),
+    steps: STEPS.map((x, i) => ({ ...x, cpuMs: stepMs[i], cpuMsRuns: stepRuns.map((r) => r[i]) })),
   },
-  goals: `Goal (issue 16): \`import("@lash/core")\` ≤ ${GOAL_MS} ms CPU — ${core.cpuMs <= GOAL_MS ? "met" : "missed"} (${core.cpuMs.toFixed(0)} ms, ${openai ? `${(core.cpuMs / openai.cpuMs).toFixed(2)}× the raw \`openai\` SDK` : ""}).`,
+  goals: `Goal (issue 16): \`import("@lash/core")\` ≤ ${GOAL_MS} ms CPU, judged on the published (built) package — ${core.cpuMs <= GOAL_MS ? "met" : "missed"} (${core.cpuMs.toFixed(0)} ms, ${openai ? `${(core.cpuMs / openai.cpuMs).toFixed(2)}× the raw \`openai\` SDK` : ""}); from the workspace's TypeScript sources ${source.cpuMs.toFixed(0)} ms (no goal: what \`pnpm lash\` and the tests pay).`,
   notes: [
-    `Medians of ${RUNS} fresh processes per row (order rotated per run), no compile cache (NODE_DISABLE_COMPILE_CACHE=1); CPU = the child's user + system time around the imports only (Node's start-up excluded), wall beside it; "modules loaded" counts the files Node's module loader loaded (a registerHooks load hook, in the untimed check run). The workspace resolves @lash/* to their TypeScript sources (Node strips the types), the peers to their published JavaScript. Each import was checked once before timing (the export a host uses must be a function).`,
-    "Loaded on first use, not at import: the Lashlang evaluator and chevrotain (core's RLM mode), every vendor SDK (`createProvider`), ink (the CLI's TUI only).",
+    `Medians of ${RUNS} fresh processes per row (order rotated per run), no compile cache (NODE_DISABLE_COMPILE_CACHE=1); CPU = the child's user + system time around the imports only (Node's start-up excluded), wall beside it; "modules loaded" counts the files Node's module loader loaded (a registerHooks load hook, in the untimed check run). "Built" rows import @lash/* as a user's \`npm install\` gets them: each package's \`tsc -b\` output (dist/*.js, publishConfig.exports) in a node_modules layout with its third-party dependencies beside it (bench/perf/import/installed.ts, built first); "workspace sources" rows resolve @lash/* to their TypeScript sources (Node strips the types file by file); the peers are their published JavaScript. Each import was checked once before timing (the export a host uses must be a function).`,
+    'The second table times, in one fresh process per run, each import after the ones above it (medians of the same number of runs): what each layer adds to the built import. The last two rows are no longer part of `import("@lash/core")`: the SQLite store (its driver, @effect/sql and the store\'s code) is loaded on the first SqliteStore open (store/sqlite-lazy.ts); they show what that first open adds.',
+    "Loaded on first use, not at import: the SQLite store (better-sqlite3, @effect/sql, store/sqlite.ts: at the first SqliteStore open; `checkSqliteFile`/`recoverSqliteFile` require the driver when called), the Lashlang evaluator and chevrotain (core's RLM mode), every vendor SDK (`createProvider`), ink (the CLI's TUI only).",
   ],
 });

@@ -8,7 +8,8 @@
 // for twice. Every decision becomes an `ApprovalRecord`, committed with the turn as a
 // graph node (see `approvalNodes`).
 import { abortWait, canonicalJson, type Message, sha256Hex } from "@lash/sansio";
-import { Clock, Effect } from "effect";
+import * as Clock from "effect/Clock";
+import * as Effect from "effect/Effect";
 import type { TurnActivityBody } from "./activity.ts";
 import {
   type ApprovalAnswer,

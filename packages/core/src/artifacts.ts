@@ -1,7 +1,10 @@
 // Artifacts for plugins and tools: the slice of the SessionStore that puts and
 // reads content-addressed blobs (the output budget keeps cut outputs here,
 // `read_artifact` pages through them), and garbage collection as a library call.
-import { Clock, Context, Effect, Layer } from "effect";
+import * as Clock from "effect/Clock";
+import * as Context from "effect/Context";
+import * as Effect from "effect/Effect";
+import * as Layer from "effect/Layer";
 import {
   type ArtifactGcResult,
   type ArtifactInfo,

@@ -6,7 +6,7 @@
 // so the model sees the same image. Nodes written before this (inline base64) load as they are.
 import { Buffer } from "node:buffer";
 import type { AttachmentPart, Message, Part, ToolResultContent } from "@lash/sansio";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { artifactIdOfRef, artifactRef } from "./store/artifacts.ts";
 import type { NewNode, StoreError } from "./store.ts";
 

@@ -1,5 +1,9 @@
 import type { Message, ToolResultContent } from "@lash/sansio";
-import { Clock, Context, Effect, Layer, Option } from "effect";
+import * as Clock from "effect/Clock";
+import * as Context from "effect/Context";
+import * as Effect from "effect/Effect";
+import * as Layer from "effect/Layer";
+import * as Option from "effect/Option";
 import { Artifacts, type ArtifactsShape, artifactRef } from "./artifacts.ts";
 import type { Plugin, ProjectedResult } from "./plugin.ts";
 import {

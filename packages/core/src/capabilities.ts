@@ -4,7 +4,8 @@
  * turn's scope. No tool sees the runtime itself.
  */
 import { callOf, costOf, type LlmRequest, LlmResult, llmErrorInfo, ResponseAccumulator } from "@lash/sansio";
-import { Effect, Either } from "effect";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
 import type { ArtifactsShape } from "./artifacts.ts";
 import type { LashRuntimeShape, TurnResult } from "./runtime-api.ts";
 import type { SessionRecord } from "./store.ts";

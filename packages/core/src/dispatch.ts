@@ -1,6 +1,11 @@
 import type { CompletedToolCall, PendingToolCall } from "@lash/sansio";
 import { abortWait, afterOn } from "@lash/sansio";
-import { Duration, Effect, Exit, Fiber, FiberId, Runtime } from "effect";
+import * as Duration from "effect/Duration";
+import * as Effect from "effect/Effect";
+import * as Exit from "effect/Exit";
+import * as Fiber from "effect/Fiber";
+import * as FiberId from "effect/FiberId";
+import * as Runtime from "effect/Runtime";
 import type { TurnActivityBody } from "./activity.ts";
 import { type DispatchGovernance, type Governed, govern, type Runnable } from "./approval.ts";
 import type { ApprovalError } from "./governance.ts";

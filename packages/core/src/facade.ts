@@ -1,5 +1,10 @@
 import type { LlmProvider, Message, ModelInfo } from "@lash/sansio";
-import { Cause, Effect, Exit, Layer, ManagedRuntime, Option } from "effect";
+import * as Cause from "effect/Cause";
+import * as Effect from "effect/Effect";
+import * as Exit from "effect/Exit";
+import * as Layer from "effect/Layer";
+import * as ManagedRuntime from "effect/ManagedRuntime";
+import * as Option from "effect/Option";
 import type { TurnActivity } from "./activity.ts";
 import {
   type ApprovalAnswer,

@@ -5,7 +5,9 @@
 // in the graph); what the rules are and who answers live in @lash/policy and the
 // surfaces (TUI, `--print`, the library, the daemon). The defaults allow everything
 // and ask nobody, so a runtime without governance behaves as before.
-import { Context, Data, type Effect } from "effect";
+import * as Context from "effect/Context";
+import * as Data from "effect/Data";
+import type * as Effect from "effect/Effect";
 import type { ToolDefinition, ToolEffectKind, ToolPreview } from "./tool.ts";
 
 /** One tool call as the policy sees it (after lookup and argument validation). */

@@ -1,4 +1,8 @@
-import { Clock, Effect, PubSub, type Queue, Stream } from "effect";
+import * as Clock from "effect/Clock";
+import * as Effect from "effect/Effect";
+import * as PubSub from "effect/PubSub";
+import type * as Queue from "effect/Queue";
+import * as Stream from "effect/Stream";
 import type { TurnActivity, TurnActivityBody } from "./activity.ts";
 
 /**

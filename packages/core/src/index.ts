@@ -170,7 +170,7 @@ export {
   SQLITE_SCHEMA_VERSION,
   SqliteStore,
   type SqliteStoreOptions,
-} from "./store/sqlite.ts";
+} from "./store/sqlite-lazy.ts";
 export {
   checkSqliteFile,
   recoverSqliteFile,

@@ -1,5 +1,12 @@
 import { hashValue } from "@lash/sansio";
-import { Clock, Context, Data, Effect, Either, Layer, ParseResult, Schema } from "effect";
+import * as Clock from "effect/Clock";
+import * as Context from "effect/Context";
+import * as Data from "effect/Data";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
+import * as Layer from "effect/Layer";
+import * as ParseResult from "effect/ParseResult";
+import * as Schema from "effect/Schema";
 import { type JournalEntry, SessionStore, type SessionStoreShape, StoreError } from "./store.ts";
 
 /** How a recorded value is written to and read back from the journal. */

@@ -1,6 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { Clock, Effect, Fiber, type Scope } from "effect";
+import * as Clock from "effect/Clock";
+import * as Effect from "effect/Effect";
+import * as Fiber from "effect/Fiber";
+import type * as Scope from "effect/Scope";
 import {
   describeHolder,
   type LashRuntimeShape,

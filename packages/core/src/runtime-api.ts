@@ -11,7 +11,11 @@ import type {
   TurnOutcome,
   Usage,
 } from "@lash/sansio";
-import { Data, type Deferred, type Effect, type Scope, type Stream } from "effect";
+import * as Data from "effect/Data";
+import type * as Deferred from "effect/Deferred";
+import type * as Effect from "effect/Effect";
+import type * as Scope from "effect/Scope";
+import type * as Stream from "effect/Stream";
 import type { TurnActivity, TurnActivityBody } from "./activity.ts";
 import type { CompactionOptions, CompactionPayload } from "./compaction/compact.ts";
 import type { DispatchOptions } from "./dispatch.ts";

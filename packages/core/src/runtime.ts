@@ -1,6 +1,10 @@
 import type { ProtocolDriver } from "@lash/sansio";
 import { standardDriver } from "@lash/sansio";
-import { Context, Effect, Layer, Option, Stream } from "effect";
+import * as Context from "effect/Context";
+import * as Effect from "effect/Effect";
+import * as Layer from "effect/Layer";
+import * as Option from "effect/Option";
+import * as Stream from "effect/Stream";
 import type { Grants } from "./approval.ts";
 import { Calibration } from "./compaction/estimate.ts";
 import { Approver, Governance } from "./governance.ts";

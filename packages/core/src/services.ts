@@ -1,6 +1,10 @@
 import { randomBytes } from "node:crypto";
 import type { LlmProvider, ModelInfo } from "@lash/sansio";
-import { Clock, Context, Data, Effect, Layer } from "effect";
+import * as Clock from "effect/Clock";
+import * as Context from "effect/Context";
+import * as Data from "effect/Data";
+import * as Effect from "effect/Effect";
+import * as Layer from "effect/Layer";
 
 /** Every id the runtime mints (sessions, turns, nodes). Tests provide a seeded one. */
 export interface IdGeneratorShape {

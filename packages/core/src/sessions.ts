@@ -1,5 +1,6 @@
 import { addUsage, type Message, type ProtocolDriver, type Usage } from "@lash/sansio";
-import { Clock, Effect } from "effect";
+import * as Clock from "effect/Clock";
+import * as Effect from "effect/Effect";
 import type { PluginHostShape, ToolCatalogShape } from "./host.ts";
 import type { LashRuntimeShape } from "./runtime-api.ts";
 import type { IdGeneratorShape } from "./services.ts";

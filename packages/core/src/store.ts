@@ -1,5 +1,7 @@
 import type { Usage } from "@lash/sansio";
-import { Context, Data, type Effect } from "effect";
+import * as Context from "effect/Context";
+import * as Data from "effect/Data";
+import type * as Effect from "effect/Effect";
 
 export type SessionMode = "standard" | "rlm";
 

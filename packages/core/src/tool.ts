@@ -8,7 +8,8 @@ import type {
   TurnOutcome,
   Usage,
 } from "@lash/sansio";
-import { Data, Effect } from "effect";
+import * as Data from "effect/Data";
+import * as Effect from "effect/Effect";
 import type { ArtifactsShape } from "./artifacts.ts";
 import type { GraphNode, SessionMode, SessionRecord, UsageSummary } from "./store.ts";
 

@@ -1,5 +1,6 @@
 import { callOf, type LlmProvider, type ModelInfo, withCall } from "@lash/sansio";
-import { Effect, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Stream from "effect/Stream";
 import type { AdapterConfig } from "./adapters/shared.ts";
 import { CODEX_BASE_URL, codexAuthConfig } from "./auth/codex.ts";
 import { defaultAuthFile, readCodexTokens } from "./auth/store.ts";

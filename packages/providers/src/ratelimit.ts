@@ -1,6 +1,11 @@
 import type { LlmCall, LlmEvent, LlmProvider, LlmRequest } from "@lash/sansio";
 import { abortWait, callOf, LlmError, sha256Hex, streamOfCall } from "@lash/sansio";
-import { Clock, Context, Duration, Effect, Option, type Stream } from "effect";
+import * as Clock from "effect/Clock";
+import * as Context from "effect/Context";
+import * as Duration from "effect/Duration";
+import * as Effect from "effect/Effect";
+import * as Option from "effect/Option";
+import type * as Stream from "effect/Stream";
 import { formatMs } from "./errors.ts";
 
 /**

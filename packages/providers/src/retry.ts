@@ -1,6 +1,10 @@
 import type { LlmCall, LlmProvider, LlmRequest } from "@lash/sansio";
 import { abortWait, callOf, LlmError, llmErrorInfo, streamOfCall } from "@lash/sansio";
-import { Clock, Duration, Effect, Either, Random } from "effect";
+import * as Clock from "effect/Clock";
+import * as Duration from "effect/Duration";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
+import * as Random from "effect/Random";
 import { formatMs } from "./errors.ts";
 import { RATE_LIMIT_WAIT } from "./ratelimit.ts";
 import { type OutputValidator, withOutputCheck } from "./structured.ts";

@@ -1,7 +1,8 @@
 import { Validator } from "@cfworker/json-schema";
 import type { JsonSchemaObject, LlmEvent, LlmProvider, LlmRequest, Message } from "@lash/sansio";
 import { LlmError, resolveOutputSchema } from "@lash/sansio";
-import { Chunk, Stream } from "effect";
+import * as Chunk from "effect/Chunk";
+import * as Stream from "effect/Stream";
 
 /**
  * Structured output (`LlmRequest.output`): what each adapter sends, and the layer that

@@ -1,4 +1,4 @@
-import { Schema } from "effect";
+import * as Schema from "effect/Schema";
 import { LlmErrorInfo, LlmRequest } from "./llm.ts";
 import { Message, ToolResultContent } from "./message.ts";
 import { TurnOutcome } from "./turn.ts";

@@ -1,4 +1,9 @@
-import { Clock, Duration, Effect, FiberId, Runtime, Stream } from "effect";
+import * as Clock from "effect/Clock";
+import * as Duration from "effect/Duration";
+import * as Effect from "effect/Effect";
+import * as FiberId from "effect/FiberId";
+import * as Runtime from "effect/Runtime";
+import * as Stream from "effect/Stream";
 import { LlmError, type LlmEvent } from "./llm.ts";
 
 /** How a model call is driven without a `Stream`. */

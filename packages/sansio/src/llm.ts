@@ -1,5 +1,6 @@
-import type { Stream } from "effect";
-import { Data, Schema } from "effect";
+import * as Data from "effect/Data";
+import * as Schema from "effect/Schema";
+import type * as Stream from "effect/Stream";
 import { Message, Part, ProviderReplay } from "./message.ts";
 import { StructuredOutput } from "./output.ts";
 import { Usage } from "./usage.ts";

@@ -1,4 +1,4 @@
-import { Schema } from "effect";
+import * as Schema from "effect/Schema";
 
 /**
  * The message model. Every durable or serialized shape is a Schema; runtime

@@ -1,4 +1,4 @@
-import { Schema } from "effect";
+import * as Schema from "effect/Schema";
 import { LlmErrorInfo, type LlmRequest, LlmResponse, StopReason, ToolSpec } from "./llm.ts";
 import { Message, ToolResultContent } from "./message.ts";
 import { Usage } from "./usage.ts";

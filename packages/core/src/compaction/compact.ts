@@ -9,7 +9,9 @@ import {
   sha256Hex,
   Usage,
 } from "@lash/sansio";
-import { Data, Effect, Schema } from "effect";
+import * as Data from "effect/Data";
+import * as Effect from "effect/Effect";
+import * as Schema from "effect/Schema";
 import type { Journal } from "../journal.ts";
 import { type GraphNode, isCompactionNode } from "../store.ts";
 import { messageTokens, textTokens } from "./estimate.ts";

@@ -21,7 +21,12 @@ import {
   type Usage,
 } from "@lash/sansio";
 import { cleanCode, LASHLANG, toolResultPart } from "@lash/sansio/internal";
-import { Cause, Deferred, Effect, Exit, Option, Runtime } from "effect";
+import * as Cause from "effect/Cause";
+import * as Deferred from "effect/Deferred";
+import * as Effect from "effect/Effect";
+import * as Exit from "effect/Exit";
+import * as Option from "effect/Option";
+import * as Runtime from "effect/Runtime";
 import { validateJson } from "../jsonschema.ts";
 import type { CodeExecutor, ExecContext } from "../runtime.ts";
 import { TurnError } from "../runtime.ts";

@@ -5,7 +5,7 @@
  * the synchronous code after it (frame states, previews) reads the loaded module with `lashlang()`.
  */
 import type * as Lashlang from "@lash/lashlang";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 
 let loaded: typeof Lashlang | undefined;
 

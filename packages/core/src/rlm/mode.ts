@@ -14,7 +14,7 @@ import {
   rlmDriver,
   rlmProjector,
 } from "@lash/sansio";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import type { Plugin } from "../plugin.ts";
 import type { CodeExecutor, ProjectorContext, RuntimeOptions } from "../runtime.ts";
 import { checkBindings, type ExecutorOptions, rlmExecutor, rlmOperations } from "./executor.ts";

@@ -11,7 +11,13 @@
  */
 import type { ProcessEvent, ProcessTimers } from "@lash/lashlang";
 import type { TurnActivityBody } from "@lash/sansio";
-import { Clock, Deferred, Duration, Effect, Exit, Fiber, Runtime } from "effect";
+import * as Clock from "effect/Clock";
+import * as Deferred from "effect/Deferred";
+import * as Duration from "effect/Duration";
+import * as Effect from "effect/Effect";
+import * as Exit from "effect/Exit";
+import * as Fiber from "effect/Fiber";
+import * as Runtime from "effect/Runtime";
 
 /**
  * Timers whose wake-up times go through `remember` (a journaled value: recorded the first time,

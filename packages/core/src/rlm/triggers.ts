@@ -13,7 +13,9 @@
 import type { Json, LashlangHost, OperationResult } from "@lash/lashlang";
 import { sha256Hex } from "@lash/sansio";
 import { Cron } from "croner";
-import { Clock, Duration, Effect } from "effect";
+import * as Clock from "effect/Clock";
+import * as Duration from "effect/Duration";
+import * as Effect from "effect/Effect";
 import { lashlang } from "./lashlang.ts";
 
 export const TRIGGER_EVENT = "__trigger_event__";

@@ -2,7 +2,8 @@
 // runs synchronously inside one `Effect.suspend`, so each is atomic: it
 // validates everything first and mutates only when nothing can fail.
 import { sha256BytesHex } from "@lash/sansio";
-import { Effect, Layer } from "effect";
+import * as Effect from "effect/Effect";
+import * as Layer from "effect/Layer";
 import {
   type ArtifactInfo,
   type CommitResult,

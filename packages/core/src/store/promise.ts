@@ -1,10 +1,12 @@
 // A promise view of a SessionStore, for scripts that do not run Effect
 // themselves (benchmarks, maintenance tools). Each method returns a promise
 // that rejects with the store's typed error (StoreConflict, SessionNotFound …).
-import { Effect, Exit, Scope } from "effect";
+import * as Effect from "effect/Effect";
+import * as Exit from "effect/Exit";
+import * as Scope from "effect/Scope";
 import type { SessionStoreShape } from "../store.ts";
 import { makeMemoryStore } from "./memory.ts";
-import { makeSqliteStore, type SqliteStoreOptions } from "./sqlite.ts";
+import { makeSqliteStore, type SqliteStoreOptions } from "./sqlite-lazy.ts";
 
 export type PromiseStore = {
   readonly [K in keyof SessionStoreShape]: SessionStoreShape[K] extends (

@@ -1,7 +1,7 @@
 // The rows of lash's SQL stores (SqliteStore, @lash/store-postgres: the same tables and columns)
 // and how a row becomes the store's record, in one place so that both stores read a row alike.
 // Each decoder throws a StoreError naming the row; a store's guard turns it into a typed failure.
-import { Schema } from "effect";
+import * as Schema from "effect/Schema";
 import type {
   ArtifactInfo,
   JournalEntry,

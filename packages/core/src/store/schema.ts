@@ -6,7 +6,10 @@
 // here, so a row that does not fit is a clear error naming the row, never a
 // value of the wrong shape let loose in the runtime.
 import { Message, Usage } from "@lash/sansio";
-import { Either, ParseResult, Schema, SchemaAST } from "effect";
+import * as Either from "effect/Either";
+import * as ParseResult from "effect/ParseResult";
+import * as Schema from "effect/Schema";
+import * as SchemaAST from "effect/SchemaAST";
 import { StoreError } from "../store.ts";
 
 export const NodeKindSchema = Schema.Literal("message", "protocol", "plugin", "frame");

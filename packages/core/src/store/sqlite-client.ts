@@ -19,7 +19,11 @@ import type { Connection } from "@effect/sql/SqlConnection";
 import { SqlError } from "@effect/sql/SqlError";
 import * as Statement from "@effect/sql/Statement";
 import Sqlite from "better-sqlite3";
-import { Cache, Context, Duration, Effect, Scope } from "effect";
+import * as Cache from "effect/Cache";
+import * as Context from "effect/Context";
+import * as Duration from "effect/Duration";
+import * as Effect from "effect/Effect";
+import * as Scope from "effect/Scope";
 
 export interface SqliteClientConfig {
   readonly filename: string;

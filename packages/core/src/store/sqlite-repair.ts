@@ -9,7 +9,8 @@
 //    `<name>.damaged-<ts>` (with its -wal), the recovered one takes its name.
 // better-sqlite3 has no `.recover` API and the `sqlite3` shell is not guaranteed to be installed.
 import { existsSync, renameSync, rmSync } from "node:fs";
-import Sqlite from "better-sqlite3";
+import { createRequire } from "node:module";
+import type Database from "better-sqlite3";
 import { sqliteFileUsers } from "./lock-holders.ts";
 import { SQLITE_SCHEMA_VERSION, sqliteMigrations } from "./sqlite-schema.ts";
 
@@ -21,11 +22,18 @@ export interface SqliteCheck {
 
 const MAX_PROBLEMS = 20;
 
+/** better-sqlite3, required on first use: importing @lash/core does not load the native driver. */
+let driver: typeof Database | undefined;
+function openDatabase(filename: string, options?: Database.Options): Database.Database {
+  driver ??= createRequire(import.meta.url)("better-sqlite3") as typeof Database;
+  return new driver(filename, options);
+}
+
 /** `PRAGMA quick_check` on a read-only connection; never writes to the file. */
 export function checkSqliteFile(filename: string): SqliteCheck {
-  let db: Sqlite.Database | undefined;
+  let db: Database.Database | undefined;
   try {
-    db = new Sqlite(filename, { readonly: true, fileMustExist: true });
+    db = openDatabase(filename, { readonly: true, fileMustExist: true });
     const rows = db.pragma(`quick_check(${MAX_PROBLEMS})`) as { quick_check: string }[];
     const lines = rows.map((r) => r.quick_check);
     return lines.length === 1 && lines[0] === "ok"
@@ -84,9 +92,9 @@ export function recoverSqliteFile(filename: string, now: Date): SqliteRecovery {
   const recovered = `${filename}.recovered-${ts}`;
   const damagedCopy = `${filename}.damaged-${ts}`;
 
-  let source: Sqlite.Database;
+  let source: Database.Database;
   try {
-    source = new Sqlite(filename, { readonly: true, fileMustExist: true });
+    source = openDatabase(filename, { readonly: true, fileMustExist: true });
   } catch (e) {
     throw new SqliteRepairError(`cannot open ${filename}: ${describe(e)}`);
   }
@@ -107,7 +115,7 @@ export function recoverSqliteFile(filename: string, now: Date): SqliteRecovery {
     if (version < 1) throw new SqliteRepairError(`${filename} is not a lash database (no schema version)`);
 
     rmSync(recovered, { force: true });
-    const target = new Sqlite(recovered);
+    const target = openDatabase(recovered);
     try {
       target.pragma("journal_mode = DELETE");
       target.transaction(() => {
@@ -154,7 +162,12 @@ const INCOMPLETE = `SELECT count(*) AS n FROM sessions s WHERE s.deleted = 0 AND
              AND NOT EXISTS (SELECT 1 FROM nodes p WHERE p.id = n.parent_id)))`;
 
 /** Copy the readable rows of one table: ascending, past each damaged stretch, then descending. */
-function copyTable(source: Sqlite.Database, target: Sqlite.Database, table: string, withoutRowid: boolean) {
+function copyTable(
+  source: Database.Database,
+  target: Database.Database,
+  table: string,
+  withoutRowid: boolean,
+) {
   const columns = (target.pragma(`table_info(${quote(table)})`) as { name: string; pk: number }[]).map(
     (c) => c.name,
   );

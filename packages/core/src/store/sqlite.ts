@@ -11,7 +11,9 @@ import type { Connection } from "@effect/sql/SqlConnection";
 import { SqlError } from "@effect/sql/SqlError";
 import { sha256BytesHex } from "@lash/sansio";
 import type { Statement } from "better-sqlite3";
-import { Effect, Layer, Scope } from "effect";
+import * as Effect from "effect/Effect";
+import * as Layer from "effect/Layer";
+import * as Scope from "effect/Scope";
 import {
   type ArtifactInfo,
   type ArtifactPut,

@@ -11,7 +11,9 @@ import {
   sha256Hex,
   type TurnEffect,
 } from "@lash/sansio";
-import { Clock, Effect, Either } from "effect";
+import * as Clock from "effect/Clock";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
 import { compactBetweenRounds } from "./compact-mid.ts";
 import { step, type TurnScope } from "./scope.ts";
 

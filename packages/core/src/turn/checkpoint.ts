@@ -1,5 +1,6 @@
 import { Message, type TurnEffect } from "@lash/sansio";
-import { Effect, Schema } from "effect";
+import * as Effect from "effect/Effect";
+import * as Schema from "effect/Schema";
 import { step, type TurnScope } from "./scope.ts";
 
 type Checkpoint = Extract<TurnEffect, { kind: "checkpoint" }>;

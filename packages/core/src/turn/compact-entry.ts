@@ -1,6 +1,7 @@
 // `runtime.compact`: a compaction-only turn, entered as every turn is (lock, lease, a cut-off
 // turn first) by the helpers of entry.ts.
-import { type Deferred, Effect } from "effect";
+import type * as Deferred from "effect/Deferred";
+import * as Effect from "effect/Effect";
 import { projectHistory } from "../compaction/compact.ts";
 import { storeFailure } from "../lease.ts";
 import type { CompactionResult, LashRuntimeShape, TurnError, TurnOptions } from "../runtime-api.ts";

@@ -1,5 +1,6 @@
 import { costOf, type LlmRequest, type Message } from "@lash/sansio";
-import { Effect, Schema } from "effect";
+import * as Effect from "effect/Effect";
+import * as Schema from "effect/Schema";
 import {
   CompactionFailed,
   compactSpan,

@@ -1,5 +1,5 @@
 import { costOf, type Message, type ToolSpec } from "@lash/sansio";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import {
   CompactionFailed,
   CompactionPlan,

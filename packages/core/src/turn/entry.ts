@@ -1,5 +1,9 @@
 import { hashValue, type Message, messageText } from "@lash/sansio";
-import { Clock, Deferred, Effect, Fiber, Stream } from "effect";
+import * as Clock from "effect/Clock";
+import * as Deferred from "effect/Deferred";
+import * as Effect from "effect/Effect";
+import * as Fiber from "effect/Fiber";
+import * as Stream from "effect/Stream";
 import type { TurnActivity } from "../activity.ts";
 import { storeFailure } from "../lease.ts";
 import {

@@ -1,5 +1,7 @@
 import { hashValue, type Message } from "@lash/sansio";
-import { Clock, Effect, Schema } from "effect";
+import * as Clock from "effect/Clock";
+import * as Effect from "effect/Effect";
+import * as Schema from "effect/Schema";
 import type { CompactionPayload } from "../compaction/compact.ts";
 import type { TurnError } from "../runtime-api.ts";
 import type {

@@ -1,5 +1,5 @@
 import { costOf, type TurnEffect, type TurnMachine } from "@lash/sansio";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { TurnError } from "../runtime-api.ts";
 import { callLlm } from "./call-llm.ts";
 import { checkpoint } from "./checkpoint.ts";

@@ -1,5 +1,8 @@
 import { type Message, standardDriver, TurnMachine } from "@lash/sansio";
-import { Clock, type Deferred, Effect, Either } from "effect";
+import * as Clock from "effect/Clock";
+import type * as Deferred from "effect/Deferred";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
 import type { TurnActivityBody } from "../activity.ts";
 import { addGrantOf, grantsOf, recordsOfJournal } from "../approval.ts";
 import { Artifacts } from "../artifacts.ts";

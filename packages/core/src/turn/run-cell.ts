@@ -8,7 +8,8 @@ import {
   ResponseAccumulator,
   type TurnEffect,
 } from "@lash/sansio";
-import { Effect, Either } from "effect";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
 import { describe, type ExecContext, TurnError } from "../runtime-api.ts";
 import { dispatchTools } from "./run-tools.ts";
 import { step, type TurnScope } from "./scope.ts";

@@ -1,5 +1,6 @@
 import { CompletedToolCall, type PendingToolCall, type TurnEffect, Usage } from "@lash/sansio";
-import { Effect, Schema } from "effect";
+import * as Effect from "effect/Effect";
+import * as Schema from "effect/Schema";
 import type { DispatchGovernance } from "../approval.ts";
 import { type BatchResult, runToolBatch } from "../dispatch.ts";
 import type { GovernanceShape } from "../governance.ts";

@@ -1,5 +1,9 @@
 import type { Message, TurnMachine, TurnOutcome } from "@lash/sansio";
-import { Clock, Deferred, Effect, Either, Fiber } from "effect";
+import * as Clock from "effect/Clock";
+import * as Deferred from "effect/Deferred";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
+import * as Fiber from "effect/Fiber";
 import { type ApprovalRecord, recordsOfJournal } from "../approval.ts";
 import { externalizeNodes } from "../attachments.ts";
 import type { CompactionPayload } from "../compaction/compact.ts";

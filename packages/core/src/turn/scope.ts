@@ -1,5 +1,7 @@
 import type { ContextProjector, LlmProvider, Message, ModelInfo, ProtocolDriver } from "@lash/sansio";
-import { type Deferred, Effect, type Scope } from "effect";
+import type * as Deferred from "effect/Deferred";
+import * as Effect from "effect/Effect";
+import type * as Scope from "effect/Scope";
 import type { TurnActivityBody } from "../activity.ts";
 import type { ApprovalRecord, Grants } from "../approval.ts";
 import type { CompactionOptions, CompactionPayload } from "../compaction/compact.ts";

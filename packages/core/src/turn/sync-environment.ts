@@ -1,5 +1,6 @@
 import { ToolSpec, type TurnEffect } from "@lash/sansio";
-import { Effect, Schema } from "effect";
+import * as Effect from "effect/Effect";
+import * as Schema from "effect/Schema";
 import { type ToolDefinition, toolSpec } from "../tool.ts";
 import { step, type TurnScope } from "./scope.ts";
 

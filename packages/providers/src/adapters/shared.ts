@@ -7,7 +7,10 @@ import {
   LlmError,
   streamOfCall,
 } from "@lash/sansio";
-import { type Clock, Effect, type Runtime, type Stream } from "effect";
+import type * as Clock from "effect/Clock";
+import * as Effect from "effect/Effect";
+import type * as Runtime from "effect/Runtime";
+import type * as Stream from "effect/Stream";
 import type { ErrorContext } from "../errors.ts";
 import { classifyError, formatMs } from "../errors.ts";
 import { currentObserver } from "../ratelimit.ts";

@@ -15,7 +15,7 @@
 // The issuer is overridable (`LASH_CODEX_AUTH_URL`) so tests point it at a local mock.
 import { createHash, randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
-import { Data } from "effect";
+import * as Data from "effect/Data";
 import type { CodexTokens } from "./store.ts";
 
 export const CODEX_ISSUER = "https://auth.openai.com";

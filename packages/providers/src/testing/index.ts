@@ -1,5 +1,6 @@
 import type { LlmProvider, LlmRequest, ModelInfo } from "@lash/sansio";
-import { Effect, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Stream from "effect/Stream";
 import { anthropicProvider } from "../adapters/anthropic.ts";
 import { googleProvider } from "../adapters/google.ts";
 import { openaiChatProvider } from "../adapters/openai-chat.ts";

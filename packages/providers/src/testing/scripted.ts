@@ -1,6 +1,9 @@
 import type { LlmErrorInfo, LlmEvent, LlmProvider, LlmRequest, StopReason } from "@lash/sansio";
 import { callOf, LlmError, withCall } from "@lash/sansio";
-import { Chunk, Duration, Effect, Stream } from "effect";
+import * as Chunk from "effect/Chunk";
+import * as Duration from "effect/Duration";
+import * as Effect from "effect/Effect";
+import * as Stream from "effect/Stream";
 import type { MockReply } from "./reply.ts";
 import { argsText, defaultStatus, errorCodeOf, finishOf, reasoningOf, splitText } from "./reply.ts";
 
