@@ -119,13 +119,19 @@ export function rlmMode(options: RlmOptions = {}): RlmMode {
           s.options = stored.options ?? {};
           for (const [id, f] of Object.entries(stored.frames)) s.frames.set(id, FrameState.restore(f));
           if (stored.triggers) s.triggers.records = [...stored.triggers];
+          s.restoreProcesses(stored);
         }
         sessions.set(ctx.session.id, s);
       }),
+    // a turn commits when the process runs its cells started have ended: a run outlives its cell,
+    // not its turn (runs parked in `wait_signal` that nothing can signal any more are cancelled)
     snapshot: (ctx) =>
-      Effect.sync(() => {
+      Effect.gen(function* () {
         if (ctx.session.mode !== "rlm") return undefined;
-        return sessions.get(ctx.session.id)?.snapshot();
+        const s = sessions.get(ctx.session.id);
+        const processes = s?.processes;
+        if (processes) yield* Effect.promise(() => processes.settle());
+        return s?.snapshot();
       }),
     // the durable state lives in the session record; a deleted session's live state goes with it
     forget: (sessionId) => {
