@@ -212,7 +212,7 @@ export class ProcessRuntime {
    */
   resume(id: string, source: string, cell: CellProcessContext = {}): string | null {
     const rec = this.stored.get(id);
-    if (!rec || rec.state !== "running") return `no unfinished process run ${id} to resume`;
+    if (rec?.state !== "running") return `no unfinished process run ${id} to resume`;
     const parsed = parseCell(source);
     if (!parsed.ok) return `the module of process run ${id} does not parse`;
     const decl = parsed.program.processes.find((p) => p.name === rec.process);

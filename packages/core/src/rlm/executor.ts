@@ -704,7 +704,7 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
         const byPath = new Map(ops.map((o) => [`${o.module}.${o.operation}`, o]));
         const surface = hostSurface(ops);
         const cell = cellHost({ ctx, session, frame, runtime, source, byPath, triggers, bindings, options });
-        const { host, records, images } = cell;
+        const { records, images } = cell;
 
         // Processes: a run keeps this cell's host (one dispatch path) after the cell ends; its
         // sleeps and consumed signals are journaled under the cell's key (rlm/processes.ts).
