@@ -96,6 +96,9 @@ interface Run {
   consumed: Set<string>;
   waits: number;
   wakeups: (() => void)[];
+  /** Sent signals not yet in `deliveries` (the run's pump records them there in order). */
+  live: { id: string; name: string; value: Json; ack: (error: string | null) => void }[];
+  pumpWake: (() => void) | null;
   /** The signal the run waits for, if it is parked in `wait_signal`. */
   waitingFor: string | null;
 }
@@ -264,10 +267,54 @@ export class ProcessRuntime {
     return run;
   }
 
+  /**
+   * The run's signal log: delivery n is recorded durably (`signals:<run>:<n>`) as it arrives, so a
+   * replay reads the same deliveries in the same order from the journal; a signal sent again with
+   * an id already in the log (a re-run of the sending cell) is not delivered twice.
+   */
+  private async pump(run: Run): Promise<void> {
+    const record = run.cell.record;
+    for (let n = 0; !run.done; n++) {
+      let d: { id: string; name: string; value: Json };
+      try {
+        const compute = () => this.nextLive(run);
+        d = (record ? await record(`signals:${run.id}:${n}`, compute) : await compute()) as typeof d;
+      } catch {
+        break;
+      }
+      this.deliver(run, d);
+    }
+    for (const l of run.live.splice(0))
+      l.ack(`process run ${run.id} has already ended; the signal was not delivered`);
+  }
+
+  /** The next sent signal not in the log yet (acknowledging those already in it); rejects when the run ends. */
+  private nextLive(run: Run): Promise<Json> {
+    return new Promise<Json>((resolve, reject) => {
+      const look = () => {
+        for (const l of run.live.filter((l) => run.deliveries.some((d) => d.id === l.id))) {
+          run.live.splice(run.live.indexOf(l), 1);
+          l.ack(null);
+        }
+        if (run.done) return reject(new Error("the run has ended"));
+        const next = run.live[0];
+        if (next) return resolve({ id: next.id, name: next.name, value: next.value });
+        run.pumpWake = look;
+      };
+      look();
+    });
+  }
+
   private deliver(run: Run, d: { id: string; name: string; value: Json }): void {
-    if (run.deliveries.some((x) => x.id === d.id)) return;
-    run.deliveries.push({ id: d.id, name: d.name, value: d.value });
-    for (const w of run.wakeups.splice(0)) w();
+    if (!run.deliveries.some((x) => x.id === d.id)) {
+      run.deliveries.push({ id: d.id, name: d.name, value: d.value });
+      for (const w of run.wakeups.splice(0)) w();
+    }
+    // senders of what is now in the log get their answer
+    for (const l of run.live.filter((l) => run.deliveries.some((x) => x.id === l.id))) {
+      run.live.splice(run.live.indexOf(l), 1);
+      l.ack(null);
+    }
   }
 
   /** The first delivery of `name` no `wait_signal` has taken; waits for one. */
@@ -399,8 +446,19 @@ export class ProcessRuntime {
         if (run.done) return failed(`process run ${run.id} has already ended; the signal was not delivered`);
         // the `signal_run` site's id names the delivery: a re-run of the sending cell does not deliver it twice
         const id = cell.idPrefix !== undefined && self === null ? `${cell.idPrefix}:${req.id}` : req.id;
-        this.deliver(run, { id, name: req.name, value: req.payload });
-        return { ok: true, value: null };
+        if (run.deliveries.some((d) => d.id === id)) return { ok: true, value: null };
+        // answered once the delivery is in the run's log (journaled by the run's pump)
+        return new Promise<OperationResult>((resolve) => {
+          run.live.push({
+            id,
+            name: req.name,
+            value: req.payload,
+            ack: (error) => resolve(error ? failed(error) : { ok: true, value: null }),
+          });
+          const wake = run.pumpWake;
+          run.pumpWake = null;
+          wake?.();
+        });
       },
     };
     if (inner.print) host.print = inner.print.bind(inner);
@@ -428,6 +486,8 @@ export class ProcessRuntime {
       consumed: new Set(),
       waits: 0,
       wakeups: [],
+      live: [],
+      pumpWake: null,
       waitingFor: null,
     };
     this.runs.set(req.id, run);
@@ -462,9 +522,13 @@ export class ProcessRuntime {
       (e: unknown): OperationResult =>
         failed(`the process crashed: ${e instanceof Error ? e.message : String(e)}`),
     );
+    if (decl.signals.length > 0) void this.pump(run);
     run.result = Promise.race([body$, cancelled]).then((r) => {
       run.done = true;
       run.outcome = r;
+      const wake = run.pumpWake;
+      run.pumpWake = null;
+      wake?.();
       if (run.abort.signal.aborted) emit({ kind: "cancelled", run: run.id, process: decl.name });
       else if (r.ok) emit({ kind: "finished", run: run.id, process: decl.name, value: r.value });
       else emit({ kind: "failed", run: run.id, process: decl.name, error: r.error });

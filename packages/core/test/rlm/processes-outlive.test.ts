@@ -57,8 +57,20 @@ finish (await h)?`),
     const ref = `sha256:${sha256Hex(CELL_A)}`;
     expect(out.state.modules).toEqual({ [ref]: CELL_A });
     expect(out.state.processes).toEqual([
-      expect.objectContaining({ process: "slow", module: ref, args: { label: "h" }, state: "completed", result: "h:1,2" }),
-      expect.objectContaining({ process: "slow", module: ref, args: { label: "k" }, state: "completed", result: "k:10,20" }),
+      expect.objectContaining({
+        process: "slow",
+        module: ref,
+        args: { label: "h" },
+        state: "completed",
+        result: "h:1,2",
+      }),
+      expect.objectContaining({
+        process: "slow",
+        module: ref,
+        args: { label: "k" },
+        state: "completed",
+        result: "k:10,20",
+      }),
     ]);
     // turn 2: a fresh RLM state restored from the session record; both handles still answer
     expect(out.t2.finalValue).toEqual({ h: { ok: true, value: "h:1,2" }, k: { ok: true, value: "k:10,20" } });
