@@ -7,8 +7,10 @@
  * content-addressed (`module_ref` = sha256 of it), so the target process can be run from it later.
  *
  * Firing: `dueFirings` says which registrations are due between two times (croner, as the daemon's
- * scheduler uses) and `runTriggerProcess` runs the target body with its inputs (the `trigger.event`
- * slot gets `{ source: "cron", name, scheduled_at }`) against a host the caller gives.
+ * scheduler uses). A turn whose input is `firingText(id, at)` runs `firingCell` — the target started
+ * with its inputs (the `trigger.event` slot gets `{ source: "cron", name, scheduled_at }`) — as its only
+ * cell, without a model call (`lash serve` starts those runs: packages/server/src/triggers.ts).
+ * `runTriggerProcess` runs the target body against a host the caller gives (library users).
  */
 import type { Json, LashlangHost, OperationResult } from "@lash/lashlang";
 import { sha256Hex } from "@lash/sansio";
