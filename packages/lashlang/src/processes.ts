@@ -228,6 +228,11 @@ export class ProcessRuntime {
     return null;
   }
 
+  /** Cancel every open run (its host is going away: the session is closed or reloaded). */
+  cancelAll(reason = "cancelled: the session's process runtime was closed"): void {
+    for (const r of this.runs.values()) if (!r.done) r.abort.abort(reason);
+  }
+
   /** Ids of stored runs that are still `running` (a host restart left them): `resume` them. */
   unfinished(): ProcessRecord[] {
     return [...this.stored.values()].filter((r) => r.state === "running");

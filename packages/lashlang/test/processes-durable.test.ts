@@ -109,6 +109,21 @@ h = start add(a: 2, b: 3)`,
     expect(r3.signals?.map((s) => s.value)).toEqual([7, 8]);
   });
 
+  it("cancelAll ends the open runs (a host that goes away); their records say cancelled", async () => {
+    const rt = new ProcessRuntime(host);
+    const state = new LashlangState();
+    await runCell(state, MODULE, rt.forCell(MODULE), OPTS);
+    rt.cancelAll();
+    await rt.settle();
+    expect(rt.records()).toEqual([
+      expect.objectContaining({
+        process: "two",
+        state: "cancelled",
+        error: expect.stringContaining("closed"),
+      }),
+    ]);
+  });
+
   it("a signal sent to a run that has ended is an error naming the run", async () => {
     const rt = new ProcessRuntime(host);
     const state = new LashlangState();

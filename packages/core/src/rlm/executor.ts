@@ -34,7 +34,7 @@ import { TurnError } from "../runtime.ts";
 import type { ToolDefinition } from "../tool.ts";
 import { loadLashlang } from "./lashlang.ts";
 import { clockTimers, processActivity } from "./processes.ts";
-import { FrameState, type RlmSessionState } from "./state.ts";
+import { FrameState, keptRecords, type RlmSessionState } from "./state.ts";
 import { cronSchedule, TRIGGER_EVENT, type TriggerRecord } from "./triggers.ts";
 
 /** Tool call records kept per cell (reference §1.15). */
@@ -640,7 +640,7 @@ function processDetails(session: RlmSessionState): {
   processes?: ProcessRecord[];
   modules?: { [ref: string]: string };
 } {
-  const records = session.processes?.records() ?? [];
+  const records = keptRecords(session.processes?.records() ?? []);
   if (records.length === 0) return {};
   const modules: { [ref: string]: string } = {};
   for (const r of records) {

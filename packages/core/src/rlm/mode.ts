@@ -133,6 +133,8 @@ export function rlmMode(options: RlmOptions = {}): RlmMode {
         if (ctx.session.mode !== "rlm") return;
         // The first RLM turn of the process loads the evaluator (not `import "@lash/core"`).
         yield* loadLashlang;
+        // runs of a turn that ended without committing (it failed) must not outlive it
+        sessions.get(ctx.session.id)?.processes?.cancelAll();
         const s = new RlmSessionState(ctx.session.frameId, {});
         if (isRlmSnapshot(stored)) {
           s.options = stored.options ?? {};
@@ -154,6 +156,7 @@ export function rlmMode(options: RlmOptions = {}): RlmMode {
       }),
     // the durable state lives in the session record; a deleted session's live state goes with it
     forget: (sessionId) => {
+      sessions.get(sessionId)?.processes?.cancelAll();
       sessions.delete(sessionId);
     },
   };

@@ -127,7 +127,7 @@ export class RlmSessionState {
   snapshot(): RlmSnapshot {
     const frames: { [id: string]: FrameSnapshot } = {};
     for (const [id, f] of this.frames) frames[id] = f.snapshot();
-    const processes = this.processes?.records() ?? [];
+    const processes = keptRecords(this.processes?.records() ?? []);
     const modules: { [ref: string]: string } = {};
     for (const r of processes) {
       const text = r.module ? this.modules.get(r.module) : undefined;
@@ -141,6 +141,16 @@ export class RlmSessionState {
       ...(processes.length > 0 ? { processes, modules } : {}),
     };
   }
+}
+
+/** Ended runs kept in the session record (the newest); running ones are always kept. */
+export const MAX_PROCESS_RECORDS = 256;
+
+/** The records a snapshot keeps: every running run and the newest `MAX_PROCESS_RECORDS` ended ones. */
+export function keptRecords(records: readonly ProcessRecord[]): ProcessRecord[] {
+  const ended = records.filter((r) => r.state !== "running");
+  const drop = new Set(ended.slice(0, Math.max(0, ended.length - MAX_PROCESS_RECORDS)));
+  return records.filter((r) => !drop.has(r));
 }
 
 export function isRlmSnapshot(u: unknown): u is RlmSnapshot {
