@@ -1,6 +1,6 @@
 // A lash process for the RLM crash test: runs (or resumes) one rlm turn of a session in a SQLite
 // database against the mock wire server. `side.bump` appends to a counter file (not idempotent);
-// `side.hang` appends too, then (when HANG=1) announces HANG_RUNNING and never returns.
+// `side.hang` appends too, then (when HANG=1) announces `HANG_RUNNING <label>` and never returns.
 // STAMP=1 appends `<label>@<epoch ms>` instead; TURN_TEXT is the turn's input (rlm-process-crash.test.ts).
 //   node rlm-crash-worker.ts <db> <baseUrl> <counterFile> <turn|resume> [sessionId]
 import { appendFileSync } from "node:fs";
@@ -55,7 +55,7 @@ const side: Plugin = {
       run: async ({ label }) => {
         appendFileSync(counterFile, `${label}\n`);
         if (process.env.HANG === "1") {
-          say("HANG_RUNNING");
+          say(`HANG_RUNNING ${label}`);
           await new Promise(() => {});
         }
         return { content: [{ type: "text", text: `waited ${label}` }], value: `waited ${label}` };

@@ -110,6 +110,8 @@ export interface ContextOptions {
   readonly dryRun?: boolean;
   /** `--rlm-var` / `--rlm-vars-file`: read-only values projected into every Lashlang cell. */
   readonly rlmBindings?: { readonly [name: string]: unknown };
+  /** The RLM `triggers` ability (`cron.Schedule`, `triggers.register`): on in `lash serve`, which fires them. */
+  readonly rlmTriggers?: boolean;
   /** `--store` (overrides config `store`): `postgres://…` or `sqlite` (the default file). */
   readonly store?: string;
 }
@@ -503,7 +505,10 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
         ...(settings.maxTurns !== undefined ? { maxTurns: settings.maxTurns } : {}),
         ...(settings.compaction ? { compaction: settings.compaction } : {}),
       },
-      options.rlmBindings ? { bindings: options.rlmBindings } : {},
+      {
+        ...(options.rlmBindings ? { bindings: options.rlmBindings } : {}),
+        ...(options.rlmTriggers ? { triggers: true } : {}),
+      },
     ),
   ).pipe(
     Layer.provideMerge(

@@ -364,6 +364,9 @@ Effects: read_file/glob/grep/update_plan/spawn_agent read; write_file/edit/apply
   Loops: an agent whose spec has schedule: and instruction: is fired by the daemon (lash help loop).
       GET /v1/loops, GET /v1/loops/<name>/firings, POST /v1/loops/<name>/trigger {"instruction"?},
       POST /v1/loops/<name>/pause | resume.
+  Triggers: what an RLM session registers (\`await triggers.register({ source: cron.Schedule(…),
+      target, inputs })\`) is fired by the daemon: each firing is a run of that session that starts
+      the target process (no model call), claimed once in the --state file.
   Console: open http://<host>:<port>/ in a browser: the agents and a chat with each, the live
       events of any run, the approvals inbox, sessions as a tree (fork, compare), loops, per-agent
       metrics, trace and export views (the token, when the daemon wants one, is asked once per tab).

@@ -118,6 +118,8 @@ export async function runServe(argv: readonly string[], io: MainIO): Promise<num
     persist: true,
     print: true,
     approvalMode: "interactive",
+    // the daemon fires what RLM sessions register (packages/server/src/triggers.ts)
+    rlmTriggers: true,
     ...(parsed.dryRun ? { dryRun: true } : {}),
     ...(parsed.store !== undefined ? { store: parsed.store } : {}),
   });

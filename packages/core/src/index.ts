@@ -92,6 +92,7 @@ export {
 } from "./rlm/index.ts";
 export {
   dueFirings,
+  firingText,
   nextFiring,
   runTriggerProcess,
   type TriggerRecord,

@@ -128,7 +128,7 @@ export interface ExecContext extends HookContext {
    * back when the turn is resumed after a crash (Lashlang `sleep` wake-up times). Optional: a
    * host without it gets values that are not durable.
    */
-  readonly remember?: (label: string, value: Effect.Effect<number>) => Effect.Effect<number, TurnError>;
+  readonly remember?: <A>(label: string, value: Effect.Effect<A>) => Effect.Effect<A, TurnError>;
   /** The tools visible to this turn. */
   readonly tools: ReadonlyMap<string, ToolDefinition>;
   readonly emit: (body: TurnActivityBody) => Effect.Effect<void>;

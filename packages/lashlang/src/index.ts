@@ -26,10 +26,12 @@ export {
 export { NESTING_LIMIT, ParseError, parse } from "./parser.ts";
 export { printExpr, printProgram } from "./printer.ts";
 export {
+  type CellProcessContext,
   durationMs,
   HANDLE_KEY,
   type ProcessEvent,
   type ProcessOptions,
+  type ProcessRecord,
   ProcessRuntime,
   type ProcessTimers,
   untilMs,

@@ -43,17 +43,62 @@ export interface ProcessOptions {
   runOptions?: Pick<RunOptions, "stepBudget" | "memoryBudget">;
 }
 
+/**
+ * Where the runs started by one cell do their work: the cell's host (module operations), its
+ * timers and events, and a durable record (`record`) of what a run consumed. A run keeps the
+ * context of the cell that started it after that cell has ended.
+ */
+export interface CellProcessContext extends ProcessOptions {
+  /** The cell's host (default: the runtime's). */
+  host?: LashlangHost;
+  /**
+   * A value recorded durably under `label`: `compute()` the first time, the recorded value when
+   * asked again after a restart (the signals a run consumed, in order). Default: not durable.
+   */
+  record?: (label: string, compute: () => Promise<Json>) => Promise<Json>;
+  /** Run ids of this cell are `<idPrefix>:<start site id>` (unique across the cells of a session). */
+  idPrefix?: string;
+  /** The content hash of the cell's module (`sha256:<hex>`), named by the run records. */
+  moduleRef?: string;
+  /** Opaque: which cell started the run (a host restarts a resumed run from that cell's context). */
+  origin?: string;
+}
+
+/** A process run as the session keeps it (durable: the module ref, the arguments, the outcome). */
+export interface ProcessRecord {
+  id: string;
+  process: string;
+  /** `sha256:<hex>` of the module (the declaring cell's text), when the host gave one. */
+  module?: string;
+  args: { [k: string]: Json };
+  state: "running" | "completed" | "failed" | "cancelled";
+  result?: Json;
+  error?: string;
+  origin?: string;
+  /** Signals delivered to the run, in order (ids are the `signal_run` sites'). */
+  signals?: { id: string; name: string; value: Json }[];
+}
+
 /** A process handle as the language sees it (a record). */
 export const HANDLE_KEY = "__handle__";
 
 interface Run {
   id: string;
   decl: ProcessDecl;
+  args: { [k: string]: Json };
+  cell: CellProcessContext;
   result: Promise<OperationResult>;
+  outcome: OperationResult | null;
   done: boolean;
   abort: AbortController;
-  mailbox: Map<string, Json[]>;
-  waiters: Map<string, ((v: Json) => void)[]>;
+  /** Every delivery, in order; `consumed` holds the ids a `wait_signal` took. */
+  deliveries: { id: string; name: string; value: Json }[];
+  consumed: Set<string>;
+  waits: number;
+  wakeups: (() => void)[];
+  /** Sent signals not yet in `deliveries` (the run's pump records them there in order). */
+  live: { id: string; name: string; value: Json; ack: (error: string | null) => void }[];
+  pumpWake: (() => void) | null;
   /** The signal the run waits for, if it is parked in `wait_signal`. */
   waitingFor: string | null;
 }
@@ -103,28 +148,99 @@ function isObj(j: unknown): j is { [k: string]: Json } {
 
 const failed = (error: string): OperationResult => ({ ok: false, error });
 
-/** Runs the processes declared by cells against one host (one runtime per RLM cell or CLI run). */
+/**
+ * Runs the processes declared by cells. One runtime may serve many cells (an RLM session): a run
+ * outlives the cell that started it, keeps that cell's context (host, timers, events), and its
+ * handle can be awaited, signalled or cancelled from any later cell. Ended runs are records
+ * (`records()` / `restore()`), so a handle stays awaitable after the runtime is rebuilt.
+ */
 export class ProcessRuntime {
   readonly runs = new Map<string, Run>();
-  private readonly timers: ProcessTimers;
-  private readonly inner: LashlangHost;
-  private readonly options: ProcessOptions;
+  /** Runs known only by their record (restored; not running here). */
+  private readonly stored = new Map<string, ProcessRecord>();
+  private readonly base: CellProcessContext;
   constructor(inner: LashlangHost, options: ProcessOptions = {}) {
-    this.inner = inner;
-    this.options = options;
-    this.timers = options.timers ?? wallTimers;
-  }
-
-  /** The host for a cell whose text is `source` (its `process` declarations can be started). */
-  forCell(source: string): LashlangHost {
-    const parsed = parseCell(source);
-    const program: Program = parsed.ok ? parsed.program : { items: [], processes: [], types: [], main: [] };
-    return this.hostFor(program, source, null);
+    this.base = { ...options, host: inner };
   }
 
   /**
-   * Waits until every run started so far has ended (the cell that started them has ended). Runs
-   * parked in `wait_signal` when nothing else can still send them one are cancelled.
+   * The host for a cell whose text is `source` (its `process` declarations can be started).
+   * `cell` is where the runs it starts do their work (default: the runtime's host and options).
+   */
+  forCell(source: string, cell: CellProcessContext = {}): LashlangHost {
+    const parsed = parseCell(source);
+    const program: Program = parsed.ok ? parsed.program : { items: [], processes: [], types: [], main: [] };
+    return this.hostFor(program, source, null, { ...this.base, ...cell });
+  }
+
+  /** Every run this runtime knows: live runs (their current state) and restored records. */
+  records(): ProcessRecord[] {
+    const out = new Map<string, ProcessRecord>(this.stored);
+    for (const r of this.runs.values()) {
+      const o = r.outcome;
+      out.set(r.id, {
+        id: r.id,
+        process: r.decl.name,
+        ...(r.cell.moduleRef !== undefined ? { module: r.cell.moduleRef } : {}),
+        args: r.args,
+        state: !r.done ? "running" : r.abort.signal.aborted ? "cancelled" : o?.ok ? "completed" : "failed",
+        ...(r.done && o?.ok ? { result: o.value } : {}),
+        ...(r.done && o && !o.ok ? { error: o.error } : {}),
+        ...(r.cell.origin !== undefined ? { origin: r.cell.origin } : {}),
+        ...(r.deliveries.length > 0 ? { signals: r.deliveries.map((d) => ({ ...d })) } : {}),
+      });
+    }
+    return [...out.values()];
+  }
+
+  /**
+   * Learn runs from their records (a session's stored state, a replayed cell's result). A live run
+   * keeps running; signals a record lists that it has not seen are delivered to it.
+   */
+  restore(records: readonly ProcessRecord[]): void {
+    for (const rec of records) {
+      const live = this.runs.get(rec.id);
+      if (live) {
+        for (const d of rec.signals ?? []) this.deliver(live, d);
+        continue;
+      }
+      this.stored.set(rec.id, rec);
+    }
+  }
+
+  /**
+   * Start a stored run again from its module (after a host restart): the body runs from the
+   * beginning in `cell`'s context, where a durable host serves its completed operations, sleeps and
+   * consumed signals from the journal. `source` is the module's text.
+   */
+  resume(id: string, source: string, cell: CellProcessContext = {}): string | null {
+    const rec = this.stored.get(id);
+    if (rec?.state !== "running") return `no unfinished process run ${id} to resume`;
+    const parsed = parseCell(source);
+    if (!parsed.ok) return `the module of process run ${id} does not parse`;
+    const decl = parsed.program.processes.find((p) => p.name === rec.process);
+    if (!decl) return `the module of process run ${id} declares no process \`${rec.process}\``;
+    this.stored.delete(id);
+    const ctx: CellProcessContext = { ...this.base, ...cell };
+    this.start(decl, parsed.program, source, { id, process: rec.process, args: rec.args }, ctx);
+    const run = this.runs.get(id)!;
+    for (const d of rec.signals ?? []) this.deliver(run, d);
+    return null;
+  }
+
+  /** Cancel every open run (its host is going away: the session is closed or reloaded). */
+  cancelAll(reason = "cancelled: the session's process runtime was closed"): void {
+    for (const r of this.runs.values()) if (!r.done) r.abort.abort(reason);
+  }
+
+  /** Ids of stored runs that are still `running` (a host restart left them): `resume` them. */
+  unfinished(): ProcessRecord[] {
+    return [...this.stored.values()].filter((r) => r.state === "running");
+  }
+
+  /**
+   * Waits until every run started so far has ended. Runs parked in `wait_signal` when nothing
+   * else can still send them one are cancelled.
    */
   async settle(): Promise<void> {
     for (;;) {
@@ -148,17 +264,92 @@ export class ProcessRuntime {
 
   private changed: () => void = () => {};
 
-  private runOf(handle: Json): Run | string {
+  private runOf(handle: Json): Run | ProcessRecord | string {
     if (!isObj(handle) || handle[HANDLE_KEY] !== "process" || typeof handle.run !== "string")
       return `expected a process handle (the value of \`start name(...)\`), got ${stringify(fromJson(handle))}`;
-    const run = this.runs.get(handle.run);
-    if (!run)
-      return `no process run ${handle.run} here: a run ends with the cell that started it, so await its handle in that cell`;
+    const run = this.runs.get(handle.run) ?? this.stored.get(handle.run);
+    if (!run) return `no process run ${handle.run} in this session`;
     return run;
   }
 
-  private hostFor(program: Program, source: string, self: Run | null): LashlangHost {
-    const inner = this.inner;
+  /**
+   * The run's signal log: delivery n is recorded durably (`signals:<run>:<n>`) as it arrives, so a
+   * replay reads the same deliveries in the same order from the journal; a signal sent again with
+   * an id already in the log (a re-run of the sending cell) is not delivered twice.
+   */
+  private async pump(run: Run): Promise<void> {
+    const record = run.cell.record;
+    for (let n = 0; !run.done; n++) {
+      let d: { id: string; name: string; value: Json };
+      try {
+        const compute = () => this.nextLive(run);
+        d = (record ? await record(`signals:${run.id}:${n}`, compute) : await compute()) as typeof d;
+      } catch {
+        break;
+      }
+      this.deliver(run, d);
+    }
+    for (const l of run.live.splice(0))
+      l.ack(`process run ${run.id} has already ended; the signal was not delivered`);
+  }
+
+  /** The next sent signal not in the log yet (acknowledging those already in it); rejects when the run ends. */
+  private nextLive(run: Run): Promise<Json> {
+    return new Promise<Json>((resolve, reject) => {
+      const look = () => {
+        for (const l of run.live.filter((l) => run.deliveries.some((d) => d.id === l.id))) {
+          run.live.splice(run.live.indexOf(l), 1);
+          l.ack(null);
+        }
+        if (run.done) return reject(new Error("the run has ended"));
+        const next = run.live[0];
+        if (next) return resolve({ id: next.id, name: next.name, value: next.value });
+        run.pumpWake = look;
+      };
+      look();
+    });
+  }
+
+  private deliver(run: Run, d: { id: string; name: string; value: Json }): void {
+    if (!run.deliveries.some((x) => x.id === d.id)) {
+      run.deliveries.push({ id: d.id, name: d.name, value: d.value });
+      for (const w of run.wakeups.splice(0)) w();
+    }
+    // senders of what is now in the log get their answer
+    for (const l of run.live.filter((l) => run.deliveries.some((x) => x.id === l.id))) {
+      run.live.splice(run.live.indexOf(l), 1);
+      l.ack(null);
+    }
+  }
+
+  /** The first delivery of `name` no `wait_signal` has taken; waits for one. */
+  private take(run: Run, name: string): Promise<Json> {
+    const next = run.deliveries.find((d) => d.name === name && !run.consumed.has(d.id));
+    if (next) {
+      run.consumed.add(next.id);
+      return Promise.resolve({ id: next.id, value: next.value });
+    }
+    return new Promise<Json>((resolve, reject) => {
+      run.waitingFor = name;
+      this.changed();
+      const onAbort = () => reject(new Error("cancelled"));
+      run.abort.signal.addEventListener("abort", onAbort, { once: true });
+      run.wakeups.push(() => {
+        run.abort.signal.removeEventListener("abort", onAbort);
+        run.waitingFor = null;
+        this.take(run, name).then(resolve, reject);
+      });
+    });
+  }
+
+  private hostFor(
+    program: Program,
+    source: string,
+    self: Run | null,
+    cell: CellProcessContext,
+  ): LashlangHost {
+    const inner = cell.host ?? this.base.host!;
+    const timers = cell.timers ?? wallTimers;
     const decls = new Map(program.processes.map((p) => [p.name, p]));
     const live = (): string | null =>
       self?.abort.signal.aborted ? "cancelled: the process was cancelled" : null;
@@ -175,18 +366,30 @@ export class ProcessRuntime {
         if (dead) return failed(dead);
         const decl = decls.get(req.process);
         if (!decl) return failed(`unknown process \`${req.process}\`: declare it in this cell`);
-        this.start(decl, program, source, req);
-        return { ok: true, value: { [HANDLE_KEY]: "process", run: req.id, process: req.process } };
+        const id = cell.idPrefix !== undefined && self === null ? `${cell.idPrefix}:${req.id}` : req.id;
+        if (this.runs.has(id)) return failed(`process run ${id} was already started`);
+        this.stored.delete(id);
+        this.start(decl, program, source, { ...req, id }, cell);
+        return { ok: true, value: { [HANDLE_KEY]: "process", run: id, process: req.process } };
       },
       awaitHandle: async (req: HandleRequest) => {
         const run = this.runOf(req.value);
         if (typeof run === "string") return failed(run);
-        return run.result;
+        const live = this.runs.get(run.id);
+        if (live) return live.result;
+        const rec = run as ProcessRecord;
+        if (rec.state === "completed") return { ok: true, value: rec.result ?? null };
+        if (rec.state === "running")
+          return failed(
+            `process run ${rec.id} is not running in this host (it was left unfinished by a host that stopped); resume the session's unfinished runs first`,
+          );
+        return failed(rec.error ?? `cancelled: the process was cancelled`);
       },
       cancel: async (req) => {
         const run = this.runOf(req.value);
         if (typeof run === "string") return failed(run);
-        if (!run.done) run.abort.abort();
+        const r = this.runs.get(run.id);
+        if (r && !r.done) r.abort.abort();
         return { ok: true, value: null };
       },
       sleep: async (req) => {
@@ -204,9 +407,9 @@ export class ProcessRuntime {
         } catch (e) {
           return failed((e as Error).message);
         }
-        const deadline = await this.timers.deadline(req.id, compute);
+        const deadline = await timers.deadline(req.id, compute);
         try {
-          await this.timers.sleepUntil(deadline, self?.abort.signal ?? new AbortController().signal);
+          await timers.sleepUntil(deadline, self?.abort.signal ?? new AbortController().signal);
         } catch {
           return failed("cancelled: the process was cancelled");
         }
@@ -220,26 +423,24 @@ export class ProcessRuntime {
           return failed(
             `process \`${self.decl.name}\` declares no signal \`${req.name}\`; add it to its \`signals { ... }\` block`,
           );
-        const queued = self.mailbox.get(req.name);
-        if (queued && queued.length > 0) return { ok: true, value: queued.shift()! };
         const name = req.name;
-        return new Promise<OperationResult>((resolve) => {
-          const ws = self.waiters.get(name) ?? [];
-          ws.push((v) => {
-            self.waitingFor = null;
-            resolve({ ok: true, value: v });
-          });
-          self.waiters.set(name, ws);
-          self.waitingFor = name;
-          this.changed();
-          self.abort.signal.addEventListener("abort", () =>
-            resolve(failed(`cancelled: the process was cancelled while it waited for signal \`${name}\``)),
-          );
-        });
+        // the k-th consumption of this run is recorded: a replay takes the same signals in the same order
+        const label = `signal:${self.id}:${self.waits++}`;
+        const compute = () => this.take(self, name);
+        try {
+          const got = cell.record ? await cell.record(label, compute) : await compute();
+          const { id, value } = got as { id: string; value: Json };
+          self.consumed.add(id);
+          return { ok: true, value };
+        } catch {
+          return failed(`cancelled: the process was cancelled while it waited for signal \`${name}\``);
+        }
       },
       signalRun: async (req) => {
-        const run = this.runOf(req.run);
-        if (typeof run === "string") return failed(run);
+        const found = this.runOf(req.run);
+        if (typeof found === "string") return failed(found);
+        const run = this.runs.get(found.id);
+        if (!run) return failed(`process run ${found.id} has already ended; the signal was not delivered`);
         const sig = run.decl.signals.find((s) => s.name === req.name);
         if (!sig)
           return failed(
@@ -248,38 +449,59 @@ export class ProcessRuntime {
         const problem = checkType(sig.type, req.payload, program);
         if (problem) return failed(`signal \`${req.name}\` of process \`${run.decl.name}\`: ${problem}`);
         if (run.done) return failed(`process run ${run.id} has already ended; the signal was not delivered`);
-        const ws = run.waiters.get(req.name);
-        const w = ws?.shift();
-        if (w) w(req.payload);
-        else {
-          const q = run.mailbox.get(req.name) ?? [];
-          q.push(req.payload);
-          run.mailbox.set(req.name, q);
-        }
-        return { ok: true, value: null };
+        // the `signal_run` site's id names the delivery: a re-run of the sending cell does not deliver it twice
+        const id = cell.idPrefix !== undefined && self === null ? `${cell.idPrefix}:${req.id}` : req.id;
+        if (run.deliveries.some((d) => d.id === id)) return { ok: true, value: null };
+        // answered once the delivery is in the run's log (journaled by the run's pump)
+        return new Promise<OperationResult>((resolve) => {
+          run.live.push({
+            id,
+            name: req.name,
+            value: req.payload,
+            ack: (error) => resolve(error ? failed(error) : { ok: true, value: null }),
+          });
+          const wake = run.pumpWake;
+          run.pumpWake = null;
+          wake?.();
+        });
       },
     };
     if (inner.print) host.print = inner.print.bind(inner);
     return host;
   }
 
-  private start(decl: ProcessDecl, program: Program, source: string, req: StartRequest): void {
-    const emit = this.options.onEvent ?? (() => {});
+  private start(
+    decl: ProcessDecl,
+    program: Program,
+    source: string,
+    req: StartRequest,
+    cell: CellProcessContext,
+  ): void {
+    const emit = cell.onEvent ?? (() => {});
     const run: Run = {
       id: req.id,
       decl,
+      args: req.args,
+      cell,
       result: Promise.resolve(failed("not started")),
+      outcome: null,
       done: false,
       abort: new AbortController(),
-      mailbox: new Map(),
-      waiters: new Map(),
+      deliveries: [],
+      consumed: new Set(),
+      waits: 0,
+      wakeups: [],
+      live: [],
+      pumpWake: null,
       waitingFor: null,
     };
     this.runs.set(req.id, run);
     const body: Program = { items: [], processes: program.processes, types: program.types, main: decl.body };
     const state = new LashlangState();
     for (const p of decl.params) state.set(p.name, req.args[p.name] ?? null);
-    const host = this.hostFor(program, source, run);
+    // a run started inside a process body gets ids under its parent's
+    const { idPrefix: _prefix, ...inherited } = cell;
+    const host = this.hostFor(program, source, run, inherited);
     emit({ kind: "started", run: run.id, process: decl.name, value: req.args });
     const cancelled = new Promise<OperationResult>((resolve) =>
       run.abort.signal.addEventListener("abort", () => {
@@ -288,7 +510,7 @@ export class ProcessRuntime {
       }),
     );
     const body$ = runProgram(state, source, body, host, {
-      ...this.options.runOptions,
+      ...cell.runOptions,
       cellId: run.id,
       processEvent: (kind, value: Value) => {
         if (kind === "fail")
@@ -305,8 +527,13 @@ export class ProcessRuntime {
       (e: unknown): OperationResult =>
         failed(`the process crashed: ${e instanceof Error ? e.message : String(e)}`),
     );
+    if (decl.signals.length > 0) void this.pump(run);
     run.result = Promise.race([body$, cancelled]).then((r) => {
       run.done = true;
+      run.outcome = r;
+      const wake = run.pumpWake;
+      run.pumpWake = null;
+      wake?.();
       if (run.abort.signal.aborted) emit({ kind: "cancelled", run: run.id, process: decl.name });
       else if (r.ok) emit({ kind: "finished", run: run.id, process: decl.name, value: r.value });
       else emit({ kind: "failed", run: run.id, process: decl.name, error: r.error });

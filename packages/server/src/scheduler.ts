@@ -44,6 +44,7 @@ import {
   type SchedulerShape,
   StateDb,
 } from "./services.ts";
+import { triggerFirer } from "./triggers.ts";
 
 /** Missed firings run at start per loop (the newest); older ones are dropped. */
 export const MAX_MISSED = 100;
@@ -554,6 +555,20 @@ export const SchedulerLive = Layer.scoped(
         ),
       cancel: (runId) => Effect.ignore(runs.cancel(runId)),
     };
-    return yield* makeScheduler(db, loopsOf(host.manifest?.agents ?? []), runner, yield* DaemonOwner);
+    const scheduler = yield* makeScheduler(
+      db,
+      loopsOf(host.manifest?.agents ?? []),
+      runner,
+      yield* DaemonOwner,
+    );
+    // RLM sessions' registered triggers fire from the same start (triggers.ts)
+    const firer = yield* triggerFirer;
+    return {
+      ...scheduler,
+      start: () => {
+        scheduler.start();
+        firer.start();
+      },
+    } satisfies SchedulerImpl;
   }),
 );

@@ -4,7 +4,15 @@
  * budget, concurrency for aggregate awaits); `llm.query` is a journaled one-shot model call;
  * `control.continue_as` asks the runtime to switch agent frames.
  */
-import type { HostSurface, Json, LashlangHost, OperationCall, OperationResult } from "@lash/lashlang";
+import type {
+  CellProcessContext,
+  HostSurface,
+  Json,
+  LashlangHost,
+  OperationCall,
+  OperationResult,
+  ProcessRecord,
+} from "@lash/lashlang";
 import {
   type AttachmentPart,
   type CompletedToolCall,
@@ -33,7 +41,7 @@ import { TurnError } from "../runtime.ts";
 import type { ToolDefinition } from "../tool.ts";
 import { loadLashlang } from "./lashlang.ts";
 import { clockTimers, processActivity } from "./processes.ts";
-import { FrameState, type RlmSessionState } from "./state.ts";
+import { FrameState, keptRecords, type RlmSessionState } from "./state.ts";
 import { cronSchedule, TRIGGER_EVENT, type TriggerRecord } from "./triggers.ts";
 
 /** Tool call records kept per cell (reference §1.15). */
@@ -396,6 +404,11 @@ export function applyExecResult(state: RlmSessionState, frameId: string, result:
   const d = result.details;
   if (isRecord(d) && isRecord(d.frame)) state.frames.set(frameId, FrameState.restore(d.frame as never));
   if (isRecord(d) && Array.isArray(d.triggers)) state.triggers.records = [...(d.triggers as TriggerRecord[])];
+  if (isRecord(d) && isRecord(d.modules))
+    for (const [ref, text] of Object.entries(d.modules))
+      if (typeof text === "string") state.modules.set(ref, text);
+  if (isRecord(d) && Array.isArray(d.processes))
+    state.processRuntime().restore(d.processes as ProcessRecord[]);
   const c = result.control;
   if (c?.type === "frameSwitch" && !state.frames.has(c.frameId))
     state.frames.set(c.frameId, FrameState.seeded(c.seed));
@@ -415,6 +428,277 @@ export function checkBindings(bindings: { readonly [name: string]: unknown }): v
   }
 }
 
+/** What a cell's host needs (one per executed or replayed cell). */
+interface CellHostInput {
+  readonly ctx: ExecContext;
+  readonly session: RlmSessionState;
+  readonly frame: FrameState;
+  readonly runtime: Runtime.Runtime<never>;
+  readonly source: string;
+  readonly byPath: ReadonlyMap<string, RlmOperation>;
+  readonly triggers: boolean;
+  readonly bindings: { readonly [name: string]: unknown };
+  readonly options: ExecutorOptions;
+}
+
+/**
+ * The Lashlang host of one cell: module operations through the turn's dispatch (journaled under
+ * the cell's key), the built-ins, and the records of the step. Process runs the cell starts keep
+ * using it after the cell has ended (for the rest of the turn).
+ */
+function cellHost(input: CellHostInput) {
+  const { ctx, session, frame, runtime, source, byPath, triggers, bindings, options } = input;
+  const runExit = Runtime.runPromiseExit(runtime);
+  let control: ToolControl | undefined;
+  let fatal: TurnError | undefined;
+  const records: ToolResultPart[] = [];
+  let overflow = 0;
+  const images: AttachmentPart[] = [];
+
+  /** Run a journaled runtime effect from the (promise-based) Lashlang host. */
+  const run = async <A>(effect: Effect.Effect<A, TurnError>): Promise<A | undefined> => {
+    const exit = await runExit(effect);
+    if (Exit.isSuccess(exit)) return exit.value;
+    const failure = Cause.failureOption(exit.cause);
+    fatal ??= Option.isSome(failure)
+      ? failure.value
+      : new TurnError({
+          sessionId: ctx.session.id,
+          reason: "store",
+          message: `a cell operation died: ${Cause.pretty(exit.cause)}`,
+        });
+    return undefined;
+  };
+
+  const record = (r: CompletedToolCall) => {
+    if (records.length >= MAX_CELL_TOOL_RECORDS) {
+      overflow++;
+      return;
+    }
+    records.push(toolResultPart(r));
+  };
+
+  /** An executor built-in (`llm.query`, `continue_as`) as a tool-result record of the step. */
+  const builtinRecord = (call: OperationCall, name: string, result: OperationResult, details: Json) =>
+    record({
+      callId: call.id,
+      name,
+      content: [{ type: "text", text: result.ok ? JSON.stringify(result.value) : result.error }],
+      isError: !result.ok,
+      ...(result.ok ? { value: result.value } : {}),
+      details,
+    });
+
+  const toResult = (r: CompletedToolCall): OperationResult => {
+    const content = r.full ?? r.content;
+    const text = textOf(content);
+    if (r.isError) return { ok: false, error: text || `${r.name} failed` };
+    let value: unknown = r.value !== undefined ? r.value : text;
+    const imgs = content.filter(
+      (p): p is AttachmentPart => p.type === "attachment" && p.mediaType.startsWith("image/"),
+    );
+    if (imgs.length > 0) {
+      const descriptors = imgs.map((p, i) => {
+        const id = `img:${r.callId}:${i}`;
+        frame.addImage(id, { ...p, name: id });
+        return { type: "image", id, mime: p.mediaType, label: p.name ?? "", size: base64Size(p.data) };
+      });
+      const one = descriptors.length === 1 ? descriptors[0] : descriptors;
+      value = isRecord(value) ? { ...value, [descriptors.length === 1 ? "image" : "images"]: one } : one;
+    }
+    return { ok: true, value: (value ?? null) as Json };
+  };
+
+  const activity = (call: OperationCall, name: string, result: OperationResult, started: boolean) =>
+    run(
+      started
+        ? ctx.emit({ type: "toolStarted", callId: call.id, name, args: call.args, family: "lashlang" })
+        : ctx.emit({
+            type: "toolCompleted",
+            callId: call.id,
+            name,
+            isError: !result.ok,
+            content: [{ type: "text", text: result.ok ? JSON.stringify(result.value) : result.error }],
+            durationMs: 0,
+            replayed: false,
+          }),
+    );
+
+  const llmQuery = async (call: OperationCall): Promise<OperationResult> => {
+    const q = llmQueryRequest(call.args, call.id);
+    if ("error" in q) return { ok: false, error: `llm.query: ${q.error}` };
+    await activity(call, LLM_QUERY, { ok: true, value: null }, true);
+    const r = await run(
+      ctx.complete(
+        {
+          ...(options.llmQueryModel !== undefined ? { model: options.llmQueryModel } : {}),
+          ...q.request,
+        },
+        `llm:${call.id}`,
+      ),
+    );
+    let result: OperationResult;
+    if (r === undefined) result = { ok: false, error: "llm.query: the runtime failed" };
+    else if (!r.ok) result = { ok: false, error: `llm.query: the model call failed: ${r.error.message}` };
+    else result = parseQueryReply(responseText(r.response), q.schema);
+    await activity(call, LLM_QUERY, result, false);
+    // the query is a record of the step in the graph (exports show it; the model does not)
+    builtinRecord(
+      call,
+      LLM_QUERY,
+      result,
+      llmQueryDetails(q, options.llmQueryModel ?? ctx.session.model, r?.ok ? r.response.usage : undefined),
+    );
+    return result;
+  };
+
+  const continueAs = (call: OperationCall): OperationResult => {
+    const args = isRecord(call.args) ? call.args : {};
+    if (typeof args.task !== "string" || args.task.trim() === "")
+      return { ok: false, error: "missing required parameter: task" };
+    const seed = args.seed ?? {};
+    if (!isRecord(seed)) return { ok: false, error: "`seed` must be a record" };
+    for (const name of ["history", ...Object.keys(bindings)])
+      if (name in seed)
+        return { ok: false, error: `seed entry \`${name}\` collides with a read-only binding` };
+    if (control) return { ok: false, error: "continue_as was already called in this cell" };
+    const frameId = `frame_${sha256Hex(`${ctx.key}:${call.id}`).slice(0, 24)}`;
+    control = { type: "frameSwitch", frameId, task: args.task, seed };
+    const keys = Object.keys(seed).sort();
+    const result: OperationResult = {
+      ok: true,
+      value: { ok: true, frame_id: frameId, task: args.task, seed_keys: keys, seed_count: keys.length },
+    };
+    builtinRecord(call, CONTINUE_AS, result, {
+      kind: "continue_as",
+      frameId,
+      task: args.task,
+      seedKeys: keys,
+    });
+    return result;
+  };
+
+  const triggerOp = (name: string, args: Json): OperationResult => {
+    if (name === "cron_schedule") return cronSchedule(args);
+    if (name === "triggers_register") return session.triggers.register(args, source);
+    if (name === "triggers_list") return session.triggers.list();
+    return session.triggers.delete(args);
+  };
+
+  const callBatch = async (calls: OperationCall[]): Promise<OperationResult[]> => {
+    // After a cancel (or a fatal runtime error) the rest of the cell gets error results at once.
+    if (fatal || (await run(Deferred.isDone(ctx.cancelled))))
+      return calls.map(() => ({ ok: false, error: "cancelled: the turn was stopped" }));
+    const results: (OperationResult | undefined)[] = calls.map(() => undefined);
+    const pending: { index: number; call: PendingToolCall }[] = [];
+    const builtins: Promise<void>[] = [];
+    calls.forEach((c, index) => {
+      const op = byPath.get(`${c.module}.${c.operation}`);
+      if (!op) {
+        results[index] = { ok: false, error: `unknown operation ${c.module}.${c.operation}` };
+        return;
+      }
+      if (op.name === LLM_QUERY && !ctx.tools.has(LLM_QUERY))
+        builtins.push(
+          llmQuery(c).then((r) => {
+            results[index] = r;
+          }),
+        );
+      else if (op.name === CONTINUE_AS && !ctx.tools.has(CONTINUE_AS)) results[index] = continueAs(c);
+      else if (triggers && TRIGGER_OPS.includes(op) && !ctx.tools.has(op.name))
+        results[index] = triggerOp(op.name, c.args);
+      else pending.push({ index, call: { callId: c.id, name: op.name, args: c.args } });
+    });
+    if (pending.length > 0) {
+      // One dispatch batch per aggregate await, labelled by its first call id (deterministic).
+      const label = pending.length === 1 ? pending[0]!.call.callId : `batch:${pending[0]!.call.callId}`;
+      const done = await run(
+        ctx.dispatch(
+          pending.map((p) => p.call),
+          label,
+        ),
+      );
+      pending.forEach((p, i) => {
+        const r = done?.[i];
+        if (!r) {
+          results[p.index] = { ok: false, error: `${p.call.name} did not complete` };
+          return;
+        }
+        record(r);
+        results[p.index] = toResult(r);
+      });
+    }
+    await Promise.all(builtins);
+    return results.map((r) => r ?? { ok: false, error: "no result" });
+  };
+
+  const host: LashlangHost = {
+    call: async (c) => (await callBatch([c]))[0]!,
+    callBatch,
+    print: (value) => {
+      const ids: string[] = [];
+      collectImageIds(value, ids);
+      for (const id of ids) {
+        const img = frame.images.get(id);
+        if (img && !images.some((i) => i.name === id)) images.push(img);
+      }
+    },
+  };
+
+  return {
+    host,
+    records,
+    images,
+    run,
+    overflow: () => overflow,
+    control: () => control,
+    fatal: () => fatal,
+  };
+}
+
+/** Where the runs a cell starts do their work: its host, durable timers and records, its events. */
+function processContext(
+  ctx: ExecContext,
+  runtime: Runtime.Runtime<never>,
+  cell: ReturnType<typeof cellHost>,
+  options: ExecutorOptions,
+  moduleRef: string,
+): CellProcessContext {
+  const runPromise = Runtime.runPromise(runtime);
+  return {
+    host: cell.host,
+    timers: clockTimers(runtime, (label, value) => ctx.remember?.(label, value) ?? value, ctx.cancelled),
+    record: (label, compute) => {
+      const value = Effect.promise(compute);
+      return runPromise(ctx.remember ? Effect.orDie(ctx.remember(label, value)) : value);
+    },
+    onEvent: (e) => void cell.run(ctx.emit(processActivity(e))),
+    runOptions: {
+      ...(options.stepBudget !== undefined ? { stepBudget: options.stepBudget } : {}),
+      ...(options.memoryBudget !== undefined ? { memoryBudget: options.memoryBudget } : {}),
+    },
+    // the cell's replay key names the runs it starts (unique per session, the same after a restart)
+    idPrefix: `p${sha256Hex(ctx.key).slice(0, 10)}`,
+    moduleRef,
+    origin: ctx.key,
+  };
+}
+
+/** The process runs of a session and the modules they name, as a cell's details record them. */
+function processDetails(session: RlmSessionState): {
+  processes?: ProcessRecord[];
+  modules?: { [ref: string]: string };
+} {
+  const records = keptRecords(session.processes?.records() ?? []);
+  if (records.length === 0) return {};
+  const modules: { [ref: string]: string } = {};
+  for (const r of records) {
+    const text = r.module ? session.modules.get(r.module) : undefined;
+    if (r.module && text !== undefined) modules[r.module] = text;
+  }
+  return { processes: records, modules };
+}
+
 export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {}): CodeExecutor {
   const bindings = options.bindings ?? {};
   checkBindings(bindings);
@@ -425,8 +709,31 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
     projectedBindings[name] = { get: () => json, typeName: "any" };
   }
   return {
-    replayed: (ctx, _language, _code, result) =>
-      loadLashlang.pipe(Effect.andThen(() => applyExecResult(access.session(ctx), ctx.frameId, result))),
+    replayed: (ctx, _language, code, result) =>
+      Effect.gen(function* () {
+        yield* loadLashlang;
+        const session = access.session(ctx);
+        applyExecResult(session, ctx.frameId, result);
+        // runs this cell started that were unfinished when the host stopped: run them again from
+        // their module in this cell's context (the journal serves what they had completed)
+        const unfinished = session
+          .processRuntime()
+          .unfinished()
+          .filter((r) => r.origin === ctx.key);
+        if (unfinished.length === 0) return;
+        const runtime = yield* Effect.runtime<never>();
+        const source = cleanCode(code);
+        const triggers = options.triggers === true;
+        const ops = rlmOperations(ctx.tools, { triggers });
+        const byPath = new Map(ops.map((o) => [`${o.module}.${o.operation}`, o]));
+        const frame = session.frame(ctx.frameId);
+        const cell = cellHost({ ctx, session, frame, runtime, source, byPath, triggers, bindings, options });
+        for (const r of unfinished) {
+          const text = (r.module && session.modules.get(r.module)) ?? source;
+          const moduleRef = r.module ?? `sha256:${sha256Hex(text)}`;
+          session.processRuntime().resume(r.id, text, processContext(ctx, runtime, cell, options, moduleRef));
+        }
+      }),
 
     execute: (ctx, language, code) =>
       Effect.gen(function* () {
@@ -436,238 +743,29 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
             output: [],
             error: `the rlm executor runs ${LASHLANG} cells, not ${language}`,
           } satisfies ExecResult;
-        const { runCell, ProcessRuntime } = yield* loadLashlang;
+        const { runCell } = yield* loadLashlang;
         const session = access.session(ctx);
         const frame = session.frame(ctx.frameId);
         const runtime = yield* Effect.runtime<never>();
-        const runExit = Runtime.runPromiseExit(runtime);
         const source = cleanCode(code);
         const triggers = options.triggers === true;
         const ops = rlmOperations(ctx.tools, { triggers });
         const byPath = new Map(ops.map((o) => [`${o.module}.${o.operation}`, o]));
         const surface = hostSurface(ops);
-        const records: ToolResultPart[] = [];
-        let overflow = 0;
-        const images: AttachmentPart[] = [];
-        let control: ToolControl | undefined;
-        let fatal: TurnError | undefined;
+        const cell = cellHost({ ctx, session, frame, runtime, source, byPath, triggers, bindings, options });
+        const { records, images } = cell;
 
-        /** Run a journaled runtime effect from the (promise-based) Lashlang host. */
-        const run = async <A>(effect: Effect.Effect<A, TurnError>): Promise<A | undefined> => {
-          const exit = await runExit(effect);
-          if (Exit.isSuccess(exit)) return exit.value;
-          const failure = Cause.failureOption(exit.cause);
-          fatal ??= Option.isSome(failure)
-            ? failure.value
-            : new TurnError({
-                sessionId: ctx.session.id,
-                reason: "store",
-                message: `a cell operation died: ${Cause.pretty(exit.cause)}`,
-              });
-          return undefined;
-        };
-
-        const record = (r: CompletedToolCall) => {
-          if (records.length >= MAX_CELL_TOOL_RECORDS) {
-            overflow++;
-            return;
-          }
-          records.push(toolResultPart(r));
-        };
-
-        /** An executor built-in (`llm.query`, `continue_as`) as a tool-result record of the step. */
-        const builtinRecord = (call: OperationCall, name: string, result: OperationResult, details: Json) =>
-          record({
-            callId: call.id,
-            name,
-            content: [{ type: "text", text: result.ok ? JSON.stringify(result.value) : result.error }],
-            isError: !result.ok,
-            ...(result.ok ? { value: result.value } : {}),
-            details,
-          });
-
-        const toResult = (r: CompletedToolCall): OperationResult => {
-          const content = r.full ?? r.content;
-          const text = textOf(content);
-          if (r.isError) return { ok: false, error: text || `${r.name} failed` };
-          let value: unknown = r.value !== undefined ? r.value : text;
-          const imgs = content.filter(
-            (p): p is AttachmentPart => p.type === "attachment" && p.mediaType.startsWith("image/"),
-          );
-          if (imgs.length > 0) {
-            const descriptors = imgs.map((p, i) => {
-              const id = `img:${r.callId}:${i}`;
-              frame.addImage(id, { ...p, name: id });
-              return { type: "image", id, mime: p.mediaType, label: p.name ?? "", size: base64Size(p.data) };
-            });
-            const one = descriptors.length === 1 ? descriptors[0] : descriptors;
-            value = isRecord(value)
-              ? { ...value, [descriptors.length === 1 ? "image" : "images"]: one }
-              : one;
-          }
-          return { ok: true, value: (value ?? null) as Json };
-        };
-
-        const activity = (call: OperationCall, name: string, result: OperationResult, started: boolean) =>
-          run(
-            started
-              ? ctx.emit({ type: "toolStarted", callId: call.id, name, args: call.args, family: "lashlang" })
-              : ctx.emit({
-                  type: "toolCompleted",
-                  callId: call.id,
-                  name,
-                  isError: !result.ok,
-                  content: [{ type: "text", text: result.ok ? JSON.stringify(result.value) : result.error }],
-                  durationMs: 0,
-                  replayed: false,
-                }),
-          );
-
-        const llmQuery = async (call: OperationCall): Promise<OperationResult> => {
-          const q = llmQueryRequest(call.args, call.id);
-          if ("error" in q) return { ok: false, error: `llm.query: ${q.error}` };
-          await activity(call, LLM_QUERY, { ok: true, value: null }, true);
-          const r = await run(
-            ctx.complete(
-              {
-                ...(options.llmQueryModel !== undefined ? { model: options.llmQueryModel } : {}),
-                ...q.request,
-              },
-              `llm:${call.id}`,
-            ),
-          );
-          let result: OperationResult;
-          if (r === undefined) result = { ok: false, error: "llm.query: the runtime failed" };
-          else if (!r.ok)
-            result = { ok: false, error: `llm.query: the model call failed: ${r.error.message}` };
-          else result = parseQueryReply(responseText(r.response), q.schema);
-          await activity(call, LLM_QUERY, result, false);
-          // the query is a record of the step in the graph (exports show it; the model does not)
-          builtinRecord(
-            call,
-            LLM_QUERY,
-            result,
-            llmQueryDetails(
-              q,
-              options.llmQueryModel ?? ctx.session.model,
-              r?.ok ? r.response.usage : undefined,
-            ),
-          );
-          return result;
-        };
-
-        const continueAs = (call: OperationCall): OperationResult => {
-          const args = isRecord(call.args) ? call.args : {};
-          if (typeof args.task !== "string" || args.task.trim() === "")
-            return { ok: false, error: "missing required parameter: task" };
-          const seed = args.seed ?? {};
-          if (!isRecord(seed)) return { ok: false, error: "`seed` must be a record" };
-          for (const name of ["history", ...Object.keys(bindings)])
-            if (name in seed)
-              return { ok: false, error: `seed entry \`${name}\` collides with a read-only binding` };
-          if (control) return { ok: false, error: "continue_as was already called in this cell" };
-          const frameId = `frame_${sha256Hex(`${ctx.key}:${call.id}`).slice(0, 24)}`;
-          control = { type: "frameSwitch", frameId, task: args.task, seed };
-          const keys = Object.keys(seed).sort();
-          const result: OperationResult = {
-            ok: true,
-            value: { ok: true, frame_id: frameId, task: args.task, seed_keys: keys, seed_count: keys.length },
-          };
-          builtinRecord(call, CONTINUE_AS, result, {
-            kind: "continue_as",
-            frameId,
-            task: args.task,
-            seedKeys: keys,
-          });
-          return result;
-        };
-
-        const triggerOp = (name: string, args: Json): OperationResult => {
-          if (name === "cron_schedule") return cronSchedule(args);
-          if (name === "triggers_register") return session.triggers.register(args, source);
-          if (name === "triggers_list") return session.triggers.list();
-          return session.triggers.delete(args);
-        };
-
-        const callBatch = async (calls: OperationCall[]): Promise<OperationResult[]> => {
-          // After a cancel (or a fatal runtime error) the rest of the cell gets error results at once.
-          if (fatal || (await run(Deferred.isDone(ctx.cancelled))))
-            return calls.map(() => ({ ok: false, error: "cancelled: the turn was stopped" }));
-          const results: (OperationResult | undefined)[] = calls.map(() => undefined);
-          const pending: { index: number; call: PendingToolCall }[] = [];
-          const builtins: Promise<void>[] = [];
-          calls.forEach((c, index) => {
-            const op = byPath.get(`${c.module}.${c.operation}`);
-            if (!op) {
-              results[index] = { ok: false, error: `unknown operation ${c.module}.${c.operation}` };
-              return;
-            }
-            if (op.name === LLM_QUERY && !ctx.tools.has(LLM_QUERY))
-              builtins.push(
-                llmQuery(c).then((r) => {
-                  results[index] = r;
-                }),
-              );
-            else if (op.name === CONTINUE_AS && !ctx.tools.has(CONTINUE_AS)) results[index] = continueAs(c);
-            else if (triggers && TRIGGER_OPS.includes(op) && !ctx.tools.has(op.name))
-              results[index] = triggerOp(op.name, c.args);
-            else pending.push({ index, call: { callId: c.id, name: op.name, args: c.args } });
-          });
-          if (pending.length > 0) {
-            // One dispatch batch per aggregate await, labelled by its first call id (deterministic).
-            const label = pending.length === 1 ? pending[0]!.call.callId : `batch:${pending[0]!.call.callId}`;
-            const done = await run(
-              ctx.dispatch(
-                pending.map((p) => p.call),
-                label,
-              ),
-            );
-            pending.forEach((p, i) => {
-              const r = done?.[i];
-              if (!r) {
-                results[p.index] = { ok: false, error: `${p.call.name} did not complete` };
-                return;
-              }
-              record(r);
-              results[p.index] = toResult(r);
-            });
-          }
-          await Promise.all(builtins);
-          return results.map((r) => r ?? { ok: false, error: "no result" });
-        };
-
-        const host: LashlangHost = {
-          call: async (c) => (await callBatch([c]))[0]!,
-          callBatch,
-          print: (value) => {
-            const ids: string[] = [];
-            collectImageIds(value, ids);
-            for (const id of ids) {
-              const img = frame.images.get(id);
-              if (img && !images.some((i) => i.name === id)) images.push(img);
-            }
-          },
-        };
-
-        // Processes: bodies run concurrently inside this cell, through `host` (one dispatch path);
-        // sleeps are durable timers; lifecycle events are turn activity (rlm/processes.ts).
-        const processes = new ProcessRuntime(host, {
-          timers: clockTimers(
-            runtime,
-            (label, value) => ctx.remember?.(label, value) ?? value,
-            ctx.cancelled,
-          ),
-          onEvent: (e) => void run(ctx.emit(processActivity(e))),
-          runOptions: {
-            ...(options.stepBudget !== undefined ? { stepBudget: options.stepBudget } : {}),
-            ...(options.memoryBudget !== undefined ? { memoryBudget: options.memoryBudget } : {}),
-          },
-        });
+        // Processes: a run keeps this cell's host (one dispatch path) after the cell ends; its
+        // sleeps and consumed signals are journaled under the cell's key (rlm/processes.ts).
+        const processes = session.processRuntime();
+        const moduleRef = `sha256:${sha256Hex(source)}`;
+        if (/\bprocess\b/.test(source)) session.modules.set(moduleRef, source);
+        const processCell = processContext(ctx, runtime, cell, options, moduleRef);
 
         const termination = access.termination(ctx);
         const result = yield* Effect.tryPromise({
           try: async () => {
-            const r = await runCell(frame.state, source, processes.forCell(source), {
+            return runCell(frame.state, source, processes.forCell(source, processCell), {
               surface,
               checkOptions: { abilities: { processes: true, sleep: true, processSignals: true, triggers } },
               projected: {
@@ -680,14 +778,14 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
               ...(options.stepBudget !== undefined ? { stepBudget: options.stepBudget } : {}),
               ...(options.memoryBudget !== undefined ? { memoryBudget: options.memoryBudget } : {}),
             });
-            // a cell ends when the processes it started have ended (their operations are journaled under it)
-            await processes.settle();
-            return r;
           },
           catch: (e) =>
             new Error(`the Lashlang evaluator failed: ${e instanceof Error ? e.message : String(e)}`),
         });
+        const fatal = cell.fatal();
         if (fatal) return yield* Effect.fail(fatal);
+        const control = cell.control();
+        const overflow = cell.overflow();
 
         const finished = result.outcome === "finished";
         let schemaErrors: string[] | undefined;
@@ -700,6 +798,7 @@ export function rlmExecutor(access: RlmStateAccess, options: ExecutorOptions = {
         const details: RlmExecDetails & { frame: unknown; steps: number } = {
           frame: frame.snapshot(),
           ...(triggers ? { triggers: session.triggers.records } : {}),
+          ...processDetails(session),
           steps: result.steps,
           ...(records.length > 0 ? { toolCalls: records } : {}),
           ...(images.length > 0 ? { images } : {}),

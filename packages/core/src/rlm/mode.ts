@@ -7,6 +7,7 @@
  */
 import {
   type ContextProjector,
+  type Message,
   type ProtocolDriver,
   type RlmEnvironment,
   type RlmFinalAnswerFormat,
@@ -26,6 +27,7 @@ import {
   type RlmSessionOptions,
   RlmSessionState,
 } from "./state.ts";
+import { firingCell, parseFiring } from "./triggers.ts";
 
 export interface RlmOptions extends ExecutorOptions {
   /** Default termination for sessions that set none (default natural). */
@@ -74,10 +76,11 @@ export function rlmMode(options: RlmOptions = {}): RlmMode {
     return s;
   };
 
-  const environment = (sessionId: string): RlmEnvironment => {
+  const environment = (sessionId: string, firing?: string): RlmEnvironment => {
     const s = sessions.get(sessionId);
     const o = { ...defaults, ...s?.options };
     return {
+      ...(firing !== undefined ? { firing } : {}),
       termination: o.termination ?? { kind: "natural" },
       finalAnswerFormat: o.finalAnswerFormat ?? { kind: "markdown" },
       bindings: s ? bindingPreviews(s.frame().state, READ_ONLY) : [],
@@ -85,7 +88,23 @@ export function rlmMode(options: RlmOptions = {}): RlmMode {
     };
   };
 
-  const driver = rlmDriver({ environment: (ctx) => environment(ctx.config.sessionId) });
+  /** A trigger firing's cell when this turn's input is a firing (`lash serve` starts those runs). */
+  const firingOf = (
+    ctx: { readonly iteration: number; readonly messages: readonly Message[] },
+    sessionId: string,
+  ) => {
+    if (ctx.iteration !== 0) return undefined;
+    // the turn's input (at iteration 0 only the firing's own code message can follow it)
+    const last = ctx.messages.findLast((m) => m.role === "user");
+    const part = last?.role === "user" && last.parts.length === 1 ? last.parts[0] : undefined;
+    const f = part?.type === "text" ? parseFiring(part.text) : undefined;
+    if (!f) return undefined;
+    return firingCell(sessions.get(sessionId)?.triggers.records ?? [], f.trigger, f.at);
+  };
+
+  const driver = rlmDriver({
+    environment: (ctx) => environment(ctx.config.sessionId, firingOf(ctx, ctx.config.sessionId)),
+  });
 
   const codeExecutor = rlmExecutor(
     {
@@ -114,21 +133,30 @@ export function rlmMode(options: RlmOptions = {}): RlmMode {
         if (ctx.session.mode !== "rlm") return;
         // The first RLM turn of the process loads the evaluator (not `import "@lash/core"`).
         yield* loadLashlang;
+        // runs of a turn that ended without committing (it failed) must not outlive it
+        sessions.get(ctx.session.id)?.processes?.cancelAll();
         const s = new RlmSessionState(ctx.session.frameId, {});
         if (isRlmSnapshot(stored)) {
           s.options = stored.options ?? {};
           for (const [id, f] of Object.entries(stored.frames)) s.frames.set(id, FrameState.restore(f));
           if (stored.triggers) s.triggers.records = [...stored.triggers];
+          s.restoreProcesses(stored);
         }
         sessions.set(ctx.session.id, s);
       }),
+    // a turn commits when the process runs its cells started have ended: a run outlives its cell,
+    // not its turn (runs parked in `wait_signal` that nothing can signal any more are cancelled)
     snapshot: (ctx) =>
-      Effect.sync(() => {
+      Effect.gen(function* () {
         if (ctx.session.mode !== "rlm") return undefined;
-        return sessions.get(ctx.session.id)?.snapshot();
+        const s = sessions.get(ctx.session.id);
+        const processes = s?.processes;
+        if (processes) yield* Effect.promise(() => processes.settle());
+        return s?.snapshot();
       }),
     // the durable state lives in the session record; a deleted session's live state goes with it
     forget: (sessionId) => {
+      sessions.get(sessionId)?.processes?.cancelAll();
       sessions.delete(sessionId);
     },
   };

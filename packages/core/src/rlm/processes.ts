@@ -2,12 +2,13 @@
  * The RLM host's side of Lashlang processes (reference §1.9): durable `sleep` timers on Effect's
  * `Clock`, and process lifecycle events as turn activity.
  *
- * A process body runs inside the cell that started it (`ProcessRuntime` of `@lash/lashlang`); its
- * module operations take the cell's one dispatch path, so the journal records each by its call id
- * (`lashlang:<run id>:resource:...`, deterministic from the start site). When a host restarts
- * mid-turn, the resumed cell re-runs, each process body re-runs, and completed operations are
- * served from the journal. A `sleep` records its wake-up time once (`remember`), so a resumed
- * sleeper waits only for what is left and wakes once.
+ * Each session has one `ProcessRuntime` (`@lash/lashlang`); a run keeps the context of the cell that
+ * started it after that cell ends (its module operations take that cell's dispatch path, so the
+ * journal records each by its call id, `lashlang:<run id>:resource:...`). The turn commits when its
+ * runs have ended. When a host restarts mid-turn, a completed cell served from the journal starts its
+ * unfinished runs again from their module (rlm/executor.ts `replayed`), an interrupted cell runs again,
+ * and completed operations, wake-up times (`remember`) and signal deliveries come from the journal, so
+ * a resumed sleeper waits only for what is left and wakes once.
  */
 import type { ProcessEvent, ProcessTimers } from "@lash/lashlang";
 import type { TurnActivityBody } from "@lash/sansio";

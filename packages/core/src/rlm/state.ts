@@ -4,7 +4,7 @@
  * Snapshotted into the session record at every commit (plugin `rlm`), restored at every turn start.
  */
 
-import type { Json, LashlangState } from "@lash/lashlang";
+import type { Json, LashlangState, ProcessRecord, ProcessRuntime } from "@lash/lashlang";
 import type {
   AttachmentPart,
   RlmBinding,
@@ -30,6 +30,10 @@ export interface RlmSnapshot {
   readonly frames: { readonly [frameId: string]: FrameSnapshot };
   /** Trigger registrations (`triggers.register`, rlm/triggers.ts). */
   readonly triggers?: readonly TriggerRecord[];
+  /** Process runs (`start`): id, process, module ref, arguments, state, result (rlm/processes.ts). */
+  readonly processes?: readonly ProcessRecord[];
+  /** The modules the runs name, by content hash (`sha256:<hex>` of the declaring cell's text). */
+  readonly modules?: { readonly [ref: string]: string };
 }
 
 export interface FrameSnapshot {
@@ -87,6 +91,10 @@ export class RlmSessionState {
   /** The `history` items of the latest projected request (what `history[N]` in the prompt refers to). */
   history: readonly RlmHistoryItem[] = [];
   readonly triggers = new TriggerRegistry();
+  /** The session's process runs: they outlive the cell that started them (rlm/processes.ts). */
+  processes: ProcessRuntime | undefined;
+  /** Process modules by content hash (`sha256:<hex>` → the declaring cell's text). */
+  readonly modules = new Map<string, string>();
 
   constructor(frameId: string, options: RlmSessionOptions) {
     this.frameId = frameId;
@@ -102,16 +110,47 @@ export class RlmSessionState {
     return f;
   }
 
+  /** The session's process runtime (made on first use; runs start from a cell's host). */
+  processRuntime(): ProcessRuntime {
+    this.processes ??= new (lashlang().ProcessRuntime)({
+      call: async () => ({ ok: false, error: "process runs take the host of the cell that starts them" }),
+    });
+    return this.processes;
+  }
+
+  /** Restore the runs and modules of a snapshot (ended runs stay awaitable by their handles). */
+  restoreProcesses(s: RlmSnapshot): void {
+    for (const [ref, text] of Object.entries(s.modules ?? {})) this.modules.set(ref, text);
+    if (s.processes && s.processes.length > 0) this.processRuntime().restore(s.processes);
+  }
+
   snapshot(): RlmSnapshot {
     const frames: { [id: string]: FrameSnapshot } = {};
     for (const [id, f] of this.frames) frames[id] = f.snapshot();
+    const processes = keptRecords(this.processes?.records() ?? []);
+    const modules: { [ref: string]: string } = {};
+    for (const r of processes) {
+      const text = r.module ? this.modules.get(r.module) : undefined;
+      if (r.module && text !== undefined) modules[r.module] = text;
+    }
     return {
       version: 1,
       ...(Object.keys(this.options).length > 0 ? { options: this.options } : {}),
       frames,
       ...(this.triggers.records.length > 0 ? { triggers: this.triggers.records } : {}),
+      ...(processes.length > 0 ? { processes, modules } : {}),
     };
   }
+}
+
+/** Ended runs kept in the session record (the newest); running ones are always kept. */
+export const MAX_PROCESS_RECORDS = 256;
+
+/** The records a snapshot keeps: every running run and the newest `MAX_PROCESS_RECORDS` ended ones. */
+export function keptRecords(records: readonly ProcessRecord[]): ProcessRecord[] {
+  const ended = records.filter((r) => r.state !== "running");
+  const drop = new Set(ended.slice(0, Math.max(0, ended.length - MAX_PROCESS_RECORDS)));
+  return records.filter((r) => !drop.has(r));
 }
 
 export function isRlmSnapshot(u: unknown): u is RlmSnapshot {

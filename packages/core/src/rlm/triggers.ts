@@ -7,8 +7,10 @@
  * content-addressed (`module_ref` = sha256 of it), so the target process can be run from it later.
  *
  * Firing: `dueFirings` says which registrations are due between two times (croner, as the daemon's
- * scheduler uses) and `runTriggerProcess` runs the target body with its inputs (the `trigger.event`
- * slot gets `{ source: "cron", name, scheduled_at }`) against a host the caller gives.
+ * scheduler uses). A turn whose input is `firingText(id, at)` runs `firingCell` — the target started
+ * with its inputs (the `trigger.event` slot gets `{ source: "cron", name, scheduled_at }`) — as its only
+ * cell, without a model call (`lash serve` starts those runs: packages/server/src/triggers.ts).
+ * `runTriggerProcess` runs the target body against a host the caller gives (library users).
  */
 import type { Json, LashlangHost, OperationResult } from "@lash/lashlang";
 import { sha256Hex } from "@lash/sansio";
@@ -165,6 +167,45 @@ export function dueFirings(
       out.push({ record: r, at: t });
   }
   return out.sort((a, b) => a.at - b.at);
+}
+
+/** The turn input of a firing (`lash serve` starts a run of the session with it): see `firingCell`. */
+export const FIRING_PREFIX = "lash:trigger-firing ";
+
+export const firingText = (id: string, at: number): string =>
+  `${FIRING_PREFIX}${JSON.stringify({ trigger: id, scheduled_at: new Date(at).toISOString() })}`;
+
+/** The firing a turn input names (`firingText`), if it is one. */
+export function parseFiring(text: string): { trigger: string; at: number } | undefined {
+  if (!text.startsWith(FIRING_PREFIX)) return undefined;
+  try {
+    const j = JSON.parse(text.slice(FIRING_PREFIX.length)) as { trigger?: unknown; scheduled_at?: unknown };
+    const at = typeof j.scheduled_at === "string" ? Date.parse(j.scheduled_at) : Number.NaN;
+    return typeof j.trigger === "string" && !Number.isNaN(at) ? { trigger: j.trigger, at } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const literal = (v: Json): string => `json_parse(${JSON.stringify(JSON.stringify(v))})`;
+
+/**
+ * The cell a firing runs in its session (no model call): the target's declaration from the stored
+ * module, then `finish await start <target>(<inputs>)` — the run's result wrapper is the turn's
+ * final value. A registration that is gone gives a cell finishing with an error wrapper.
+ */
+export function firingCell(records: readonly TriggerRecord[], trigger: string, at: number): string {
+  const r = records.find((x) => x.id === trigger);
+  const gone = (why: string) => `finish ${literal({ ok: false, error: why })}`;
+  if (!r) return gone(`trigger ${trigger} is no longer registered in this session`);
+  const parsed = lashlang().parseCell(r.module);
+  const decl = parsed.ok ? parsed.program.processes.find((p) => p.name === r.target) : undefined;
+  if (!decl) return gone(`trigger ${r.name}: process \`${r.target}\` is not in its module`);
+  const event: Json = { source: "cron", name: r.name, scheduled_at: new Date(at).toISOString() };
+  const args = Object.entries(r.inputs).map(
+    ([k, v]) => `${k}: ${literal(isRecord(v) && v[TRIGGER_EVENT] === true ? event : v)}`,
+  );
+  return `${r.module.slice(decl.start, decl.end)}\nfinish await start ${r.target}(${args.join(", ")})`;
 }
 
 /** Runs the registration's target process once for a firing at `at`, against `host`. */

@@ -112,6 +112,24 @@ export function rlmDriver(options: RlmDriverOptions = {}): ProtocolDriver {
 
     prepareIteration(ctx) {
       const env = environment(ctx);
+      if (env.firing !== undefined && ctx.iteration === 0) {
+        // a trigger firing: the host's cell runs at once; no model call
+        const message: Message = {
+          id: ctx.messageId(),
+          role: "assistant",
+          parts: [{ type: "code", language: LASHLANG, source: env.firing }],
+        };
+        return [
+          protocol("rlm.diagnostic", { iteration: ctx.iteration, classification: "trigger_firing" }),
+          { type: "append", messages: [message] },
+          {
+            type: "startExec",
+            language: LASHLANG,
+            code: env.firing,
+            state: { code: env.firing } satisfies ExecState,
+          },
+        ];
+      }
       const base = ctx.project(false);
       let size = (base.system ?? "").length;
       for (const m of base.messages) for (const p of m.parts) if (p.type === "text") size += p.text.length;
@@ -279,6 +297,20 @@ export function rlmDriver(options: RlmDriverOptions = {}): ProtocolDriver {
           },
         ];
       }
+      if (env.firing !== undefined && ctx.iteration === 0)
+        // a trigger firing's cell that did not finish: the run ends with its error (no model call)
+        return [
+          trajectory,
+          { type: "append", messages: [observation] },
+          {
+            type: "finish",
+            outcome: {
+              type: "stopped",
+              reason: "runtimeError",
+              message: `the trigger firing's cell did not finish: ${error ?? "no finish value"}`,
+            },
+          },
+        ];
       const messages: Message[] = [observation];
       if (schemaErrors) messages.push(systemMessage(ctx, schemaRepairMessage(schemaErrors)));
       return [trajectory, ...continueOrStop(ctx, env, messages)];

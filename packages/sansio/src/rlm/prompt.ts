@@ -19,6 +19,38 @@ import type {
 export interface ExecutionSectionOptions {
   /** True when at least one operation is available. */
   readonly hasOperations: boolean;
+  /** The `processes`, `sleep` and `process_signals` abilities (default on: the RLM host enables them). */
+  readonly processes?: boolean;
+  /** The `triggers` ability (`triggers.register` is in the catalog). */
+  readonly triggers?: boolean;
+}
+
+/** Language bullets for processes, sleep, signals and triggers (reference prompt.rs wording, for what this host has). */
+function processBullets(triggers: boolean): string[] {
+  const out = [
+    '- Sleep: pause foreground code or process code with `sleep for "5s"` or `sleep until deadline`. Durations accept milliseconds, `ms`, `s`, `m`, or `h`; deadlines accept RFC3339 text or Unix epoch milliseconds.',
+    "- Background processes: `process name(param: TYPE) { ... }` declares a reusable process definition. Add typed inbound signals with `signals { name: TYPE }` when the process receives external messages, e.g. " +
+      '`process worker() signals { approve: { ok: bool } } { payload = wait_signal("approve") finish payload }`. ' +
+      "`handle = start name(param: value)` creates one process run from that definition and returns its run handle" +
+      (triggers
+        ? "; matching trigger firings can also create process runs through registered triggers. "
+        : ". ") +
+      'Inside a process use `yield value`, `wake value`, `finish value`, `fail value` and `payload = wait_signal("name")`. ' +
+      "`yield value` and `wake value` are progress events of the run. `finish value` completes the run and stores `value` as its success value; `fail value` completes it as failed; falling off the end is `finish null`. " +
+      "`print` is foreground-only and invalid inside processes. A process body is self-contained: it sees only its params and the module operations. " +
+      "A run keeps running after the block that started it ends; its handle is an ordinary value, so a later block of the same turn can `await`, signal or `cancel` it, and a later turn can `await` it for its stored result. Runs still open when the turn ends are waited for before the turn is committed. " +
+      "Parallelism comes from starting all independent process handles before waiting for any of them; join a list or record of handles with `results = await handles`. `await handle` waits and returns a result wrapper like `{ ok: true, value: ... }`; when you need fields from the `finish` value, use `result = (await handle)?`. Cancel a live run with `cancel handle` (best-effort).",
+    '- Signalling processes: `signal_run(handle, "name", payload)` sends a typed `signal.name` event to a running process and may be used from the foreground as well as inside a process body, like `await handle` and `cancel handle`. The receiving side, `payload = wait_signal("name")`, parks a process until that named signal arrives and is only valid inside a process body. Signals are delivered in the order they were sent.',
+  ];
+  if (triggers)
+    out.push(
+      "- Trigger registry: a trigger registration connects a source value to a process definition plus explicit inputs. " +
+        'Build a source with `source = cron.Schedule({ cron: "0 9 * * 1-5", timezone: "Europe/Berlin" })` (a value, never awaited) and register with ' +
+        '`receipt = await triggers.register({ source: source, target: "daily_digest", inputs: { tick: trigger.event }, name: "daily_digest" })?`. ' +
+        "`target` names a process declared in the same block; `inputs` maps every process param exactly once; `trigger.event` is the whole firing (`{ source, name, scheduled_at }`) and is only valid as a value inside `inputs`. " +
+        "Registrations are stored with the session, and each firing runs the target process once. Use `await triggers.list({})?` to see them and `await triggers.delete({ id: receipt.id })?` to remove one.",
+    );
+  return out;
 }
 
 export function renderExecutionSection(options: ExecutionSectionOptions): string {
@@ -60,6 +92,7 @@ export function renderExecutionSection(options: ExecutionSectionOptions): string
     "- Control flow: `if c { } else { }`, `for x in list { }`, `while c { }`, `break`, `continue`; inline conditionals are `c ? a : b`.",
     '- Module operations: `r = await files.read({ path: "a.txt" })` gives a wrapper `{ok: true, value}` or `{ok: false, error}`; add `?` to get the value or stop the cell on failure. Bare calls like `len(x)` are builtins only.',
     '- Operation scheduling: statements run one after another. `await` over a literal list or record of operations runs them concurrently: `both = await { a: files.read({ path: "a" })?, b: files.read({ path: "b" })? }`.',
+    ...(options.processes === false ? [] : processBullets(options.triggers === true)),
     "- Bare expressions are valid statements; there are no functions, classes, imports or exceptions.",
     "- Values already in scope are listed under BOUND VARIABLES (plus the read-only `history`).",
     "",
@@ -239,7 +272,10 @@ export function renderSystemPrompt(
 ): string {
   return [
     host?.trim(),
-    renderExecutionSection({ hasOperations: ops.length > 0 }),
+    renderExecutionSection({
+      hasOperations: ops.length > 0,
+      triggers: ops.some((o) => o.module === "triggers" && o.operation === "register"),
+    }),
     renderToolCatalog(ops),
     renderReadOnlyVariables(readOnly, hostValue),
   ]

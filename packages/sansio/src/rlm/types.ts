@@ -45,6 +45,11 @@ export interface RlmEnvironment {
   readonly finalAnswerFormat?: RlmFinalAnswerFormat;
   /** Token budget of the frame (the frame switch threshold); enables the CONTEXT BUDGET section. */
   readonly contextBudget?: number;
+  /**
+   * A host-made cell to run first, without asking the model (a trigger firing: the registered
+   * target process started with its inputs). The turn ends when the cell finishes.
+   */
+  readonly firing?: string;
 }
 
 /** An entry of the projected `history` binding (reference §2.8). */
