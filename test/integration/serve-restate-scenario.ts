@@ -67,6 +67,7 @@ async function main() {
         ],
       },
       { text: "taken over" },
+      { text: "second turn" },
     ],
     { shellSandbox: "off" },
   );
@@ -146,19 +147,35 @@ async function main() {
   const followed = await client1;
   // the whole stream read again on B from the start
   const full = await readSse(stream(b), { onEvent: (e) => !isEnd(e) });
-  const runOnB = await fetch(`${b.url}/v1/sessions/${sessionId}/runs`).then((r) => r.json());
+  const requestsAfterFirst = sb.server.requests.length;
+  // the next turn of the session, posted to B (whose worker runs it now): the API as without a cluster
+  const second = (await fetch(`${b.url}/v1/sessions/${sessionId}/turns?wait=true`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ text: "again" }),
+  }).then((r) => r.json())) as { id: string; state: string; text?: string };
+  const secondStream = await readSse(`${b.url}/v1/runs/${second.id}/events`);
+  const secondRun = await fetch(`${b.url}/v1/runs/${second.id}`).then((r) => r.json());
   const session = await fetch(`${b.url}/v1/sessions/${sessionId}`).then((r) => r.json());
+  // the shared log itself: every event it holds (a duplicate past a stream's end shows here)
+  const logged = pg.psql("SELECT type FROM turn_events ORDER BY seq", "lash").split("\n").filter(Boolean);
   const report = {
     runId,
     runState: run.state,
     requestsAtKill,
-    requests: sb.server.requests.length,
+    requests: requestsAfterFirst,
+    requestsAfterSecond: sb.server.requests.length,
     followed: { ended: followed.ended, events: summary(followed.events) },
     cut: { ended: cut.ended, events: summary(cut.events) },
     resumed: { lastId, events: summary(resumed.events) },
     full: summary(full.events),
-    runsOnB: runOnB,
+    second: {
+      posted: second,
+      run: secondRun,
+      stream: { ended: secondStream.ended, events: summary(secondStream.events) },
+    },
     session,
+    logged,
   };
   process.stdout.write(`REPORT ${JSON.stringify(report)}\n`);
 }

@@ -42,7 +42,14 @@ interface Report {
   readonly cut: { readonly ended: boolean; readonly events: Ev[] };
   readonly resumed: { readonly lastId: number; readonly events: Ev[] };
   readonly full: Ev[];
+  readonly requestsAfterSecond: number;
+  readonly second: {
+    readonly posted: { readonly id: string; readonly state: string; readonly text?: string };
+    readonly run: { readonly state: string; readonly text?: string };
+    readonly stream: { readonly ended: boolean; readonly events: Ev[] };
+  };
   readonly session: { readonly turnCount?: number };
+  readonly logged: string[];
 }
 
 async function runScenario(): Promise<Report> {
@@ -107,7 +114,7 @@ describe.skipIf(skip !== undefined)("lash serve --engine restate: the daemon on 
     expect(r.requestsAtKill).toBe(1);
     expect(r.requests).toBe(2);
     expect(full.at(-1)!.data).toMatchObject({ state: "completed", text: "taken over" });
-    expect(r.session.turnCount).toBe(1);
+    expect(r.session.turnCount).toBe(2);
 
     // client 1 (daemon B all along) received every event, in order, and stayed connected to the end
     expect(ids(r.followed.events)).toEqual(ids(full));
@@ -119,6 +126,20 @@ describe.skipIf(skip !== undefined)("lash serve --engine restate: the daemon on 
     expect(r.resumed.lastId).toBe(r.cut.events.at(-1)!.id);
     expect([...ids(r.cut.events), ...ids(r.resumed.events)]).toEqual(ids(full));
     expect(r.resumed.events.map((e) => e.type)).toContain("turnFinished");
+
+    // the next turn, posted to B with ?wait=true: the same API (the run's record, its own stream)
+    expect(r.second.posted).toMatchObject({ state: "completed", text: "second turn" });
+    expect(r.second.run).toMatchObject({ state: "completed", text: "second turn" });
+    expect(r.requestsAfterSecond).toBe(3);
+    const own = r.second.stream.events;
+    expect(r.second.stream.ended).toBe(true); // a run's stream ends after its runFinished
+    expect(own.every((e) => e.runId === r.second.posted.id)).toBe(true);
+    expect(own[0]!.type).toBe("runQueued");
+    expect(own.at(-1)!.type).toBe("runFinished");
+    expect(own[0]!.id).toBeGreaterThan(full.at(-1)!.id);
+    expect(ids(own)).toEqual([...ids(own)].sort((x, y) => x - y));
+    // the shared log holds exactly the events the streams delivered: nothing twice past their ends
+    expect(r.logged).toEqual([...types, ...own.map((e) => e.type)]);
   }, 180_000);
 });
 
