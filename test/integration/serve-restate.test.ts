@@ -4,7 +4,7 @@
 // `Last-Event-ID` and loses nothing. Everything runs inside a private network namespace
 // (serve-restate-scenario.ts); the assertions are here. Also the flags' errors.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { restateServerBinary } from "@lash/restate";
@@ -161,6 +161,25 @@ describe("lash serve --engine: bad combinations are refused with the fix", () =>
       const stray = await run(["--restate-ingress", "http://127.0.0.1:8080"]);
       expect(stray.code).toBe(2);
       expect(stray.stderr).toContain("--restate-ingress only apply with --engine restate");
+      // config serve.engine: the same check (a flag wins)
+      mkdirSync(sb.home, { recursive: true });
+      writeFileSync(join(sb.home, "config.json"), JSON.stringify({ serve: { engine: "restate" } }));
+      const fromConfig = await run([]);
+      expect(fromConfig.code).toBe(2);
+      expect(fromConfig.stderr).toContain("--store postgres://");
+      writeFileSync(join(sb.home, "config.json"), JSON.stringify({ serve: { engine: "nomad" } }));
+      const badConfig = await run([]);
+      expect(badConfig.code).toBe(2);
+      expect(badConfig.stderr).toContain('"local" or "restate"');
+      const help = await lash(["serve", "--help"], { env: sb.env, cwd: sb.cwd });
+      for (const flag of [
+        "--engine local|restate",
+        "--restate-ingress",
+        "--restate-admin",
+        "--restate-worker-port",
+        "--restate-deployment",
+      ])
+        expect(help.stdout).toContain(flag);
     } finally {
       await sb.cleanup();
     }
