@@ -44,8 +44,13 @@ interface Report {
   readonly full: Ev[];
   readonly requestsAfterSecond: number;
   readonly second: {
-    readonly posted: { readonly id: string; readonly state: string; readonly text?: string };
-    readonly run: { readonly state: string; readonly text?: string };
+    readonly posted: {
+      readonly id: string;
+      readonly state: string;
+      readonly text?: string;
+      readonly lastSeq: number;
+    };
+    readonly run: { readonly state: string; readonly text?: string; readonly lastSeq: number };
     readonly stream: { readonly ended: boolean; readonly events: Ev[] };
   };
   readonly session: { readonly turnCount?: number };
@@ -137,6 +142,9 @@ describe.skipIf(skip !== undefined)("lash serve --engine restate: the daemon on 
     expect(own[0]!.type).toBe("runQueued");
     expect(own.at(-1)!.type).toBe("runFinished");
     expect(own[0]!.id).toBeGreaterThan(full.at(-1)!.id);
+    // a run's lastSeq is its last event's id in the shared log (what a client compares its cursor with)
+    expect(r.second.run.lastSeq).toBe(own.at(-1)!.id);
+    expect(r.second.posted.lastSeq).toBe(own.at(-1)!.id);
     expect(ids(own)).toEqual([...ids(own)].sort((x, y) => x - y));
     // the shared log holds exactly the events the streams delivered: nothing twice past their ends
     expect(r.logged).toEqual([...types, ...own.map((e) => e.type)]);

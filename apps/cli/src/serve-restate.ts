@@ -17,7 +17,7 @@ import { registerDeployment, startRestateWorker, submitTurn } from "@lash/restat
 import type { TurnOutcome } from "@lash/sansio";
 import { type ClusterEngine, eventKey, type SharedEvent } from "@lash/server";
 import type { PostgresStoreShape, TurnEvent } from "@lash/store-postgres";
-import { Context, Effect, Layer, type ManagedRuntime, Stream } from "effect";
+import { Context, Duration, Effect, Layer, type ManagedRuntime, Stream } from "effect";
 import { CliError, ExitCode } from "./errors.ts";
 
 export interface RestateSettings {
@@ -82,6 +82,8 @@ function publisher(store: PostgresStoreShape, trace: ((e: TurnActivity) => void)
       turn = { keys, resumed: keys.has("turnStarted"), skipUsage: false };
       turns.set(turnKey, turn);
     }
+    // the invocation retried on this worker: it replays the steps published before
+    if (ev.type === "turnStarted" && turn.keys.has("turnStarted")) turn.resumed = true;
     const { seq: _seq, sessionId: _sid, at: _at, ...data } = ev;
     // the `usage` of a replayed model response comes right after it: published once, with it
     if (ev.type === "usage" && turn.skipUsage) {
@@ -123,8 +125,8 @@ function publisher(store: PostgresStoreShape, trace: ((e: TurnActivity) => void)
           ...(o.type === "finished" && o.finish.kind !== "assistantMessage" ? { value: o.finish.value } : {}),
         },
       });
-      turns.delete(turnKey);
     }
+    if (ev.type === "turnFinished" && ev.outcome.type !== "frameSwitch") turns.delete(turnKey);
     await append(events);
   };
   return (ev: TurnActivity): void => {
@@ -198,14 +200,33 @@ export async function startRestateEngine(options: {
         text: turn.text,
         ...(turn.maxTurns !== undefined ? { maxTurns: turn.maxTurns } : {}),
       });
+      // the worker publishes a turn's events behind its work: its last ones may land just after
+      // the reply. Wait for the run's end in the log (bounded: a worker that committed and died
+      // before publishing it never will; the daemon publishes it then)
+      const ofRun = (e: TurnEvent) =>
+        e.turnId === turn.runId &&
+        (e.type === "runFinished" ||
+          (e.type === "turnFinished" &&
+            (e.data as { outcome?: TurnOutcome }).outcome?.type === "frameSwitch"));
+      if (!reply.alreadyCommitted)
+        await Effect.runPromise(
+          pg.events
+            .follow(sessionId)
+            .pipe(
+              Stream.filter(ofRun),
+              Stream.take(1),
+              Stream.runDrain,
+              Effect.timeout(Duration.seconds(10)),
+              Effect.ignore,
+            ),
+        );
+      const log = (await readAll(pg, sessionId)).filter((e) => e.turnId === turn.runId);
       // the outcome as the worker published it (a reply of an earlier attempt's commit has no text)
-      const finished = (await readAll(pg, sessionId)).findLast(
-        (e) => e.turnId === turn.runId && e.type === "turnFinished",
-      );
+      const finished = log.findLast((e) => e.type === "turnFinished");
       const outcome =
         (finished?.data as { outcome?: TurnOutcome } | undefined)?.outcome ??
         ({ type: "finished", finish: { kind: "assistantMessage", text: reply.text } } as TurnOutcome);
-      return { outcome, text: textOf(outcome) };
+      return { outcome, text: textOf(outcome), finished: log.some((e) => e.type === "runFinished") };
     },
     append: (events) =>
       Effect.runPromise(
@@ -220,6 +241,8 @@ export async function startRestateEngine(options: {
         ),
       ).then(() => undefined),
     follow: (sessionId, after) => pg.events.follow(sessionId, { after }).pipe(Stream.map(toShared)),
+    lastSeq: async (sessionId, runId) =>
+      (await readAll(pg, sessionId)).reduce((m, e) => (e.turnId === runId ? Math.max(m, e.seq) : m), 0),
   };
   return { engine, workerUrl: worker.url, close: () => worker.close() };
 }

@@ -81,6 +81,8 @@ export const isTerminal = (s: RunState): boolean => TERMINAL.has(s);
 
 interface Live {
   fiber?: Fiber.RuntimeFiber<unknown, unknown>;
+  /** On a cluster: the worker published the run's `runFinished` in the shared log. */
+  sharedFinished?: boolean;
   cancelRequested: boolean;
   model: string;
   agent?: string;
@@ -260,10 +262,25 @@ export class RunManagerImpl implements RunManagerShape {
       if (this.host.cluster) yield* Effect.promise(() => this.sharedTail);
       this.queue.push(id);
       this.pump();
-      return this.toRun(this.row(id)!);
+      return yield* this.shared(this.toRun(this.row(id)!));
     });
 
-  get = (runId: string) =>
+  /** On a cluster a run's `lastSeq` is the cursor of its last event in the shared log (what streams use). */
+  private shared = (run: Run): Effect.Effect<Run> => {
+    const cluster = this.host.cluster;
+    if (!cluster) return Effect.succeed(run);
+    return Effect.map(
+      // (after this daemon's own appends are durable)
+      Effect.promise(() =>
+        this.sharedTail.then(() => cluster.lastSeq(run.sessionId, run.id)).catch(() => run.lastSeq),
+      ),
+      (lastSeq) => new Run({ ...run, lastSeq }),
+    );
+  };
+
+  get = (runId: string) => Effect.flatMap(this.getLocal(runId), this.shared);
+
+  private getLocal = (runId: string) =>
     Effect.suspend(() => {
       const r = this.row(runId);
       return r
@@ -277,7 +294,10 @@ export class RunManagerImpl implements RunManagerShape {
     });
 
   list = (sessionId: string) =>
-    Effect.sync(() => (this.st.list.all(sessionId) as RunRow[]).map((r) => this.toRun(r)));
+    Effect.flatMap(
+      Effect.sync(() => (this.st.list.all(sessionId) as RunRow[]).map((r) => this.toRun(r))),
+      (runs) => Effect.forEach(runs, this.shared),
+    );
 
   /** The session's current run (running first, else the first queued). */
   activeRun = (sessionId: string): string | undefined => {
@@ -286,9 +306,9 @@ export class RunManagerImpl implements RunManagerShape {
   };
 
   wait = (runId: string) =>
-    Effect.flatMap(this.get(runId), (run) =>
+    Effect.flatMap(this.getLocal(runId), (run) =>
       isTerminal(run.state)
-        ? Effect.succeed(run)
+        ? this.shared(run)
         : Effect.async<Run>((resume) => {
             const list = this.waiters.get(runId) ?? [];
             const cb = (r: Run) => resume(Effect.succeed(r));
@@ -298,7 +318,7 @@ export class RunManagerImpl implements RunManagerShape {
               const l = this.waiters.get(runId);
               if (l) l.splice(l.indexOf(cb), 1);
             });
-          }),
+          }).pipe(Effect.flatMap(this.shared)),
     );
 
   cancel = (runId: string) =>
@@ -544,6 +564,7 @@ export class RunManagerImpl implements RunManagerShape {
           ...(spec?.maxTurns !== undefined ? { maxTurns: spec.maxTurns } : {}),
         }),
       );
+      live.sharedFinished = reply.finished;
       return finishedOf(reply.outcome);
     });
     const fiber = this.host.runtime.runFork(program);
@@ -634,7 +655,7 @@ export class RunManagerImpl implements RunManagerShape {
     if (!r) return;
     // (on a cluster the worker that ran the turn publishes the runFinished of a run that has an
     // outcome, after its turnFinished; the daemon publishes the others)
-    this.emit(r.session_id, runId, "runFinished", f, f.outcome === undefined);
+    this.emit(r.session_id, runId, "runFinished", f, !this.live.get(runId)?.sharedFinished);
     const run = this.toRun(r);
     for (const w of this.waiters.get(runId) ?? []) w(run);
     this.waiters.delete(runId);

@@ -93,13 +93,18 @@ export interface ClusterEngine {
   readonly name: string;
   /**
    * Run the turn of run `runId` (the run id is the turn id: unique across sessions) on the
-   * cluster; resolves when it ended, on whichever worker ran it. A second call for the same
+   * cluster; resolves when it ended, on whichever worker ran it, and its events are in the log. A second call for the same
    * run attaches to the same turn (it never runs twice).
    */
   readonly submit: (
     sessionId: string,
     turn: { readonly runId: string; readonly text: string; readonly maxTurns?: number },
-  ) => Promise<{ readonly outcome: TurnOutcome; readonly text: string }>;
+  ) => Promise<{
+    readonly outcome: TurnOutcome;
+    readonly text: string;
+    /** Whether the shared log has the run's `runFinished` (the worker publishes it); else the daemon does. */
+    readonly finished: boolean;
+  }>;
   /** Append events to the shared log, in order; resolves once they are durable. */
   readonly append: (events: readonly Omit<SharedEvent, "seq">[]) => Promise<void>;
   /**
@@ -107,6 +112,8 @@ export interface ClusterEngine {
    * each once. Never ends by itself.
    */
   readonly follow: (sessionId: string, after: number) => Stream.Stream<SharedEvent, unknown>;
+  /** The seq of run `runId`'s last event in the shared log (0: none yet). */
+  readonly lastSeq: (sessionId: string, runId: string) => Promise<number>;
 }
 
 export class Host extends Context.Tag("@lash/server/Host")<Host, ServeHost>() {}
