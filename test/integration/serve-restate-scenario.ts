@@ -20,6 +20,18 @@ import { readSse, type SseEvent } from "./sse-support.ts";
 
 const dir = process.argv[2]!;
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
+/** Where the scenario is (named when it fails or overruns). */
+let step = "start";
+
+async function cleanup(): Promise<void> {
+  for (const f of cleanups.splice(0).reverse()) await Promise.resolve(f()).catch(() => undefined);
+}
+
+// a bound on the whole scenario (below the test's timeout): whatever hangs, everything it started is stopped
+setTimeout(() => {
+  process.stderr.write(`scenario overran its bound at step: ${step}\n`);
+  void cleanup().finally(() => process.exit(1));
+}, 150_000).unref();
 
 /** Resolves once `file` has a line (the shell tool's signal that it runs). */
 async function fileLine(file: string): Promise<string> {
@@ -53,9 +65,11 @@ const summary = (events: readonly SseEvent[]) =>
   events.map((e) => ({ id: e.id, type: e.event, runId: e.data.runId, data: e.data.data }));
 
 async function main() {
+  step = "postgres";
   const pg = await startPostgres();
   cleanups.push(() => pg.stop());
   const store = pg.createDatabase("lash");
+  step = "restate-server";
   const restate = await startRestateServer({ dir: join(dir, "restate") });
   cleanups.push(() => restate.stop());
   // the model: the shell tool (it says it runs, then hangs until the test kills it), then the answer
@@ -68,6 +82,7 @@ async function main() {
       },
       { text: "taken over" },
       { text: "second turn" },
+      { text: "third turn" },
     ],
     { shellSandbox: "off" },
   );
@@ -90,6 +105,7 @@ async function main() {
     "--restate-deployment",
     proxy.url,
   ];
+  step = "daemons";
   const a = await daemon(sb, "a", engine(portA));
   const b = await daemon(sb, "b", engine(portB));
   const created = await fetch(`${a.url}/v1/sessions`, {
@@ -131,6 +147,7 @@ async function main() {
   });
   const run = (await posted.json()) as { id: string; state: string };
   runId = run.id;
+  step = "the tool runs on A's worker (toolStarted on both streams)";
   await Promise.all([seenOnA, seenOnB]);
   const toolPid = Number(await fileLine(join(sb.cwd, "tool.pid")));
   const requestsAtKill = sb.server.requests.length;
@@ -140,15 +157,19 @@ async function main() {
   try {
     process.kill(toolPid, "SIGKILL");
   } catch {}
+  step = "client 2 cut off with A";
   const cut = await client2;
   // reconnect to the surviving daemon with the last id client 2 received
   const lastId = cut.events.at(-1)!.id;
+  step = "reconnect to B with Last-Event-ID";
   const resumed = await readSse(stream(b), { lastEventId: lastId, onEvent: (e) => !isEnd(e) });
+  step = "client 1 on B to the run's end";
   const followed = await client1;
   // the whole stream read again on B from the start
   const full = await readSse(stream(b), { onEvent: (e) => !isEnd(e) });
   const requestsAfterFirst = sb.server.requests.length;
   // the next turn of the session, posted to B (whose worker runs it now): the API as without a cluster
+  step = "the second turn on B";
   const second = (await fetch(`${b.url}/v1/sessions/${sessionId}/turns?wait=true`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -156,6 +177,18 @@ async function main() {
   }).then((r) => r.json())) as { id: string; state: string; text?: string };
   const secondStream = await readSse(`${b.url}/v1/runs/${second.id}/events`);
   const secondRun = await fetch(`${b.url}/v1/runs/${second.id}`).then((r) => r.json());
+  const requestsAfterSecond = sb.server.requests.length;
+  // daemon A restarts on its state file: it attaches to its cut-off run again (the same idempotency
+  // key: Restate answers with the turn B finished; nothing runs again) and records the result. A
+  // turn posted to A after that waits for it (one run at a time per session): the signal it is done.
+  step = "daemon A restarts";
+  const a2 = await daemon(sb, "a", engine(portA));
+  const third = (await fetch(`${a2.url}/v1/sessions/${sessionId}/turns?wait=true`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ text: "once more" }),
+  }).then((r) => r.json())) as { id: string; state: string; text?: string };
+  const firstOnA = await fetch(`${a2.url}/v1/runs/${runId}`).then((r) => r.json());
   const session = await fetch(`${b.url}/v1/sessions/${sessionId}`).then((r) => r.json());
   // the shared log itself: every event it holds (a duplicate past a stream's end shows here)
   const logged = pg.psql("SELECT type FROM turn_events ORDER BY seq", "lash").split("\n").filter(Boolean);
@@ -164,11 +197,12 @@ async function main() {
     runState: run.state,
     requestsAtKill,
     requests: requestsAfterFirst,
-    requestsAfterSecond: sb.server.requests.length,
+    requestsAfterSecond,
     followed: { ended: followed.ended, events: summary(followed.events) },
     cut: { ended: cut.ended, events: summary(cut.events) },
     resumed: { lastId, events: summary(resumed.events) },
     full: summary(full.events),
+    restarted: { firstRun: firstOnA, third, requests: sb.server.requests.length },
     second: {
       posted: second,
       run: secondRun,
@@ -182,10 +216,10 @@ async function main() {
 
 main()
   .catch((e: unknown) => {
-    process.stderr.write(`scenario failed: ${(e as Error)?.stack ?? String(e)}\n`);
+    process.stderr.write(`scenario failed at step ${step}: ${(e as Error)?.stack ?? String(e)}\n`);
     process.exitCode = 1;
   })
   .finally(async () => {
-    for (const f of cleanups.reverse()) await Promise.resolve(f()).catch(() => undefined);
+    await cleanup();
     process.exit();
   });

@@ -43,6 +43,16 @@ interface Report {
   readonly resumed: { readonly lastId: number; readonly events: Ev[] };
   readonly full: Ev[];
   readonly requestsAfterSecond: number;
+  readonly restarted: {
+    readonly firstRun: {
+      readonly state: string;
+      readonly text?: string;
+      readonly resumes: number;
+      readonly lastSeq: number;
+    };
+    readonly third: { readonly id: string; readonly state: string; readonly text?: string };
+    readonly requests: number;
+  };
   readonly second: {
     readonly posted: {
       readonly id: string;
@@ -72,7 +82,11 @@ async function runScenario(): Promise<Report> {
   child.stderr.on("data", (d: Buffer) => {
     err = (err + d.toString()).slice(-8000);
   });
+  // (the scenario bounds itself and stops what it started; a test timeout still ends it)
+  const kill = () => child.exitCode === null && child.kill("SIGKILL");
+  process.once("exit", kill);
   const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  process.off("exit", kill);
   rmSync(dir, { recursive: true, force: true });
   const line = out.split("\n").find((l) => l.startsWith("REPORT "));
   if (code !== 0 || !line) throw new Error(`the scenario failed (${code}): ${err}`);
@@ -82,7 +96,7 @@ async function runScenario(): Promise<Report> {
 const ids = (events: readonly Ev[]) => events.map((e) => e.id);
 
 describe.skipIf(skip !== undefined)("lash serve --engine restate: the daemon on a cluster", () => {
-  it("a client of daemon B follows a turn through the death of A's worker; a client cut off with A reconnects to B with Last-Event-ID and loses nothing", async () => {
+  it("a client of daemon B follows a turn through the death of A's worker; a client cut off with A reconnects to B with Last-Event-ID and loses nothing; A restarted attaches to its run and runs nothing again", async () => {
     const r = await runScenario();
     const full = r.full;
     const types = full.map((e) => e.type);
@@ -119,7 +133,6 @@ describe.skipIf(skip !== undefined)("lash serve --engine restate: the daemon on 
     expect(r.requestsAtKill).toBe(1);
     expect(r.requests).toBe(2);
     expect(full.at(-1)!.data).toMatchObject({ state: "completed", text: "taken over" });
-    expect(r.session.turnCount).toBe(2);
 
     // client 1 (daemon B all along) received every event, in order, and stayed connected to the end
     expect(ids(r.followed.events)).toEqual(ids(full));
@@ -146,8 +159,19 @@ describe.skipIf(skip !== undefined)("lash serve --engine restate: the daemon on 
     expect(r.second.run.lastSeq).toBe(own.at(-1)!.id);
     expect(r.second.posted.lastSeq).toBe(own.at(-1)!.id);
     expect(ids(own)).toEqual([...ids(own)].sort((x, y) => x - y));
+    // daemon A restarted: it attached to its cut-off run again and recorded how B finished it,
+    // without running anything again (one more model call: the third turn's)
+    expect(r.restarted.firstRun).toMatchObject({ state: "completed", text: "taken over", resumes: 1 });
+    expect(r.restarted.firstRun.lastSeq).toBe(full.at(-1)!.id);
+    expect(r.restarted.third).toMatchObject({ state: "completed", text: "third turn" });
+    expect(r.restarted.requests).toBe(4);
+    expect(r.session.turnCount).toBe(3);
     // the shared log holds exactly the events the streams delivered: nothing twice past their ends
-    expect(r.logged).toEqual([...types, ...own.map((e) => e.type)]);
+    const third = r.logged.slice(full.length + own.length);
+    expect(r.logged.slice(0, full.length + own.length)).toEqual([...types, ...own.map((e) => e.type)]);
+    expect(third[0]).toBe("runQueued");
+    expect(third.at(-1)).toBe("runFinished");
+    expect(third.filter((t) => t === "runFinished")).toHaveLength(1);
   }, 180_000);
 });
 

@@ -351,7 +351,7 @@ export class RunManagerImpl implements RunManagerShape {
       if (live && this.host.cluster)
         return yield* new Conflict({
           code: "cancel_unsupported",
-          message: `run ${runId} runs on the ${this.host.cluster.name} cluster, where cancelling a running turn is not built yet; wait for it to finish (GET /v1/runs/${runId}/wait)`,
+          message: `run ${runId} runs on the ${this.host.cluster.name} cluster, where cancelling a running turn is not built yet; its event stream (GET /v1/runs/${runId}/events) ends with its runFinished`,
         });
       if (live) {
         live.cancelRequested = true;
@@ -542,7 +542,9 @@ export class RunManagerImpl implements RunManagerShape {
     } else this.patch(r.id, { state: "running", started_at: Date.now(), turn_id: r.id });
     const host = this.host;
     const noteSession = this.noteSession;
-    const emit = (type: string, data: unknown) => this.emit(sessionId, r.id, type, data);
+    // (a daemon that restarts and attaches to its run again says so in its own log only: on the
+    // cluster the turn went on without it)
+    const emit = (type: string, data: unknown) => this.emit(sessionId, r.id, type, data, !resume);
     const shared = () => this.sharedTail;
     const program = Effect.gen(function* () {
       const rt = yield* LashRuntime;
