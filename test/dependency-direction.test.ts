@@ -45,6 +45,7 @@ const internal: Record<string, readonly string[]> = {
     "@lash/tools",
     "@lash/plugin-mcp",
     "@lash/store-postgres",
+    "@lash/restate",
     "@lash/subagents",
     "@lash/trace",
     "@lash/export",

@@ -185,7 +185,22 @@ const CompactionConfig = Schema.Struct({
   strategy: opt(described(Schema.Literal("summary", "handoff"), '"summary" or "handoff"')),
 });
 
+/** `lash serve --engine restate`: where Restate is (flags win). */
+const ServeRestateConfig = Schema.Struct({
+  /** Restate's ingress URL (`--restate-ingress`). */
+  ingress: opt(Str),
+  /** Restate's admin API URL (`--restate-admin`): the deployment is registered there. */
+  admin: opt(Str),
+  /** The port of the daemon's worker endpoint (`--restate-worker-port`, default 9080). */
+  workerPort: opt(described(Schema.Int.pipe(Schema.between(0, 65535)), "a port (0 … 65535)")),
+  /** The URL Restate reaches the workers at, e.g. a load balancer (`--restate-deployment`). */
+  deployment: opt(Str),
+});
+
 const ServeConfig = Schema.Struct({
+  /** Where runs execute (`--engine`): "local" (default) or "restate". */
+  engine: opt(described(Schema.Literal("local", "restate"), '"local" or "restate"')),
+  restate: opt(ServeRestateConfig),
   /** Per principal (`lash serve token create --principal <name>`): `{ "alice": { "policy": { … } } }`. */
   principals: opt(
     described(

@@ -23,6 +23,7 @@ import {
   type Plugin,
   type Redactor,
   type RedactorOptions,
+  type RuntimeOptions,
   type SecretValue,
   SessionStore,
   SqliteStore,
@@ -142,6 +143,8 @@ export interface LocalContext extends CliContext {
   readonly setApprover: (approver: ApproverShape) => void;
   /** Every policy layer a session's calls are decided under (config's, then the session's own). */
   readonly policyLayers: (sessionId: string) => readonly NamedLayer[];
+  /** The options `rt`'s LashRuntime was built with (plugins, approver, governance …): a Restate worker's runtime (`lash serve --engine restate`) takes the same. */
+  readonly runtimeOptions: RuntimeOptions;
 }
 
 /**
@@ -495,22 +498,21 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
   const approvals = switchableApprover(approverFor(approvalMode, options.print === true));
 
   // the RLM mode is always installed, so `--mode rlm` sessions can be created and resumed
-  const layer = LashRuntime.layer(
-    withRlm(
-      {
-        plugins,
-        approver: approvals.approver,
-        governance: gov.governance,
-        dispatch: { redactor },
-        ...(settings.maxTurns !== undefined ? { maxTurns: settings.maxTurns } : {}),
-        ...(settings.compaction ? { compaction: settings.compaction } : {}),
-      },
-      {
-        ...(options.rlmBindings ? { bindings: options.rlmBindings } : {}),
-        ...(options.rlmTriggers ? { triggers: true } : {}),
-      },
-    ),
-  ).pipe(
+  const runtimeOptions = withRlm(
+    {
+      plugins,
+      approver: approvals.approver,
+      governance: gov.governance,
+      dispatch: { redactor },
+      ...(settings.maxTurns !== undefined ? { maxTurns: settings.maxTurns } : {}),
+      ...(settings.compaction ? { compaction: settings.compaction } : {}),
+    },
+    {
+      ...(options.rlmBindings ? { bindings: options.rlmBindings } : {}),
+      ...(options.rlmTriggers ? { triggers: true } : {}),
+    },
+  );
+  const layer = LashRuntime.layer(runtimeOptions).pipe(
     Layer.provideMerge(
       Layer.mergeAll(
         store,
@@ -646,6 +648,7 @@ export async function createCliContext(options: ContextOptions): Promise<LocalCo
       if (approvalMode === "interactive") approvals.set(approver);
     },
     policyLayers: gov.layersOf,
+    runtimeOptions,
     gitBranch: () => gitBranch(ctx.settings.cwd),
     pluginStatus: () => ({
       ...runtime.runSync(Effect.map(LashRuntime, (rt) => rt.pluginStatus())),

@@ -353,6 +353,22 @@ Effects: read_file/glob/grep/update_plan/spawn_agent read; write_file/edit/apply
       --sse-buffer <n>          events buffered per event-stream reader (default 10000); a reader that
                                 falls further behind is disconnected and reconnects with Last-Event-ID
       --no-auth                 every caller is the admin principal "local" (loopback hosts only)
+      --engine local|restate    where runs execute (config serve.engine; default local: in this
+                                process). restate (experimental; needs --store postgres://…): the
+                                daemon also runs a Restate worker, each run is submitted through
+                                Restate's ingress (idempotency key <session>:<run id>) and runs on
+                                whichever worker Restate picks; every daemon's event streams follow
+                                the store's shared turn_events log (ids = its cursor, so a client
+                                reconnects to any daemon with Last-Event-ID). Cancelling a running
+                                run and approvals are not built for it yet.
+      --restate-ingress <url>   Restate's ingress, e.g. http://127.0.0.1:8080 (serve.restate.ingress)
+      --restate-admin <url>     Restate's admin API, e.g. http://127.0.0.1:9070: the deployment is
+                                registered there at start (serve.restate.admin)
+      --restate-worker-port <n> this daemon's worker endpoint, HTTP/2 on 127.0.0.1 (default 9080;
+                                serve.restate.workerPort)
+      --restate-deployment <url>  the URL Restate reaches the workers at (a load balancer in front of
+                                several daemons), registered instead of this worker's own
+                                (serve.restate.deployment)
       --model, --base-url, --mode, --tools, --trace …  as for lash -p (the defaults of new sessions)
   API: GET /health, /ready, /v1/openapi.json; POST /v1/sessions, POST /v1/sessions/<id>/turns
       [?wait=true], GET /v1/sessions/<id>/events (SSE; reconnect with Last-Event-ID), GET /v1/runs/<id>,

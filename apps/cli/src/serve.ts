@@ -6,6 +6,7 @@ import { parseRunFlags } from "./args.ts";
 import { CliError, ExitCode, usageError } from "./errors.ts";
 import type { MainIO } from "./io.ts";
 import { serveStateFile } from "./paths.ts";
+import type { RestateEngine, RestateSettings } from "./serve-restate.ts";
 
 export interface ServeFlags {
   readonly host: string;
@@ -16,9 +17,31 @@ export interface ServeFlags {
   readonly drainTimeoutMs?: number;
   readonly sseBuffer?: number;
   readonly noAuth: boolean;
+  /** `--engine` (`local` when absent, unless config `serve.engine` says otherwise). */
+  readonly engine?: string;
+  readonly restateIngress?: string;
+  readonly restateAdmin?: string;
+  readonly restateWorkerPort?: number;
+  readonly restateDeployment?: string;
 }
 
-const VALUED = new Set(["host", "port", "state", "max-runs", "max-queued", "drain-timeout", "sse-buffer"]);
+const VALUED = new Set([
+  "host",
+  "port",
+  "state",
+  "max-runs",
+  "max-queued",
+  "drain-timeout",
+  "sse-buffer",
+  "engine",
+  "restate-ingress",
+  "restate-admin",
+  "restate-worker-port",
+  "restate-deployment",
+]);
+
+/** The engines `--engine` takes. */
+export const ENGINES = ["local", "restate"] as const;
 
 const intFlag = (name: string, value: string, min: number): number => {
   const n = Number(value);
@@ -58,10 +81,86 @@ export function parseServeFlags(argv: readonly string[]): { flags: ServeFlags; r
       : {}),
     ...(v["sse-buffer"] !== undefined ? { sseBuffer: intFlag("sse-buffer", v["sse-buffer"], 1) } : {}),
     noAuth,
+    ...(v.engine !== undefined ? { engine: v.engine } : {}),
+    ...(v["restate-ingress"] !== undefined ? { restateIngress: v["restate-ingress"] } : {}),
+    ...(v["restate-admin"] !== undefined ? { restateAdmin: v["restate-admin"] } : {}),
+    ...(v["restate-worker-port"] !== undefined
+      ? { restateWorkerPort: intFlag("restate-worker-port", v["restate-worker-port"], 0) }
+      : {}),
+    ...(v["restate-deployment"] !== undefined ? { restateDeployment: v["restate-deployment"] } : {}),
   };
   if (flags.port > 65535)
     throw usageError(`lash serve: --port ${flags.port} is not a port (0 … 65535; 0 = any free port)`);
   return { flags, rest };
+}
+
+const httpUrl = (flag: string, value: string): string => {
+  let u: URL | undefined;
+  try {
+    u = new URL(value);
+  } catch {}
+  if (!u || (u.protocol !== "http:" && u.protocol !== "https:"))
+    throw usageError(`lash serve: ${flag} takes an http:// URL (got "${value}"), e.g. http://127.0.0.1:8080`);
+  return value.replace(/\/+$/, "");
+};
+
+/**
+ * The engine runs execute on: `local` (in this process; the default) or `restate` (submitted
+ * through Restate's ingress; this daemon also runs a worker). Flags win over config `serve`.
+ */
+export function engineSettings(
+  flags: ServeFlags,
+  config: {
+    readonly engine?: string;
+    readonly restate?: {
+      readonly ingress?: string;
+      readonly admin?: string;
+      readonly workerPort?: number;
+      readonly deployment?: string;
+    };
+  } = {},
+  store: string | undefined,
+): { readonly kind: "local" } | { readonly kind: "restate"; readonly restate: RestateSettings } {
+  const engine = flags.engine ?? config.engine ?? "local";
+  if (!(ENGINES as readonly string[]).includes(engine))
+    throw usageError(`lash serve: unknown engine "${engine}"; --engine takes ${ENGINES.join(" or ")}`);
+  const given = [
+    ["--restate-ingress", flags.restateIngress],
+    ["--restate-admin", flags.restateAdmin],
+    ["--restate-worker-port", flags.restateWorkerPort],
+    ["--restate-deployment", flags.restateDeployment],
+  ].filter(([, v]) => v !== undefined);
+  if (engine === "local") {
+    if (given.length > 0)
+      throw usageError(
+        `lash serve: ${given.map(([f]) => f).join(", ")} only apply with --engine restate; add --engine restate or drop them`,
+      );
+    return { kind: "local" };
+  }
+  if (store === undefined || !/^postgres(ql)?:\/\//i.test(store.trim()))
+    throw usageError(
+      "lash serve --engine restate needs a store every worker reaches: pass --store postgres://user:password@host:5432/db (or config store)",
+    );
+  const c = config.restate ?? {};
+  const ingress = flags.restateIngress ?? c.ingress;
+  if (ingress === undefined)
+    throw usageError(
+      "lash serve --engine restate needs Restate's ingress: pass --restate-ingress http://127.0.0.1:8080 (or config serve.restate.ingress)",
+    );
+  const admin = flags.restateAdmin ?? c.admin;
+  const deployment = flags.restateDeployment ?? c.deployment;
+  const workerPort = flags.restateWorkerPort ?? c.workerPort ?? 9080;
+  if (workerPort > 65535)
+    throw usageError(`lash serve: --restate-worker-port ${workerPort} is not a port (0 … 65535)`);
+  return {
+    kind: "restate",
+    restate: {
+      ingress: httpUrl("--restate-ingress", ingress),
+      ...(admin !== undefined ? { admin: httpUrl("--restate-admin", admin) } : {}),
+      ...(deployment !== undefined ? { deployment: httpUrl("--restate-deployment", deployment) } : {}),
+      workerPort,
+    },
+  };
 }
 
 export const isLoopback = (host: string): boolean =>
@@ -95,6 +194,11 @@ export async function runServe(argv: readonly string[], io: MainIO): Promise<num
   const { resolveSetup } = await import("./setup.ts");
   const setup = await resolveSetup(parsed, io.env);
   for (const w of setup.warnings) io.stderr.write(`[lash] ${w}\n`);
+  const engine = engineSettings(
+    flags,
+    setup.loaded.config.serve ?? {},
+    parsed.store ?? setup.loaded.config.store,
+  );
   // the build this workspace serves (none: GET /v1/agents is empty), its agents' sessions
   const { serveAgents } = await import("./serve-agents.ts");
   const agents = serveAgents({
@@ -123,6 +227,28 @@ export async function runServe(argv: readonly string[], io: MainIO): Promise<num
     ...(parsed.dryRun ? { dryRun: true } : {}),
     ...(parsed.store !== undefined ? { store: parsed.store } : {}),
   });
+  // --engine restate: this daemon's Restate worker, and the engine its runs are submitted to
+  let cluster: RestateEngine | undefined;
+  if (engine.kind === "restate") {
+    const { startRestateEngine } = await import("./serve-restate.ts");
+    try {
+      cluster = await startRestateEngine({
+        rt: ctx.rt,
+        runtimeOptions: ctx.runtimeOptions,
+        settings: engine.restate,
+        traceEvent: ctx.traceEvent,
+      });
+    } catch (e) {
+      await ctx.close().catch(() => undefined);
+      const err = e as NodeJS.ErrnoException;
+      if (err.code === "EADDRINUSE")
+        throw new CliError(
+          `lash serve: the Restate worker port ${engine.restate.workerPort} is already in use; pass --restate-worker-port <n> (0 = any free port)`,
+          ExitCode.failed,
+        );
+      throw e;
+    }
+  }
   const server = await import("@lash/server");
   const s = setup.settings;
   const settings = server.serveSettings({
@@ -155,15 +281,20 @@ export async function runServe(argv: readonly string[], io: MainIO): Promise<num
           ? { principals: setup.loaded.config.serve.principals }
           : {}),
         traceEvent: ctx.traceEvent,
+        ...(cluster ? { cluster: cluster.engine } : {}),
         ...(agents.manifest ? { manifest: agents.manifest } : {}),
         ...(agents.agentSession ? { agentSession: agents.agentSession } : {}),
-        close: () => ctx.close(),
+        close: async () => {
+          await cluster?.close();
+          await ctx.close();
+        },
       },
       settings,
       // the web console at `/` (built from source on first use; embedded in the packed CLI)
       { web: (await import("@lash/console")).consoleHandler() },
     );
   } catch (e) {
+    await cluster?.close().catch(() => undefined);
     await ctx.close().catch(() => undefined);
     const err = e as NodeJS.ErrnoException;
     if (err.code === "EADDRINUSE")
@@ -175,6 +306,10 @@ export async function runServe(argv: readonly string[], io: MainIO): Promise<num
     throw e;
   }
   io.stdout.write(`lash serve: listening on ${running.url}\n`);
+  if (cluster)
+    io.stdout.write(
+      `lash serve: engine restate: runs go through ${engine.kind === "restate" ? engine.restate.ingress : ""}; this daemon's worker is ${cluster.workerUrl}\n`,
+    );
   if (settings.auth === "none")
     io.stderr.write("[lash] --no-auth: every caller is the admin principal `local`\n");
   await new Promise<void>((resolve) => {
@@ -191,7 +326,10 @@ export async function runServe(argv: readonly string[], io: MainIO): Promise<num
           await running.close();
           // with no run in flight the host closes cleanly (trace flushed, MCP servers stopped);
           // with runs in flight it stays open: closing it would interrupt them
-          if (idle) await ctx.close();
+          if (idle) {
+            await cluster?.close();
+            await ctx.close();
+          }
         })
         .catch(() => undefined)
         .finally(() => resolve());

@@ -8,6 +8,7 @@ import {
   type LashRuntimeShape,
   type RuntimeOptions,
   SessionStore,
+  type TurnActivity,
 } from "@lash/core";
 import * as restate from "@restatedev/restate-sdk";
 import { Effect, Layer, ManagedRuntime } from "effect";
@@ -57,6 +58,12 @@ export interface RestateWorkerOptions {
   readonly adminUrl?: string;
   /** Register the endpoint with the admin API (default true; false behind a load balancer registered once). */
   readonly register?: boolean;
+  /**
+   * Every event of the turns this worker runs (as `LashRuntime.turn`'s `onEvent`), e.g. to publish
+   * them where a reader on another worker follows them. A retried invocation publishes again the
+   * events of the steps it replays: the sink drops what it already has.
+   */
+  readonly onEvent?: (event: TurnActivity) => void;
 }
 
 export interface RestateWorker {
@@ -76,6 +83,7 @@ export function sessionObject(
   run: <A>(effect: Effect.Effect<A, unknown, LashRuntime | SessionStore>) => Promise<A>,
   journal: RestateJournal,
   adminUrl?: string,
+  onEvent?: (event: TurnActivity) => void,
 ) {
   return restate.object({
     name: SESSION_OBJECT,
@@ -127,7 +135,7 @@ export function sessionObject(
             Effect.flatMap(LashRuntime, (rt) =>
               Effect.either(
                 state.resume
-                  ? rt.resumePending(sessionId)
+                  ? rt.resumePending(sessionId, onEvent ? { onEvent } : {})
                   : rt.turn(
                       sessionId,
                       { text: request.text },
@@ -135,6 +143,7 @@ export function sessionObject(
                         turnId,
                         resumePending: false,
                         wait: true,
+                        ...(onEvent ? { onEvent } : {}),
                         ...(request.maxTurns ? { maxTurns: request.maxTurns } : {}),
                       },
                     ),
@@ -192,7 +201,7 @@ export async function startRestateWorker(options: RestateWorkerOptions): Promise
   const run = <A>(effect: Effect.Effect<A, unknown, LashRuntime | SessionStore>): Promise<A> =>
     managed.runPromise(effect);
   const handler = restate.createEndpointHandler({
-    services: [sessionObject(run, journal, options.adminUrl)],
+    services: [sessionObject(run, journal, options.adminUrl, options.onEvent)],
   });
   const server: Http2Server = createServer(handler);
   // Restate keeps its HTTP/2 connections open: close() ends them

@@ -81,6 +81,8 @@ export const isTerminal = (s: RunState): boolean => TERMINAL.has(s);
 
 interface Live {
   fiber?: Fiber.RuntimeFiber<unknown, unknown>;
+  /** On a cluster: the worker published the run's `runFinished` in the shared log. */
+  sharedFinished?: boolean;
   cancelRequested: boolean;
   model: string;
   agent?: string;
@@ -257,12 +259,28 @@ export class RunManagerImpl implements RunManagerShape {
       });
       // the caller learns of the run from the response: its row and first event are durable first
       this.log.flush();
+      if (this.host.cluster) yield* Effect.promise(() => this.sharedTail);
       this.queue.push(id);
       this.pump();
-      return this.toRun(this.row(id)!);
+      return yield* this.shared(this.toRun(this.row(id)!));
     });
 
-  get = (runId: string) =>
+  /** On a cluster a run's `lastSeq` is the cursor of its last event in the shared log (what streams use). */
+  private shared = (run: Run): Effect.Effect<Run> => {
+    const cluster = this.host.cluster;
+    if (!cluster) return Effect.succeed(run);
+    return Effect.map(
+      // (after this daemon's own appends are durable)
+      Effect.promise(() =>
+        this.sharedTail.then(() => cluster.lastSeq(run.sessionId, run.id)).catch(() => run.lastSeq),
+      ),
+      (lastSeq) => new Run({ ...run, lastSeq }),
+    );
+  };
+
+  get = (runId: string) => Effect.flatMap(this.getLocal(runId), this.shared);
+
+  private getLocal = (runId: string) =>
     Effect.suspend(() => {
       const r = this.row(runId);
       return r
@@ -276,7 +294,10 @@ export class RunManagerImpl implements RunManagerShape {
     });
 
   list = (sessionId: string) =>
-    Effect.sync(() => (this.st.list.all(sessionId) as RunRow[]).map((r) => this.toRun(r)));
+    Effect.flatMap(
+      Effect.sync(() => (this.st.list.all(sessionId) as RunRow[]).map((r) => this.toRun(r))),
+      (runs) => Effect.forEach(runs, this.shared),
+    );
 
   /** The session's current run (running first, else the first queued). */
   activeRun = (sessionId: string): string | undefined => {
@@ -285,9 +306,9 @@ export class RunManagerImpl implements RunManagerShape {
   };
 
   wait = (runId: string) =>
-    Effect.flatMap(this.get(runId), (run) =>
+    Effect.flatMap(this.getLocal(runId), (run) =>
       isTerminal(run.state)
-        ? Effect.succeed(run)
+        ? this.shared(run)
         : Effect.async<Run>((resume) => {
             const list = this.waiters.get(runId) ?? [];
             const cb = (r: Run) => resume(Effect.succeed(r));
@@ -297,7 +318,7 @@ export class RunManagerImpl implements RunManagerShape {
               const l = this.waiters.get(runId);
               if (l) l.splice(l.indexOf(cb), 1);
             });
-          }),
+          }).pipe(Effect.flatMap(this.shared)),
     );
 
   cancel = (runId: string) =>
@@ -327,6 +348,11 @@ export class RunManagerImpl implements RunManagerShape {
         return this.toRun(this.row(runId)!);
       }
       const live = this.live.get(runId);
+      if (live && this.host.cluster)
+        return yield* new Conflict({
+          code: "cancel_unsupported",
+          message: `run ${runId} runs on the ${this.host.cluster.name} cluster, where cancelling a running turn is not built yet; its event stream (GET /v1/runs/${runId}/events) ends with its runFinished`,
+        });
       if (live) {
         live.cancelRequested = true;
         if (live.fiber) yield* Fiber.interrupt(live.fiber);
@@ -356,10 +382,19 @@ export class RunManagerImpl implements RunManagerShape {
   };
 
   /** Append one event of a run to the log and count it in the metrics. */
-  private emit(sessionId: string, runId: string, type: string, data: unknown): void {
+  private emit(sessionId: string, runId: string, type: string, data: unknown, shared = true): void {
     const event = this.log.append(sessionId, runId, type, data);
     this.metrics.record(event, this.sessions.get(sessionId) ?? { model: "" });
+    // on a cluster the session's streams read the shared log: the run's own events go there too
+    const cluster = this.host.cluster;
+    if (cluster && shared) {
+      const e = { sessionId, runId, type, at: event.at, data };
+      this.sharedTail = this.sharedTail.then(() => cluster.append([e])).catch(() => undefined);
+    }
   }
+
+  /** The shared log's appends of this daemon, in order (`emit`); settled once they are durable. */
+  private sharedTail: Promise<void> = Promise.resolve();
 
   // ---------------------------------------------------------------------------------------
   // scheduling
@@ -385,6 +420,10 @@ export class RunManagerImpl implements RunManagerShape {
 
   /** Run (or, `resume`, finish from the journal) one run's turn. */
   private execute(r: RunRow, resume: boolean): void {
+    if (this.host.cluster) {
+      this.executeOnCluster(r, resume, this.host.cluster);
+      return;
+    }
     this.busy.add(r.session_id);
     this.executing++;
     const live: Live = { cancelRequested: false, model: "" };
@@ -485,6 +524,57 @@ export class RunManagerImpl implements RunManagerShape {
   }
 
   /**
+   * `--engine restate`: the run's turn is submitted to the cluster (its id is the run id, the
+   * idempotency key `{session}:{run id}`), and whichever worker runs it publishes its events in
+   * the shared log. A resumed run (this daemon restarted) submits again: that attaches to the
+   * same invocation, nothing runs twice.
+   */
+  private executeOnCluster(r: RunRow, resume: boolean, cluster: NonNullable<ServeHost["cluster"]>): void {
+    this.busy.add(r.session_id);
+    this.executing++;
+    const live: Live = { cancelRequested: false, model: "" };
+    this.live.set(r.id, live);
+    const sessionId = r.session_id;
+    let attempt = 0;
+    if (resume) {
+      const next = this.patch(r.id, { resumes: r.resumes + 1, state: "running" });
+      attempt = next?.resumes ?? r.resumes + 1;
+    } else this.patch(r.id, { state: "running", started_at: Date.now(), turn_id: r.id });
+    const host = this.host;
+    const noteSession = this.noteSession;
+    // (a daemon that restarts and attaches to its run again says so in its own log only: on the
+    // cluster the turn went on without it)
+    const emit = (type: string, data: unknown) => this.emit(sessionId, r.id, type, data, !resume);
+    const shared = () => this.sharedTail;
+    const program = Effect.gen(function* () {
+      const rt = yield* LashRuntime;
+      const session = yield* rt.getSession(sessionId);
+      live.model = session.model;
+      const agent = session.state["serve.agent"];
+      noteSession(sessionId, session.model, agent);
+      if (typeof agent === "string") live.agent = agent;
+      const spec =
+        typeof agent === "string" && host.agentSession
+          ? yield* Effect.try(() => host.agentSession!(agent))
+          : undefined;
+      emit(resume ? "runResumed" : "runStarted", resume ? { attempt } : { turnId: r.id });
+      yield* Effect.promise(shared);
+      const reply = yield* Effect.tryPromise(() =>
+        cluster.submit(sessionId, {
+          runId: r.id,
+          text: r.input,
+          ...(spec?.maxTurns !== undefined ? { maxTurns: spec.maxTurns } : {}),
+        }),
+      );
+      live.sharedFinished = reply.finished;
+      return finishedOf(reply.outcome);
+    });
+    const fiber = this.host.runtime.runFork(program);
+    live.fiber = fiber;
+    fiber.addObserver((exit) => this.settle(r.id, sessionId, live, exit));
+  }
+
+  /**
    * The result of a run whose turn committed before the daemon could record it (a crash
    * right after the commit): the outcome its `turnFinished` event logged, else the outcome
    * the committed messages give (the last assistant message's text). Never run again.
@@ -565,7 +655,9 @@ export class RunManagerImpl implements RunManagerShape {
       error: f.error ? JSON.stringify(f.error) : null,
     });
     if (!r) return;
-    this.emit(r.session_id, runId, "runFinished", f);
+    // (on a cluster the worker that ran the turn publishes the runFinished of a run that has an
+    // outcome, after its turnFinished; the daemon publishes the others)
+    this.emit(r.session_id, runId, "runFinished", f, !this.live.get(runId)?.sharedFinished);
     const run = this.toRun(r);
     for (const w of this.waiters.get(runId) ?? []) w(run);
     this.waiters.delete(runId);

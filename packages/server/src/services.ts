@@ -5,7 +5,7 @@
 import type { Manifest } from "@lash/agents";
 import type { ApproverShape, CreateSessionOptions, LashRuntime, Plugin, SessionStore } from "@lash/core";
 import type { NamedLayer, PolicyLayer } from "@lash/policy";
-import type { TurnActivity } from "@lash/sansio";
+import type { TurnActivity, TurnOutcome } from "@lash/sansio";
 import type Database from "better-sqlite3";
 import { Context, type Effect, type ManagedRuntime, type Stream } from "effect";
 import type {
@@ -68,7 +68,52 @@ export interface ServeHost {
   readonly principals?: { readonly [name: string]: { readonly policy?: PolicyLayer } };
   /** Record a turn event in the host's trace (a no-op without one). */
   readonly traceEvent?: (event: TurnActivity) => void;
+  /**
+   * Runs execute on a cluster instead of in this process (`lash serve --engine restate`): each
+   * run's turn is submitted to the engine, and every event of a session is in a log all the
+   * daemons share. Absent: the local engine.
+   */
+  readonly cluster?: ClusterEngine;
   readonly close: () => Promise<void>;
+}
+
+/** A daemon event as the shared log keeps it (`seq` is the log's cursor, `Last-Event-ID`). */
+export interface SharedEvent {
+  readonly seq: number;
+  readonly sessionId: string;
+  readonly runId: string;
+  readonly type: string;
+  readonly at: number;
+  readonly data: unknown;
+}
+
+/** The cluster engine of `lash serve --engine restate` (`apps/cli/src/serve-restate.ts`). */
+export interface ClusterEngine {
+  /** Its name, as `--engine` spells it. */
+  readonly name: string;
+  /**
+   * Run the turn of run `runId` (the run id is the turn id: unique across sessions) on the
+   * cluster; resolves when it ended, on whichever worker ran it, and its events are in the log. A second call for the same
+   * run attaches to the same turn (it never runs twice).
+   */
+  readonly submit: (
+    sessionId: string,
+    turn: { readonly runId: string; readonly text: string; readonly maxTurns?: number },
+  ) => Promise<{
+    readonly outcome: TurnOutcome;
+    readonly text: string;
+    /** Whether the shared log has the run's `runFinished` (the worker publishes it); else the daemon does. */
+    readonly finished: boolean;
+  }>;
+  /** Append events to the shared log, in order; resolves once they are durable. */
+  readonly append: (events: readonly Omit<SharedEvent, "seq">[]) => Promise<void>;
+  /**
+   * A session's events after `after`, then each one appended later by any daemon, in order,
+   * each once. Never ends by itself.
+   */
+  readonly follow: (sessionId: string, after: number) => Stream.Stream<SharedEvent, unknown>;
+  /** The seq of run `runId`'s last event in the shared log (0: none yet). */
+  readonly lastSeq: (sessionId: string, runId: string) => Promise<number>;
 }
 
 export class Host extends Context.Tag("@lash/server/Host")<Host, ServeHost>() {}

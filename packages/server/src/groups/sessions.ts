@@ -7,6 +7,7 @@ import { LashRuntime, SessionStore } from "@lash/core";
 import { Effect } from "effect";
 import { layersState, storedLayers, withLayers } from "../access.ts";
 import { Conflict, CurrentPrincipal, LashApi, NotFound } from "../api.ts";
+import { clusterSseResponse } from "../cluster-sse.ts";
 import type { EventLogImpl } from "../events.ts";
 import { Access, EventLog, Host, Metrics, RunManager, Settings } from "../services.ts";
 import { SseReader, sseCursor, sseResponse } from "../sse.ts";
@@ -35,8 +36,11 @@ export const eventsResponse = (
     const lastEventId = headers["last-event-id"];
     const cursor = sseCursor(lastEventId, after);
     if (cursor === undefined) return badCursor(lastEventId ?? String(after));
-    const log = (yield* EventLog) as EventLogImpl;
     const metrics = yield* Metrics;
+    // on a cluster: the log every daemon shares (`lash serve --engine restate`)
+    const { cluster } = yield* Host;
+    if (cluster) return clusterSseResponse(cluster, sessionId, cursor, runId, { metrics });
+    const log = (yield* EventLog) as EventLogImpl;
     const { sseBufferEvents } = yield* Settings;
     return sseResponse(
       new SseReader(log, sessionId, cursor, runId, { limit: Math.max(1, sseBufferEvents), metrics }),
