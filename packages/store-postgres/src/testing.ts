@@ -64,7 +64,7 @@ function run(bin: string, args: readonly string[]): string {
 
 let databases = 0;
 
-/** Start a server (in a test: in beforeAll, with `stop()` in afterAll). `dir`: where its temp dir goes (default the OS temp dir). */
+/** Start a server (in a test: in beforeAll, with `stop()` in afterAll). `dir`: where its temp dir goes (default the OS temp dir; the `postgres` user must be able to enter it). */
 export async function startPostgres(options: { readonly dir?: string } = {}): Promise<TestPostgres> {
   if (postgresUnavailable) throw new Error(postgresUnavailable);
   const dir = mkdtempSync(join(options.dir ?? tmpdir(), "lash-pg-"));

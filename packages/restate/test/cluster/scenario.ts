@@ -1,7 +1,7 @@
 // The cluster scenarios, run inside a private network namespace (`unshare -n`, lo up) by
 // restate.test.ts: the mock wire server, restate-server and the worker processes all live in
-// it, so restate-server's version check cannot leave the machine. Prints one line
-// `REPORT <json>` that the test asserts on.
+// it, so restate-server's version check cannot leave the machine. Writes <tmpdir>/report.json,
+// which the test asserts on, and prints `REPORT report.json`.
 //   node scenario.ts <basic|interrupt|mismatch|kill|commit> <tmpdir>
 // env STORE=postgres: the workers share one Postgres (started here, in the namespace, on a
 // loopback port; stopped at the end) instead of a SQLite file in <tmpdir>.
@@ -132,14 +132,15 @@ async function main() {
     responder: (r) => {
       const reply = respond(r);
       answered++;
-      if (process.env.PROGRESS && answered % 50 === 0) process.stderr.write(`PROGRESS answered ${answered}\n`);
+      if (process.env.PROGRESS && answered % 50 === 0)
+        process.stderr.write(`PROGRESS answered ${answered}\n`);
       for (const w of requestWaiters.filter((x) => answered >= x.n)) w.resolve();
       requestWaiters = requestWaiters.filter((x) => answered < x.n);
       return reply;
     },
   });
   const restate = await startRestateServer({ dir: join(dir, "restate") });
-  const pg = process.env.STORE === "postgres" ? await startPostgres({ dir }) : undefined;
+  const pg = process.env.STORE === "postgres" ? await startPostgres() : undefined;
   const database = "lash";
   const db = pg ? pg.createDatabase(database) : join(dir, "lash.db");
   const counter = join(dir, "counter.txt");
@@ -333,7 +334,9 @@ async function main() {
     await mock.close();
     pg?.stop();
   }
-  process.stdout.write(`REPORT ${JSON.stringify(report)}\n`);
+  // the report can be large (100 sessions): a file in <tmpdir>, and one line saying it is there
+  writeFileSync(join(dir, "report.json"), JSON.stringify(report));
+  process.stdout.write("REPORT report.json\n");
 }
 
 main().then(
