@@ -38,6 +38,8 @@ export interface TestPostgres {
   /** `postgres://postgres@127.0.0.1:<port>/postgres` */
   readonly url: string;
   readonly port: number;
+  /** The data directory (its postmaster.pid names the server's process). */
+  readonly dataDir: string;
   /** A fresh, empty database; its URL. */
   createDatabase(name?: string): string;
   /** Run SQL as the superuser (psql), returning its stdout. */
@@ -106,6 +108,7 @@ export async function startPostgres(options: { readonly dir?: string } = {}): Pr
   return {
     url: url("postgres"),
     port,
+    dataDir: data,
     psql,
     createDatabase(name) {
       const db = name ?? `t${process.pid}_${++databases}`;
