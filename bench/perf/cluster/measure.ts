@@ -122,7 +122,10 @@ async function main() {
   const rows: Row[] = [];
   const children: ChildProcess[] = [];
   const pg = await startPostgres();
-  const restate = await startRestateServer({ dir: join(dir, "restate") });
+  const restate = await startRestateServer({ dir: join(dir, "restate") }).catch((e: unknown) => {
+    pg.stop();
+    throw e;
+  });
   let sessionNo = 0;
   try {
     // ── local: the in-process runtime on SQLite ──

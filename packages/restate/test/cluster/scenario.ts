@@ -140,7 +140,15 @@ async function main() {
     },
   });
   const restate = await startRestateServer({ dir: join(dir, "restate") });
-  const pg = process.env.STORE === "postgres" ? await startPostgres() : undefined;
+  // a Postgres that fails to start must not leave restate-server (its own process group) running
+  const pg =
+    process.env.STORE === "postgres"
+      ? await startPostgres().catch(async (e: unknown) => {
+          await restate.stop();
+          await mock.close();
+          throw e;
+        })
+      : undefined;
   const database = "lash";
   const db = pg ? pg.createDatabase(database) : join(dir, "lash.db");
   const counter = join(dir, "counter.txt");
