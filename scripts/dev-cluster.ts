@@ -1,10 +1,9 @@
-// `pnpm dev:cluster [workers]`: a local lash cluster on Restate — restate-server (npm binary,
-// Business Source License) in a temp dir, N lash worker processes behind it, a shared SQLite
+// `pnpm dev:cluster [workers]`: a local lash cluster on Restate — Postgres 15 (initdb + pg_ctl on
+// a loopback port in a temp dir, `@lash/store-postgres/testing`), restate-server (npm binary,
+// Business Source License) in a temp dir, N lash worker processes behind it sharing the Postgres
 // store, and the mock wire server as the model (a demo: every turn calls one tool, then answers).
+// Without Postgres 15 on the machine it says so and the workers share a SQLite file instead.
 // Prints the URLs and how to submit a turn; Ctrl-C stops everything.
-// Not yet: starting Postgres here (initdb + pg_ctl on a loopback port, as
-// packages/store-postgres/test/support/postgres.ts does) and giving the workers its store
-// instead of the SQLite file.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,11 +12,14 @@ import { IdGenerator, LashRuntime, LlmProviders, ModelCatalog, SqliteStore, text
 import { createProvider } from "@lash/providers";
 import { startMockServer } from "@lash/providers/testing";
 import { registerDeployment, startRestateServer, startRestateWorker } from "@lash/restate";
+import { PostgresStore } from "@lash/store-postgres";
+import { postgresUnavailable, startPostgres } from "@lash/store-postgres/testing";
 import { Effect, Layer, ManagedRuntime } from "effect";
 
+/** `db`: a `postgres://…` URL or a SQLite file. */
 const services = (db: string, baseUrl: string) =>
   Layer.mergeAll(
-    SqliteStore.layer({ filename: db }),
+    db.startsWith("postgres://") ? PostgresStore.layer({ url: db }) : SqliteStore.layer({ filename: db }),
     LlmProviders.single(createProvider("openai-compatible/mock", { baseUrl, apiKey: "mock", retry: false })),
     IdGenerator.Live,
     ModelCatalog.Empty,
@@ -50,7 +52,10 @@ async function worker(db: string, baseUrl: string, adminUrl: string) {
 async function main() {
   const n = Math.max(1, Number(process.argv[2] ?? "2"));
   const dir = mkdtempSync(join(tmpdir(), "lash-cluster-"));
-  const db = join(dir, "lash.db");
+  if (postgresUnavailable)
+    process.stdout.write(`${postgresUnavailable}\nThe workers share a SQLite file instead.\n`);
+  const pg = postgresUnavailable ? undefined : await startPostgres();
+  const db = pg ? pg.createDatabase("lash") : join(dir, "lash.db");
   const mock = await startMockServer({
     responder: (r) => {
       const messages = (r.body as { messages: { role: string }[] }).messages;
@@ -86,7 +91,7 @@ async function main() {
       `restate ingress  ${restate.ingressUrl}`,
       `restate admin    ${restate.adminUrl}`,
       `workers          ${urls.join("  ")}`,
-      `store            ${db} (SQLite)`,
+      `store            ${pg ? `${db} (Postgres 15, data in a temp dir)` : `${db} (SQLite)`}`,
       `model            ${baseUrl} (mock wire server)`,
       `session          ${session.id}`,
       "",
@@ -101,7 +106,9 @@ async function main() {
   const stop = async () => {
     // the workers keep nothing in memory that matters: Restate and the store hold the state
     for (const c of children) c.kill("SIGKILL");
+    await local.dispose();
     await restate.stop();
+    pg?.stop();
     process.exit(0);
   };
   process.on("SIGINT", () => void stop());

@@ -55,7 +55,15 @@ const internal: Record<string, readonly string[]> = {
     "@lash/client",
     "@lash/console",
   ],
-  bench: ["@lash/sansio", "@lash/lashlang", "@lash/core", "@lash/providers", "@lash/tools"],
+  bench: [
+    "@lash/sansio",
+    "@lash/lashlang",
+    "@lash/core",
+    "@lash/providers",
+    "@lash/tools",
+    "@lash/restate",
+    "@lash/store-postgres",
+  ],
 };
 
 /**

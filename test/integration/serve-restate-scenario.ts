@@ -12,9 +12,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort, startRestateServer } from "@lash/restate";
-import { startProxy } from "../../packages/restate/test/cluster/proxy.ts";
 // (the store-postgres tests' helper, where it is at HEAD 6832af8)
-import { startPostgres } from "../../packages/store-postgres/test/support/postgres.ts";
+import { startPostgres } from "@lash/store-postgres/testing";
+import { startProxy } from "../../packages/restate/test/cluster/proxy.ts";
 import { type Sandbox, type Spawned, sandbox, start } from "./cli-support.ts";
 import { readSse, type SseEvent } from "./sse-support.ts";
 

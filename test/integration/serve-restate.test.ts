@@ -8,8 +8,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { restateServerBinary } from "@lash/restate";
+import { PG_BIN } from "@lash/store-postgres/testing";
 import { describe, expect, it } from "vitest";
-import { PG_BIN } from "../../packages/store-postgres/test/support/postgres.ts";
 import { lash, sandbox } from "./cli-support.ts";
 
 const scenario = join(import.meta.dirname, "serve-restate-scenario.ts");

@@ -3,14 +3,12 @@
 // too, nothing is written to the SQLite file, and a bad store value is a usage error.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { postgresUnavailable, startPostgres, type TestPostgres } from "@lash/store-postgres/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  postgresUnavailable,
-  startPostgres,
-  type TestPostgres,
-} from "../../packages/store-postgres/test/support/postgres.ts";
 import { chatMessages, jsonLines, lash, type Sandbox, sandbox, textOf } from "./cli-support.ts";
 import { api, type Daemon, startDaemon, stopDaemon } from "./serve-support.ts";
+
+if (postgresUnavailable) console.warn(postgresUnavailable);
 
 let pg: TestPostgres | undefined;
 let box: Sandbox | undefined;

@@ -9,6 +9,8 @@ export {
 } from "./server.ts";
 export {
   idempotencyKey,
+  type Pin,
+  pinnedStore,
   type RestateWorker,
   type RestateWorkerOptions,
   registerDeployment,

@@ -6,9 +6,11 @@ import {
   Journal,
   LashRuntime,
   type LashRuntimeShape,
+  type PendingTurn,
   type RuntimeOptions,
   SessionStore,
   type TurnActivity,
+  type SessionStoreShape,
 } from "@lash/core";
 import * as restate from "@restatedev/restate-sdk";
 import { Effect, Layer, ManagedRuntime } from "effect";
@@ -73,17 +75,71 @@ export interface RestateWorker {
   close(): Promise<void>;
 }
 
-interface Pin {
+export interface Pin {
   readonly revision: number;
   readonly leafId: string | null;
 }
 
+type Run = <A>(effect: Effect.Effect<A, unknown, LashRuntime | SessionStore>) => Promise<A>;
+
+/**
+ * The store as turn `turnId` of `sessionId` saw it when it started (at `pin`), for the replay of
+ * a turn that is already committed: the session at the pinned revision and leaf, without the
+ * turn's nodes and usage; the pending-turn row kept in memory. Everything else, the commit
+ * included (the idempotent turn stamp answers it), goes to the real store.
+ */
+export function pinnedStore(
+  real: SessionStoreShape,
+  sessionId: string,
+  turnId: string,
+  pin: Pin,
+): SessionStoreShape {
+  let pending: PendingTurn | undefined;
+  const mine = (id: string) => id === sessionId;
+  const without = <T extends { readonly turnId?: string | null }>(rows: readonly T[]) =>
+    rows.filter((r) => r.turnId !== turnId);
+  return {
+    ...real,
+    getSession: (id) =>
+      mine(id)
+        ? Effect.map(real.getSession(id), (s) => ({
+            ...s,
+            headRevision: pin.revision,
+            leafId: pin.leafId,
+            turnCount: Math.max(0, s.turnCount - 1),
+          }))
+        : real.getSession(id),
+    activePath: (id, leafId) =>
+      mine(id) ? Effect.map(real.activePath(id, leafId ?? pin.leafId), without) : real.activePath(id, leafId),
+    projectionPath: (id, frameId) =>
+      mine(id) ? Effect.map(real.projectionPath(id, frameId), without) : real.projectionPath(id, frameId),
+    sessionNodes: (id) => (mine(id) ? Effect.map(real.sessionNodes(id), without) : real.sessionNodes(id)),
+    usage: (id) => (mine(id) ? Effect.map(real.usage(id), without) : real.usage(id)),
+    beginTurn: (turn) =>
+      mine(turn.sessionId)
+        ? Effect.sync(() => {
+            pending = turn;
+          })
+        : real.beginTurn(turn),
+    pendingTurn: (id) => (mine(id) ? Effect.sync(() => pending) : real.pendingTurn(id)),
+    abandonTurn: (id, t) =>
+      mine(id)
+        ? Effect.sync(() => {
+            pending = undefined;
+          })
+        : real.abandonTurn(id, t),
+    countResumeAttempt: (id, t) => (mine(id) ? Effect.succeed(1) : real.countResumeAttempt(id, t)),
+  };
+}
+
 /** The Virtual Object whose `turn` handler runs one lash turn per invocation. */
 export function sessionObject(
-  run: <A>(effect: Effect.Effect<A, unknown, LashRuntime | SessionStore>) => Promise<A>,
+  run: Run,
   journal: RestateJournal,
   adminUrl?: string,
   onEvent?: (event: TurnActivity) => void,
+  /** Runs an effect on a runtime whose store shows `sessionId` as it was at `pin` (see `pinnedStore`); default `run`. */
+  asOfPin: (sessionId: string, turnId: string, pin: Pin) => Run = () => run,
 ) {
   return restate.object({
     name: SESSION_OBJECT,
@@ -113,25 +169,20 @@ export function sessionObject(
             };
           }),
         );
-        if (state.committed) {
-          // an earlier attempt committed the turn and stopped before it answered: nothing runs again
-          return {
-            sessionId,
-            turnId,
-            outcome: "completed",
-            text: "",
-            headRevision: state.session.headRevision,
-            alreadyCommitted: true,
-          };
-        }
-        if (!state.resume && state.session.headRevision !== pin.revision) {
+        if (!state.committed && !state.resume && state.session.headRevision !== pin.revision) {
           throw new restate.TerminalError(
             `session ${sessionId} moved from revision ${pin.revision} to ${state.session.headRevision} outside turn ${turnId}; ` +
               "submit the turn again with a new turn id.",
           );
         }
+        // An earlier attempt committed the turn and died before it answered. Restate replays that
+        // attempt's recorded steps, so the handler must take them again in the same order (ending
+        // early is a journal mismatch Restate retries forever): the turn runs again against the
+        // session as it was at the pin; every step replays from Restate's journal (nothing runs
+        // again) and the store's idempotent commit answers with the stored result.
+        const runTurn = state.committed ? asOfPin(sessionId, turnId, pin) : run;
         const result = await journal.bind({ sessionId, turnId }, ctx, () =>
-          run(
+          runTurn(
             Effect.flatMap(LashRuntime, (rt) =>
               Effect.either(
                 state.resume
@@ -173,7 +224,7 @@ export function sessionObject(
           outcome: r.outcome.type,
           text: r.text,
           headRevision: r.headRevision,
-          alreadyCommitted: false,
+          alreadyCommitted: state.committed,
         };
       },
     },
@@ -200,8 +251,30 @@ export async function startRestateWorker(options: RestateWorkerOptions): Promise
   const runtime = await managed.runPromise(LashRuntime);
   const run = <A>(effect: Effect.Effect<A, unknown, LashRuntime | SessionStore>): Promise<A> =>
     managed.runPromise(effect);
+  const realStore = await managed.runPromise(SessionStore);
+  // the rare replay of a committed turn: a runtime of its own over the pinned view of the store
+  const asOfPin =
+    (sessionId: string, turnId: string, pin: Pin): Run =>
+    async (effect) => {
+      const pinned = ManagedRuntime.make(
+        LashRuntime.layer({
+          maxResumeAttempts: Number.MAX_SAFE_INTEGER,
+          ...options.runtime,
+          journal: true,
+        }).pipe(
+          Layer.provideMerge(Layer.succeed(EffectJournal, new Journal(undefined, journal))),
+          Layer.provideMerge(Layer.succeed(SessionStore, pinnedStore(realStore, sessionId, turnId, pin))),
+          Layer.provideMerge(options.services),
+        ) as Layer.Layer<LashRuntime | SessionStore, unknown, never>,
+      );
+      try {
+        return await pinned.runPromise(effect);
+      } finally {
+        await pinned.dispose();
+      }
+    };
   const handler = restate.createEndpointHandler({
-    services: [sessionObject(run, journal, options.adminUrl, options.onEvent)],
+    services: [sessionObject(run, journal, options.adminUrl, options.onEvent, asOfPin)],
   });
   const server: Http2Server = createServer(handler);
   // Restate keeps its HTTP/2 connections open: close() ends them

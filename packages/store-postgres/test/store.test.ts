@@ -4,7 +4,9 @@ import { afterAll, beforeAll, describe } from "@effect/vitest";
 import { Effect } from "effect";
 import { storeConformance } from "../../core/test/store/conformance.ts";
 import { makePostgresStore } from "../src/index.ts";
-import { postgresUnavailable, startPostgres, type TestPostgres } from "./support/postgres.ts";
+import { postgresUnavailable, startPostgres, type TestPostgres } from "../src/testing.ts";
+
+if (postgresUnavailable) console.warn(postgresUnavailable);
 
 let pg: TestPostgres | undefined;
 

@@ -8,7 +8,9 @@ import type { CommitResult } from "@lash/core";
 import { Chunk, Effect, Exit, Fiber, Stream } from "effect";
 import { node, session, turn } from "../../core/test/store/helpers.ts";
 import { makePostgresStore, POSTGRES_SCHEMA_VERSION, type PostgresStoreShape } from "../src/index.ts";
-import { postgresUnavailable, startPostgres, type TestPostgres } from "./support/postgres.ts";
+import { postgresUnavailable, startPostgres, type TestPostgres } from "../src/testing.ts";
+
+if (postgresUnavailable) console.warn(postgresUnavailable);
 
 let pg: TestPostgres | undefined;
 

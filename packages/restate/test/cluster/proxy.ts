@@ -1,5 +1,6 @@
-// An h2c failover proxy in front of the workers, as a load balancer would be: Restate has one
-// deployment URL (the proxy); each new stream goes to the first worker that accepts a connection.
+// An h2c round-robin proxy in front of the workers, as a load balancer would be: Restate has one
+// deployment URL (the proxy); each new stream goes to the next worker in turn that accepts a
+// connection (a dead worker is skipped).
 import { once } from "node:events";
 import { type ClientHttp2Session, connect, createServer, type IncomingHttpHeaders } from "node:http2";
 import type { AddressInfo } from "node:net";
@@ -36,9 +37,12 @@ export async function startProxy(backends: readonly string[]) {
     return s;
   };
   const server = createServer();
+  let next = 0;
   server.on("stream", (stream, headers) => {
     void (async () => {
-      for (const url of backends) {
+      const start = next++;
+      for (let i = 0; i < backends.length; i++) {
+        const url = backends[(start + i) % backends.length]!;
         const session = await sessionFor(url);
         if (!session) continue;
         const req = session.request(clean(headers, true));

@@ -1,14 +1,18 @@
 // The cluster scenarios, run inside a private network namespace (`unshare -n`, lo up) by
 // restate.test.ts: the mock wire server, restate-server and the worker processes all live in
-// it, so restate-server's version check cannot leave the machine. Prints one line
-// `REPORT <json>` that the test asserts on.
-//   node scenario.ts <basic|interrupt|kill> <tmpdir>
+// it, so restate-server's version check cannot leave the machine. Writes <tmpdir>/report.json,
+// which the test asserts on, and prints `REPORT report.json`.
+//   node scenario.ts <basic|interrupt|mismatch|kill|commit> <tmpdir>
+// env STORE=postgres: the workers share one Postgres (started here, in the namespace, on a
+// loopback port; stopped at the end) instead of a SQLite file in <tmpdir>.
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { IdGenerator, LashRuntime, LlmProviders, ModelCatalog, SqliteStore } from "@lash/core";
 import { createProvider } from "@lash/providers";
 import { type MockReply, type RecordedRequest, startMockServer } from "@lash/providers/testing";
+import { PostgresStore } from "@lash/store-postgres";
+import { startPostgres, type TestPostgres } from "@lash/store-postgres/testing";
 import { Effect, Layer, ManagedRuntime } from "effect";
 import {
   freePort,
@@ -80,8 +84,13 @@ function respond(request: RecordedRequest): MockReply {
   const last = messages.at(-1)!;
   const users = messages.filter((m) => m.role === "user" && !textOf(m.content).startsWith("note "));
   const label = textOf(users.at(-1)?.content);
-  if (last.role === "tool") return { text: `done ${label}`, usage: { input: 20, output: 5 } };
-  return { toolCalls: [{ name: "side_effect", arguments: { label } }], usage: { input: 20, output: 5 } };
+  const slow = process.env.MODEL_CHUNK_MS ? { chunkDelayMs: Number(process.env.MODEL_CHUNK_MS) } : {};
+  if (last.role === "tool") return { text: `done ${label}`, usage: { input: 20, output: 5 }, ...slow };
+  return {
+    toolCalls: [{ name: "side_effect", arguments: { label } }],
+    usage: { input: 20, output: 5 },
+    ...slow,
+  };
 }
 
 const lastUserLabel = (r: RecordedRequest) =>
@@ -91,10 +100,57 @@ const lastUserLabel = (r: RecordedRequest) =>
       .at(-1)?.content,
   );
 
+/** Who asked (the `x-lash-worker` header the workers send). */
+const workerOf = (r: RecordedRequest) => String(r.headers["x-lash-worker"] ?? "");
+
+/** Resolves once the mock has answered `n` requests. */
+let requestWaiters: { n: number; resolve: () => void }[] = [];
+let answered = 0;
+const afterRequests = (n: number) =>
+  answered >= n ? Promise.resolve() : new Promise<void>((resolve) => requestWaiters.push({ n, resolve }));
+
+/** The graph as Postgres holds it: per session and turn, node / usage / commit rows (what a double write would show). */
+function graphOf(pg: TestPostgres, database: string) {
+  const rows = (sql: string) =>
+    JSON.parse(pg.psql(`SELECT coalesce(json_agg(x), '[]') FROM (${sql}) x`, database));
+  return {
+    nodes: rows(
+      "SELECT session_id, turn_id, count(*)::int AS n, min(seq)::int AS first, max(seq)::int AS last FROM nodes GROUP BY 1, 2 ORDER BY 1, 4",
+    ),
+    usage: rows("SELECT session_id, turn_id, count(*)::int AS n FROM usage GROUP BY 1, 2 ORDER BY 1, 2"),
+    commits: rows(
+      "SELECT session_id, turn_id, head_revision::int AS revision FROM turn_commits ORDER BY 1, 3",
+    ),
+    sessions: rows(
+      "SELECT id, head_revision::int AS revision, turn_count::int AS turns FROM sessions ORDER BY id",
+    ),
+  };
+}
+
 async function main() {
-  const mock = await startMockServer({ responder: respond });
+  const mock = await startMockServer({
+    responder: (r) => {
+      const reply = respond(r);
+      answered++;
+      if (process.env.PROGRESS && answered % 50 === 0)
+        process.stderr.write(`PROGRESS answered ${answered}\n`);
+      for (const w of requestWaiters.filter((x) => answered >= x.n)) w.resolve();
+      requestWaiters = requestWaiters.filter((x) => answered < x.n);
+      return reply;
+    },
+  });
   const restate = await startRestateServer({ dir: join(dir, "restate") });
-  const db = join(dir, "lash.db");
+  // a Postgres that fails to start must not leave restate-server (its own process group) running
+  const pg =
+    process.env.STORE === "postgres"
+      ? await startPostgres().catch(async (e: unknown) => {
+          await restate.stop();
+          await mock.close();
+          throw e;
+        })
+      : undefined;
+  const database = "lash";
+  const db = pg ? pg.createDatabase(database) : join(dir, "lash.db");
   const counter = join(dir, "counter.txt");
   writeFileSync(counter, "");
   const baseUrl = mock.baseUrl("openai-chat");
@@ -103,7 +159,7 @@ async function main() {
     LashRuntime.layer().pipe(
       Layer.provide(
         Layer.mergeAll(
-          SqliteStore.layer({ filename: db }),
+          pg ? PostgresStore.layer({ url: db, maxConnections: 4 }) : SqliteStore.layer({ filename: db }),
           LlmProviders.single(provider),
           IdGenerator.Live,
           ModelCatalog.Empty,
@@ -199,18 +255,27 @@ async function main() {
         requests: mock.requests.length,
         counter: counterLines(),
       });
-    } else if (mode === "kill") {
+    } else if (mode === "kill" || mode === "commit") {
+      // two workers behind one deployment URL (the round-robin proxy), SESSIONS sessions × 2 turns.
+      // kill: the worker running the tool of s0t1 hangs there and is SIGKILLed once the mock has
+      // answered 2 × SESSIONS requests (half of all; many turns in flight, model replies streamed
+      // slowly (MODEL_CHUNK_MS) so that some model calls are cut off too). commit: the worker that commits s3t1
+      // SIGKILLs itself right after the commit, before the invocation answers.
       const sessions = Number(process.env.SESSIONS ?? "4");
       const [pa, pb] = [await freePort(), await freePort()];
-      const a = startWorker([db, baseUrl, counter, String(pa), "-"], { HANG_LABEL: "s0t1" });
-      const b = startWorker([db, baseUrl, counter, String(pb), "-"], {});
+      const env = (name: string): Record<string, string> =>
+        mode === "kill"
+          ? { WORKER_NAME: name, HANG_LABEL: "s0t1" }
+          : { WORKER_NAME: name, KILL_AFTER_COMMIT: "s3t1" };
+      const a = startWorker([db, baseUrl, counter, String(pa), "-"], env("A"));
+      const b = startWorker([db, baseUrl, counter, String(pb), "-"], env("B"));
       await Promise.all([a.waitFor("READY"), b.waitFor("READY")]);
       const proxy = await startProxy([`http://127.0.0.1:${pa}`, `http://127.0.0.1:${pb}`]);
       await registerDeployment(restate.adminUrl, proxy.url);
       const ids: string[] = [];
       for (let i = 0; i < sessions; i++) ids.push((await createSession()).id);
-      let requestsAtKill = -1;
       const replies: Record<string, unknown[]> = {};
+      const started = performance.now();
       const runs = ids.map(async (id, i) => {
         replies[id] = [];
         for (const t of [1, 2]) {
@@ -218,31 +283,51 @@ async function main() {
           replies[id]!.push(r);
         }
       });
-      await a.waitFor("TOOL_RUNNING s0t1");
-      requestsAtKill = mock.requests.length;
-      a.child.kill("SIGKILL");
-      await a.exited;
+      const signal = mode === "kill" ? "TOOL_RUNNING s0t1" : "COMMITTED s3t1";
+      const victim = await Promise.race([
+        a.waitFor(signal).then(() => ({ name: "A", w: a })),
+        b.waitFor(signal).then(() => ({ name: "B", w: b })),
+      ]);
+      let requestsAtKill: number;
+      if (mode === "kill") {
+        await afterRequests(2 * sessions);
+        requestsAtKill = mock.requests.length;
+        if (process.env.PROGRESS) process.stderr.write(`PROGRESS kill ${victim.name} at ${requestsAtKill}\n`);
+        victim.w.child.kill("SIGKILL");
+      } else requestsAtKill = mock.requests.length;
+      await victim.w.exited;
       await Promise.all(runs);
+      const seconds = (performance.now() - started) / 1000;
       const views: Record<string, unknown> = {};
       for (const id of ids) views[id] = await inspect(id);
-      // model requests asked twice with the same body: where were the first copies?
-      const seen = new Map<string, number>();
-      const repeats: { label: string; first: number; again: number }[] = [];
-      for (const r of mock.requests) {
-        const prev = seen.get(r.rawBody);
-        if (prev !== undefined) repeats.push({ label: lastUserLabel(r), first: prev, again: r.index });
-        else seen.set(r.rawBody, r.index);
-      }
+      // model requests asked more than once with the same body (the same session, turn and step)
+      const copies = new Map<string, RecordedRequest[]>();
+      for (const r of mock.requests) copies.set(r.rawBody, [...(copies.get(r.rawBody) ?? []), r]);
+      const repeats = [...copies.values()]
+        .filter((rs) => rs.length > 1)
+        .map((rs) => ({
+          label: lastUserLabel(rs[0]!),
+          copies: rs.length,
+          first: rs[0]!.index,
+          firstWorker: workerOf(rs[0]!),
+          again: rs.slice(1).map((r) => ({ index: r.index, worker: workerOf(r) })),
+        }));
       await proxy.close();
       Object.assign(report, {
         ids,
         replies,
         views,
         counter: counterLines(),
+        victim: victim.name,
         requestsAtKill,
         requests: mock.requests.length,
+        byWorker: {
+          A: mock.requests.filter((r) => workerOf(r) === "A").length,
+          B: mock.requests.filter((r) => workerOf(r) === "B").length,
+        },
         repeats,
-        workerBServed: b.child.exitCode === null,
+        seconds,
+        graph: pg ? graphOf(pg, database) : undefined,
       });
     }
   } finally {
@@ -252,11 +337,14 @@ async function main() {
         c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once("exit", r)) : undefined,
       ),
     );
+    await local.dispose();
     await restate.stop();
     await mock.close();
-    await local.dispose();
+    pg?.stop();
   }
-  process.stdout.write(`REPORT ${JSON.stringify(report)}\n`);
+  // the report can be large (100 sessions): a file in <tmpdir>, and one line saying it is there
+  writeFileSync(join(dir, "report.json"), JSON.stringify(report));
+  process.stdout.write("REPORT report.json\n");
 }
 
 main().then(

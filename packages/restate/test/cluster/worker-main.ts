@@ -1,20 +1,26 @@
 // A lash worker process on Restate for the cluster tests.
-//   node worker-main.ts <db> <mockBaseUrl> <counterFile> <port> <adminUrl>
+//   node worker-main.ts <store> <mockBaseUrl> <counterFile> <port> <adminUrl>
+// <store>: a `postgres://…` URL (the Postgres store) or a SQLite file.
 // env HANG_LABEL: the non-idempotent `side_effect` tool called with this label records the
 // call in the counter file, says TOOL_RUNNING <label> and never returns (the test kills it there).
 // env NOTE: the text of a note a beforeTurn hook adds to every turn's input (none by default): another
 // note is "changed code" between attempts of a turn (the model call's request differs).
-import { appendFileSync } from "node:fs";
+// env KILL_AFTER_COMMIT: the worker SIGKILLs itself right after the store committed the turn with
+// this id, before the invocation answers (says COMMITTED <turnId> first); once per counter file.
+// env WORKER_NAME: sent as the `x-lash-worker` header of every model request (the mock's log says who asked).
+import { appendFileSync, writeFileSync } from "node:fs";
 import {
   IdGenerator,
   LlmProviders,
   ModelCatalog,
   type Plugin,
+  SessionStore,
   SqliteStore,
   type ToolDefinition,
   textOutput,
 } from "@lash/core";
 import { createProvider } from "@lash/providers";
+import { PostgresStore } from "@lash/store-postgres";
 import { Effect, Layer } from "effect";
 import { startRestateWorker } from "../../src/index.ts";
 
@@ -64,13 +70,41 @@ const tools: Plugin = {
             }),
         },
 };
-const provider = createProvider("openai-compatible/mock", { baseUrl, apiKey: "test", retry: false });
-const services = Layer.mergeAll(
-  SqliteStore.layer({ filename: db }),
-  LlmProviders.single(provider),
-  IdGenerator.Live,
-  ModelCatalog.Empty,
-);
+const provider = createProvider("openai-compatible/mock", {
+  baseUrl,
+  apiKey: "test",
+  retry: false,
+  ...(process.env.WORKER_NAME ? { headers: { "x-lash-worker": process.env.WORKER_NAME } } : {}),
+});
+const store = db.startsWith("postgres://")
+  ? PostgresStore.layer({ url: db, maxConnections: 8 })
+  : SqliteStore.layer({ filename: db });
+const killAfter = process.env.KILL_AFTER_COMMIT;
+// the kill hook: the real store, and a SIGKILL of this process right after one turn's commit
+const hooked =
+  killAfter === undefined
+    ? store
+    : Layer.effect(
+        SessionStore,
+        Effect.map(SessionStore, (s) => ({
+          ...s,
+          commit: (c: Parameters<typeof s.commit>[0]) =>
+            Effect.tap(s.commit(c), () =>
+              Effect.sync(() => {
+                if (c.turnId !== killAfter) return;
+                // once per cluster (the retried invocation's idempotent commit of the turn comes here too)
+                try {
+                  writeFileSync(`${counterFile}.killed`, c.turnId, { flag: "wx" });
+                } catch {
+                  return;
+                }
+                say(`COMMITTED ${c.turnId}`);
+                process.kill(process.pid, "SIGKILL");
+              }),
+            ),
+        })),
+      ).pipe(Layer.provide(store));
+const services = Layer.mergeAll(hooked, LlmProviders.single(provider), IdGenerator.Live, ModelCatalog.Empty);
 
 startRestateWorker({
   services,

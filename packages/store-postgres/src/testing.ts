@@ -1,10 +1,10 @@
-// A real Postgres 15 for one test file: initdb into a temp dir, pg_ctl start on a
-// free loopback port (unix socket in the temp dir, fsync off), stopped and removed
-// in teardown. initdb/pg_ctl refuse to run as root, so as root they run as the
+// `@lash/store-postgres/testing`: a real, throwaway Postgres 15 for tests, benchmarks and
+// `pnpm dev:cluster`: initdb into a temp dir, pg_ctl start on a free loopback port (unix
+// socket in the temp dir, fsync off), stopped and removed with `stop()`. initdb/pg_ctl refuse to run as root, so as root they run as the
 // `postgres` user (runuser), which owns the temp dir.
 //
 // When the binaries are missing (or, as root, there is no `postgres` user to
-// switch to) `postgresUnavailable` says why and the test files skip with that line.
+// switch to) `postgresUnavailable` says why; test files print it and skip.
 import { execFileSync } from "node:child_process";
 import { chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
@@ -34,12 +34,12 @@ export const postgresUnavailable: string | undefined = !existsSync(join(PG_BIN, 
     ? "Postgres tests skipped: running as root but there is no `postgres` user to run initdb/pg_ctl as. Create one (the Debian postgresql package does) or run the tests as a non-root user."
     : undefined;
 
-if (postgresUnavailable) console.warn(postgresUnavailable);
-
 export interface TestPostgres {
   /** `postgres://postgres@127.0.0.1:<port>/postgres` */
   readonly url: string;
   readonly port: number;
+  /** The data directory (its postmaster.pid names the server's process). */
+  readonly dataDir: string;
   /** A fresh, empty database; its URL. */
   createDatabase(name?: string): string;
   /** Run SQL as the superuser (psql), returning its stdout. */
@@ -66,10 +66,10 @@ function run(bin: string, args: readonly string[]): string {
 
 let databases = 0;
 
-/** Start a server (call in beforeAll; call `stop()` in afterAll). */
-export async function startPostgres(): Promise<TestPostgres> {
+/** Start a server (in a test: in beforeAll, with `stop()` in afterAll). `dir`: where its temp dir goes (default the OS temp dir; the `postgres` user must be able to enter it). */
+export async function startPostgres(options: { readonly dir?: string } = {}): Promise<TestPostgres> {
   if (postgresUnavailable) throw new Error(postgresUnavailable);
-  const dir = mkdtempSync(join(tmpdir(), "lash-pg-"));
+  const dir = mkdtempSync(join(options.dir ?? tmpdir(), "lash-pg-"));
   if (pgUser) chownSync(dir, pgUser.uid, pgUser.gid);
   const data = join(dir, "data");
   const port = await freePort();
@@ -108,6 +108,7 @@ export async function startPostgres(): Promise<TestPostgres> {
   return {
     url: url("postgres"),
     port,
+    dataDir: data,
     psql,
     createDatabase(name) {
       const db = name ?? `t${process.pid}_${++databases}`;
