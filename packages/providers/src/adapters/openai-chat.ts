@@ -47,53 +47,71 @@ function simplify(parts: ChatCompletionContentPart[]): string | ChatCompletionCo
   return parts;
 }
 
+/**
+ * One message's Chat Completions messages, converted once per message object: a session's
+ * history is the same objects from request to request, so each request converts only what is new.
+ * (Shared, read-only: the SDK only serializes them.)
+ */
+const converted = new WeakMap<object, readonly ChatCompletionMessageParam[]>();
+
 /** Normalized messages → Chat Completions messages. */
 export function chatMessages(request: LlmRequest): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = [];
   if (request.system) out.push({ role: "system", content: request.system });
   for (const m of request.messages) {
-    if (m.role === "assistant") {
-      let text = "";
-      const calls: ChatCompletionMessageToolCall[] = [];
-      for (const p of m.parts) {
-        if (p.type === "toolCall")
-          calls.push({ id: p.id, type: "function", function: { name: p.name, arguments: p.argumentsText } });
-        else if (p.type !== "reasoning") {
-          const t = partAsText(p);
-          if (t !== undefined) text += t;
-        }
-      }
-      if (text === "" && calls.length === 0) continue;
-      out.push({
-        role: "assistant",
-        content: text === "" ? null : text,
-        ...(calls.length > 0 ? { tool_calls: calls } : {}),
-      });
-      continue;
+    let these = converted.get(m);
+    if (these === undefined) {
+      these = messageParams(m);
+      converted.set(m, these);
     }
-    const parts: ChatCompletionContentPart[] = [];
-    for (const p of m.parts) {
-      if (p.type === "toolResult") {
-        let text = "";
-        for (const c of p.content) {
-          if (c.type === "text") text += (text ? "\n" : "") + c.text;
-          else {
-            // Tool messages carry text only: the attachment follows in a user message.
-            parts.push(contentPart(c));
-            text += (text ? "\n" : "") + `[${c.mediaType} attachment follows]`;
-          }
-        }
-        out.push({ role: "tool", tool_call_id: p.callId, content: text });
-      } else if (p.type === "attachment") parts.push(contentPart(p));
-      else {
-        const t = partAsText(p);
-        if (t) parts.push({ type: "text", text: t });
-      }
-    }
-    if (parts.length === 0) continue;
-    if (m.role === "system") out.push({ role: "system", content: simplify(parts) as string });
-    else out.push({ role: "user", content: simplify(parts) });
+    for (const x of these) out.push(x);
   }
+  return out;
+}
+
+function messageParams(m: LlmRequest["messages"][number]): ChatCompletionMessageParam[] {
+  const out: ChatCompletionMessageParam[] = [];
+  if (m.role === "assistant") {
+    let text = "";
+    const calls: ChatCompletionMessageToolCall[] = [];
+    for (const p of m.parts) {
+      if (p.type === "toolCall")
+        calls.push({ id: p.id, type: "function", function: { name: p.name, arguments: p.argumentsText } });
+      else if (p.type !== "reasoning") {
+        const t = partAsText(p);
+        if (t !== undefined) text += t;
+      }
+    }
+    if (text === "" && calls.length === 0) return out;
+    out.push({
+      role: "assistant",
+      content: text === "" ? null : text,
+      ...(calls.length > 0 ? { tool_calls: calls } : {}),
+    });
+    return out;
+  }
+  const parts: ChatCompletionContentPart[] = [];
+  for (const p of m.parts) {
+    if (p.type === "toolResult") {
+      let text = "";
+      for (const c of p.content) {
+        if (c.type === "text") text += (text ? "\n" : "") + c.text;
+        else {
+          // Tool messages carry text only: the attachment follows in a user message.
+          parts.push(contentPart(c));
+          text += (text ? "\n" : "") + `[${c.mediaType} attachment follows]`;
+        }
+      }
+      out.push({ role: "tool", tool_call_id: p.callId, content: text });
+    } else if (p.type === "attachment") parts.push(contentPart(p));
+    else {
+      const t = partAsText(p);
+      if (t) parts.push({ type: "text", text: t });
+    }
+  }
+  if (parts.length === 0) return out;
+  if (m.role === "system") out.push({ role: "system", content: simplify(parts) as string });
+  else out.push({ role: "user", content: simplify(parts) });
   return out;
 }
 
