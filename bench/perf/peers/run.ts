@@ -107,7 +107,8 @@ async function runOnce(
   framework: Framework,
   run: number,
 ): Promise<{ output: WorkerOutput | undefined; problems: string[] }> {
-  const server = await startMockServer({ responder: responder(specs) });
+  // idle connections kept for a minute: on a loaded machine a 1 s keep-alive races the clients' reuse
+  const server = await startMockServer({ responder: responder(specs), keepAliveTimeoutMs: 60_000 });
   const out = join(scratch, `${framework}-${run}.json`);
   const args = [workerPath, framework, server.baseUrl("openai-chat"), JSON.stringify(specs), out];
   if (sabotage === framework) args.push("--sabotage");
@@ -247,9 +248,10 @@ const ratioOf = (x: number | undefined, b: number | undefined) => (x !== undefin
 const times = (r: number | undefined) => (r === undefined ? "-" : `${r.toFixed(2)}×`);
 const spread = (xs: readonly number[]) =>
   xs.length > 1 ? `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}` : "-";
-const goalCell = (goal: number | undefined) => (goal === undefined ? "-" : `≤ ${goal.toFixed(2)}×`);
+const goalCell = (goal: number | undefined) =>
+  goal === undefined ? "— (none set)" : `≤ ${goal.toFixed(2)}×`;
 const met = (r: number | undefined, goal: number | undefined) =>
-  goal === undefined ? "-" : r === undefined ? "no raw baseline" : r <= goal ? "met" : "**missed**";
+  goal === undefined ? "—" : r === undefined ? "no raw baseline" : r <= goal ? "met" : "**missed**";
 const cpuRatio = (r: Row) => ratioOf(r.sse?.cpuMsPerRoundTrip, raw?.sse?.cpuMsPerRoundTrip);
 const rssRatio = (r: Row) => ratioOf(r.maxRssMiB, raw?.maxRssMiB);
 
@@ -343,7 +345,9 @@ report({
     `Goals (issue 16), all against the raw \`openai\` SDK loop: ${verdicts.length ? `${verdicts.join("; ")}.` : "(no lash row in this run)."}` +
     (durability !== undefined
       ? ` SqliteStore + journal costs ${durability.toFixed(2)}× MemoryStore per round trip.`
-      : ""),
+      : "") +
+    " No goal is set for the peers, for the non-streamed (JSON) loop or for streaming CPU per chunk: reported, not judged. " +
+    "The profile that explains the remainder: bench/results/notes/peers-profile.md.",
   notes: [
     `Tool loop: ${specs.tools.sessions} sessions × ${specs.tools.rounds} rounds (one \`add\` tool call per round, then a text answer) = ${roundTrips.toLocaleString("en-US")} model round trips per run and wire mode, ${Math.min(specs.tools.concurrency, specs.tools.sessions)} sessions in flight; SSE = streamed responses, JSON = non-streamed. ` +
       `Streaming: ${specs.stream.sessions} sessions × one ${specs.stream.chunks.toLocaleString("en-US")}-chunk text reply. ` +

@@ -39,6 +39,19 @@ const codecOf = <A, I>(schema: Schema.Schema<A, I>, key: string): Codec<A> => {
   };
 };
 
+const decoders = new WeakMap<object, (u: unknown) => Either.Either<unknown, ParseResult.ParseError>>();
+/** One compiled decoder per schema (schemas are module constants: compiled once per process). */
+function replayDecoder(
+  schema: Schema.Schema<unknown, unknown>,
+): (u: unknown) => Either.Either<unknown, ParseResult.ParseError> {
+  let d = decoders.get(schema);
+  if (d === undefined) {
+    d = Schema.decodeUnknownEither(schema);
+    decoders.set(schema, d);
+  }
+  return d;
+}
+
 /** A recorded effect was asked again with different content: replay cannot continue. */
 export class JournalMismatch extends Data.TaggedError("JournalMismatch")<{
   readonly key: string;
@@ -281,9 +294,15 @@ export class Journal {
     options?: StepOptions,
   ): Effect.Effect<Recorded<A>, E | JournalMismatch | StoreError, R> {
     if (!schema) return this.run(ids, key, envelope, effect, true, undefined, undefined, options);
-    const decode = Schema.decodeUnknownEither(schema);
+    // the decoder is compiled on the first replay of this schema, not per step
     const replayed = (u: unknown): A =>
-      Either.getOrThrowWith(decode(u), (e) => unfit(key, "recorded outcome", e));
+      Either.getOrThrowWith(
+        replayDecoder(schema as Schema.Schema<unknown, unknown>)(u) as Either.Either<
+          A,
+          ParseResult.ParseError
+        >,
+        (e) => unfit(key, "recorded outcome", e),
+      );
     return this.run(ids, key, envelope, effect, true, (a: A) => a, replayed, options);
   }
 

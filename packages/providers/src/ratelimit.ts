@@ -133,6 +133,16 @@ interface Learned {
   readonly resetMs?: number;
 }
 
+/** Does the response name a limit? Without one, `readRateHeaders` teaches the buckets nothing. */
+function hasLimitHeader(headers: HeadersLike): boolean {
+  return (
+    header(headers, "x-ratelimit-limit-requests") !== undefined ||
+    header(headers, "x-ratelimit-limit-tokens") !== undefined ||
+    header(headers, "anthropic-ratelimit-requests-limit") !== undefined ||
+    header(headers, "anthropic-ratelimit-tokens-limit") !== undefined
+  );
+}
+
 /**
  * Requests and tokens from one response's headers (OpenAI or Anthropic style). An absolute reset
  * time (Anthropic) is measured from `sentAt`, the wall time the request was sent: the server
@@ -268,6 +278,7 @@ export class KeyLimiter {
     this.inFlight = Math.max(0, this.inFlight - 1);
     const others = this.inFlight;
     this.release(now);
+    if (status !== 429 && !hasLimitHeader(headers)) return; // nothing to learn (most servers, every mock)
     const { requests, tokens } = readRateHeaders(headers, sentAt);
     this.requests = this.learn(this.requests, requests, now, others, this.configured.rpm);
     if (this.requests && requests.limit !== undefined && this.configured.rpm === undefined)

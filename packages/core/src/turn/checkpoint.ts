@@ -4,6 +4,7 @@ import * as Schema from "effect/Schema";
 import { step, type TurnScope } from "./scope.ts";
 
 type Checkpoint = Extract<TurnEffect, { kind: "checkpoint" }>;
+const Messages = Schema.Array(Message);
 
 /** The `checkpoint` effect: plugins' `onCheckpoint` hooks may add messages for the next iteration. */
 export const checkpoint = step("lash.turn.checkpoint")(function* (scope: TurnScope, effect: Checkpoint) {
@@ -28,7 +29,7 @@ export const checkpoint = step("lash.turn.checkpoint")(function* (scope: TurnSco
     return out;
   });
   const r = yield* scope.rt.journal
-    .onceDeferred(scope.ids, scope.keyOf(effect), envelope, collect, Schema.Array(Message))
+    .onceDeferred(scope.ids, scope.keyOf(effect), envelope, collect, Messages)
     .pipe(Effect.mapError(scope.failTurn));
   return { kind: "checkpointDelivered", effectId: effect.effectId, messages: r.value } as const;
 });

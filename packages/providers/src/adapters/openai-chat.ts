@@ -1,5 +1,5 @@
 import type { LlmError, LlmProvider, LlmRequest, StopReason, Usage } from "@lash/sansio";
-import type OpenAI from "openai";
+import OpenAI from "openai";
 import type {
   ChatCompletionChunk,
   ChatCompletionContentPart,
@@ -47,53 +47,71 @@ function simplify(parts: ChatCompletionContentPart[]): string | ChatCompletionCo
   return parts;
 }
 
+/**
+ * One message's Chat Completions messages, converted once per message object: a session's
+ * history is the same objects from request to request, so each request converts only what is new.
+ * (Shared, read-only: the SDK only serializes them.)
+ */
+const converted = new WeakMap<object, readonly ChatCompletionMessageParam[]>();
+
 /** Normalized messages → Chat Completions messages. */
 export function chatMessages(request: LlmRequest): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = [];
   if (request.system) out.push({ role: "system", content: request.system });
   for (const m of request.messages) {
-    if (m.role === "assistant") {
-      let text = "";
-      const calls: ChatCompletionMessageToolCall[] = [];
-      for (const p of m.parts) {
-        if (p.type === "toolCall")
-          calls.push({ id: p.id, type: "function", function: { name: p.name, arguments: p.argumentsText } });
-        else if (p.type !== "reasoning") {
-          const t = partAsText(p);
-          if (t !== undefined) text += t;
-        }
-      }
-      if (text === "" && calls.length === 0) continue;
-      out.push({
-        role: "assistant",
-        content: text === "" ? null : text,
-        ...(calls.length > 0 ? { tool_calls: calls } : {}),
-      });
-      continue;
+    let these = converted.get(m);
+    if (these === undefined) {
+      these = messageParams(m);
+      converted.set(m, these);
     }
-    const parts: ChatCompletionContentPart[] = [];
-    for (const p of m.parts) {
-      if (p.type === "toolResult") {
-        let text = "";
-        for (const c of p.content) {
-          if (c.type === "text") text += (text ? "\n" : "") + c.text;
-          else {
-            // Tool messages carry text only: the attachment follows in a user message.
-            parts.push(contentPart(c));
-            text += (text ? "\n" : "") + `[${c.mediaType} attachment follows]`;
-          }
-        }
-        out.push({ role: "tool", tool_call_id: p.callId, content: text });
-      } else if (p.type === "attachment") parts.push(contentPart(p));
-      else {
-        const t = partAsText(p);
-        if (t) parts.push({ type: "text", text: t });
-      }
-    }
-    if (parts.length === 0) continue;
-    if (m.role === "system") out.push({ role: "system", content: simplify(parts) as string });
-    else out.push({ role: "user", content: simplify(parts) });
+    for (const x of these) out.push(x);
   }
+  return out;
+}
+
+function messageParams(m: LlmRequest["messages"][number]): ChatCompletionMessageParam[] {
+  const out: ChatCompletionMessageParam[] = [];
+  if (m.role === "assistant") {
+    let text = "";
+    const calls: ChatCompletionMessageToolCall[] = [];
+    for (const p of m.parts) {
+      if (p.type === "toolCall")
+        calls.push({ id: p.id, type: "function", function: { name: p.name, arguments: p.argumentsText } });
+      else if (p.type !== "reasoning") {
+        const t = partAsText(p);
+        if (t !== undefined) text += t;
+      }
+    }
+    if (text === "" && calls.length === 0) return out;
+    out.push({
+      role: "assistant",
+      content: text === "" ? null : text,
+      ...(calls.length > 0 ? { tool_calls: calls } : {}),
+    });
+    return out;
+  }
+  const parts: ChatCompletionContentPart[] = [];
+  for (const p of m.parts) {
+    if (p.type === "toolResult") {
+      let text = "";
+      for (const c of p.content) {
+        if (c.type === "text") text += (text ? "\n" : "") + c.text;
+        else {
+          // Tool messages carry text only: the attachment follows in a user message.
+          parts.push(contentPart(c));
+          text += (text ? "\n" : "") + `[${c.mediaType} attachment follows]`;
+        }
+      }
+      out.push({ role: "tool", tool_call_id: p.callId, content: text });
+    } else if (p.type === "attachment") parts.push(contentPart(p));
+    else {
+      const t = partAsText(p);
+      if (t) parts.push({ type: "text", text: t });
+    }
+  }
+  if (parts.length === 0) return out;
+  if (m.role === "system") out.push({ role: "system", content: simplify(parts) as string });
+  else out.push({ role: "user", content: simplify(parts) });
   return out;
 }
 
@@ -204,7 +222,7 @@ class ChatTranslator implements Translator<ChatCompletionChunk> {
   push(chunk: ChatCompletionChunk, emit: Emit): boolean {
     if (typeof chunk.id === "string" && chunk.id !== "") this.responseId = chunk.id;
     if (chunk.usage) this.usage = chatUsage(chunk.usage);
-    const choice = chunk.choices[0];
+    const choice = chunk.choices?.[0];
     if (!choice) return false;
     const delta = choice.delta as ChatCompletionChunk.Choice.Delta & {
       reasoning_content?: string | null;
@@ -281,45 +299,132 @@ class ChatTranslator implements Translator<ChatCompletionChunk> {
   }
 }
 
-/** Any OpenAI-compatible Chat Completions server (OpenRouter, Ollama, vLLM, llama.cpp, LM Studio, …). */
-/** Per SSE response: did the body end with the `data: [DONE]` sentinel? (The SDK swallows it.) */
-const doneSeen = new WeakMap<Response, { done: boolean }>();
-const DONE_RE = /(^|\n)data: ?\[DONE\]\s*$/;
-
-/**
- * `fetch` that watches an event stream's last bytes for `data: [DONE]`: only the tail of
- * each network read is decoded (32 bytes), so the cost does not grow with the answer.
- */
-async function doneTrackingFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
-  const res = await fetch(input, init);
-  if (!res.ok || res.body === null || !(res.headers.get("content-type") ?? "").includes("text/event-stream"))
-    return res;
-  const mark = { done: false };
-  const decoder = new TextDecoder();
-  let tail = "";
-  // A pull-through stream (no pipeTo machinery): each read of the SDK is one read of the body.
-  const reader = res.body.getReader();
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const { done, value } = await reader.read();
-      if (done) return controller.close();
-      tail = (tail + decoder.decode(value.subarray(Math.max(0, value.length - 32)))).slice(-32);
-      mark.done = DONE_RE.test(tail);
-      controller.enqueue(value);
-    },
-    cancel: (reason) => reader.cancel(reason),
-  });
-  const wrapped = new Response(body, {
-    status: res.status,
-    statusText: res.statusText,
-    headers: res.headers,
-  });
-  doneSeen.set(wrapped, mark);
-  return wrapped;
+/** The state of one streamed response's body, as `chatChunks` reads it. */
+interface SseState {
+  /** The body ended with the `data: [DONE]` sentinel (servers that omit `finish_reason` rely on it). */
+  done: boolean;
 }
 
+/**
+ * The Chat Completions chunks of one streamed response, read from its body by a plain loop
+ * (no SDK stream, no per-event async step): each network read yields the chunks it completed,
+ * as one array. Server-sent events per the spec (CRLF, CR or LF line ends, multi-line `data`,
+ * comments); `data: [DONE]` ends the stream; an `error` event or an `error` payload throws the
+ * SDK's `APIError`, as the SDK's own stream does. The body is read to its end (no cancel, so
+ * no abort of the connection) unless the reader stops early or fails.
+ */
+async function* chatChunks(res: Response, state: SseState): AsyncGenerator<ChatCompletionChunk[]> {
+  const body = res.body;
+  if (body === null) throw new Error("the server answered a streamed request with no body");
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let carry = "";
+  let data: string | undefined;
+  let event: string | undefined;
+  let batch: ChatCompletionChunk[] = [];
+  let ended = false;
+  const dispatch = (): void => {
+    const d = data;
+    const ev = event;
+    data = undefined;
+    event = undefined;
+    if (d === undefined || state.done) return;
+    if (d === "[DONE]") {
+      state.done = true;
+      return;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(d);
+    } catch {
+      throw new SyntaxError("Error reading response: malformed server-sent event JSON.");
+    }
+    const error = (parsed as { error?: unknown } | null)?.error;
+    if (ev === "error" || error)
+      throw new OpenAI.APIError(undefined, (error ?? parsed) as object, undefined, res.headers);
+    batch.push(parsed as ChatCompletionChunk);
+  };
+  const line = (l: string): void => {
+    if (l === "") {
+      dispatch();
+      return;
+    }
+    if (l.charCodeAt(0) === 58) return; // ":" comment (keep-alive pings)
+    const colon = l.indexOf(":");
+    const field = colon === -1 ? l : l.slice(0, colon);
+    let value = colon === -1 ? "" : l.slice(colon + 1);
+    if (value.charCodeAt(0) === 32) value = value.slice(1);
+    if (field === "data") data = data === undefined ? value : `${data}\n${value}`;
+    else if (field === "event") event = value;
+  };
+  const feed = (text: string, final: boolean): void => {
+    let s = carry + text;
+    let hold = "";
+    if (s.includes("\r")) {
+      // a CR at the end may be the first half of a CRLF split across reads
+      if (!final && s.endsWith("\r")) {
+        hold = "\r";
+        s = s.slice(0, -1);
+      }
+      s = s.replace(/\r\n?/g, "\n");
+    }
+    let start = 0;
+    for (let nl = s.indexOf("\n"); nl !== -1; nl = s.indexOf("\n", start)) {
+      line(s.slice(start, nl));
+      start = nl + 1;
+    }
+    carry = s.slice(start) + hold;
+    if (final) {
+      if (carry !== "") line(carry);
+      carry = "";
+      dispatch(); // a last event without its blank line
+    }
+  };
+  try {
+    while (!state.done) {
+      const { done, value } = await reader.read();
+      if (done) {
+        ended = true;
+        feed(decoder.decode(), true);
+      } else feed(decoder.decode(value, { stream: true }), false);
+      if (batch.length > 0) {
+        const out = batch;
+        batch = [];
+        yield out;
+      }
+      if (ended) return;
+    }
+  } finally {
+    if (!ended) {
+      if (state.done)
+        // after [DONE] the body normally just ends: read that end instead of aborting the connection
+        reader.read().then(
+          (r) => (r.done ? undefined : reader.cancel().catch(() => undefined)),
+          () => undefined,
+        );
+      else reader.cancel().catch(() => undefined);
+    }
+  }
+}
+
+/** Chunks in batches (one per network read) through the chunk translator. */
+class BatchTranslator implements Translator<ChatCompletionChunk[]> {
+  private readonly inner: ChatTranslator;
+  constructor(inner: ChatTranslator) {
+    this.inner = inner;
+  }
+  push(batch: ChatCompletionChunk[], emit: Emit): boolean {
+    for (const chunk of batch) if (this.inner.push(chunk, emit)) return true;
+    return false;
+  }
+  end(emit: Emit): LlmError | undefined {
+    return this.inner.end(emit);
+  }
+}
+
+/** Any OpenAI-compatible Chat Completions server (OpenRouter, Ollama, vLLM, llama.cpp, LM Studio, …). */
 export function openaiChatProvider(config: AdapterConfig, clientOverride?: OpenAI): LlmProvider {
-  const client = clientOverride ?? openaiClient(config, doneTrackingFetch);
+  const client = clientOverride ?? openaiClient(config);
   return {
     name: PROVIDER,
     stream(request) {
@@ -331,16 +436,17 @@ export function openaiChatProvider(config: AdapterConfig, clientOverride?: OpenA
         baseUrlEnv: config.baseUrlEnv,
         baseUrl: config.baseUrl,
       };
-      let mark: { done: boolean } | undefined;
+      let state: SseState = { done: false };
       return runSdkStream(
         ctx,
         async (signal, observe) => {
-          const { data, response } = await client.chat.completions.create(params, { signal }).withResponse();
+          state = { done: false }; // per attempt
+          // the raw response (errors are thrown by the SDK before it); its body is read by chatChunks
+          const response = await client.chat.completions.create(params, { signal }).asResponse();
           observe(response.status, response.headers);
-          mark = doneSeen.get(response);
-          return data;
+          return chatChunks(response, state);
         },
-        () => new ChatTranslator(ctx, () => mark?.done === true),
+        () => new BatchTranslator(new ChatTranslator(ctx, () => state.done)),
         config.idleTimeoutMs,
       );
     },

@@ -59,6 +59,12 @@ export interface MockServerOptions {
   /** Default 0: an ephemeral port. */
   readonly port?: number;
   readonly host?: string;
+  /**
+   * How long an idle keep-alive connection stays open (default 1 s). A benchmark on a loaded
+   * machine raises it: a client that reuses a connection the server is closing just then
+   * sees "other side closed" (a client without retries fails the call).
+   */
+  readonly keepAliveTimeoutMs?: number;
   /** Initial FIFO queue of replies. */
   readonly replies?: readonly MockReply[];
   /** Called when the queue is empty. */
@@ -417,7 +423,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
       res.end(JSON.stringify({ error: { message: `mock-llm: ${String(e)}` } }));
     });
   });
-  server.keepAliveTimeout = 1000;
+  server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 1000;
   server.on("connection", (s: Socket) => {
     s.setNoDelay(true);
     sockets.add(s);
