@@ -9,8 +9,8 @@ import {
   type PendingTurn,
   type RuntimeOptions,
   SessionStore,
-  type TurnActivity,
   type SessionStoreShape,
+  type TurnActivity,
 } from "@lash/core";
 import * as restate from "@restatedev/restate-sdk";
 import { Effect, Layer, ManagedRuntime } from "effect";
