@@ -58,7 +58,10 @@ export interface OperationCall {
   args: Json;
 }
 
-export type OperationResult = { ok: true; value: Json } | { ok: false; error: string };
+export type OperationResult =
+  | { ok: true; value: Json }
+  /** `errorValue`: the failure as a value (a process's `fail <record>`); `error` is its text. */
+  | { ok: false; error: string; errorValue?: Json };
 
 export interface StartRequest {
   id: string;
@@ -285,7 +288,7 @@ function wrapResult(r: OperationResult): Rec {
   const m = new Map<string, Value>();
   m.set("ok", r.ok);
   if (r.ok) m.set("value", hostValue(r.value));
-  else m.set("error", r.error);
+  else m.set("error", r.errorValue !== undefined ? hostValue(r.errorValue) : r.error);
   return new Rec(m);
 }
 

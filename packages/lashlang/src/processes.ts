@@ -74,6 +74,8 @@ export interface ProcessRecord {
   state: "running" | "completed" | "failed" | "cancelled";
   result?: Json;
   error?: string;
+  /** The failure as a value (`fail <record>`), when it was not text. */
+  errorValue?: Json;
   origin?: string;
   /** Signals delivered to the run, in order (ids are the `signal_run` sites'). */
   signals?: { id: string; name: string; value: Json }[];
@@ -186,6 +188,7 @@ export class ProcessRuntime {
         state: !r.done ? "running" : r.abort.signal.aborted ? "cancelled" : o?.ok ? "completed" : "failed",
         ...(r.done && o?.ok ? { result: o.value } : {}),
         ...(r.done && o && !o.ok ? { error: o.error } : {}),
+        ...(r.done && o && !o.ok && o.errorValue !== undefined ? { errorValue: o.errorValue } : {}),
         ...(r.cell.origin !== undefined ? { origin: r.cell.origin } : {}),
         ...(r.deliveries.length > 0 ? { signals: r.deliveries.map((d) => ({ ...d })) } : {}),
       });
@@ -266,7 +269,7 @@ export class ProcessRuntime {
 
   private runOf(handle: Json): Run | ProcessRecord | string {
     if (!isObj(handle) || handle[HANDLE_KEY] !== "process" || typeof handle.run !== "string")
-      return `expected a process handle (the value of \`start name(...)\`), got ${stringify(fromJson(handle))}`;
+      return "expected handle record";
     const run = this.runs.get(handle.run) ?? this.stored.get(handle.run);
     if (!run) return `no process run ${handle.run} in this session`;
     return run;
@@ -383,6 +386,8 @@ export class ProcessRuntime {
           return failed(
             `process run ${rec.id} is not running in this host (it was left unfinished by a host that stopped); resume the session's unfinished runs first`,
           );
+        if (rec.errorValue !== undefined)
+          return { ok: false, error: rec.error ?? "the process failed", errorValue: rec.errorValue };
         return failed(rec.error ?? `cancelled: the process was cancelled`);
       },
       cancel: async (req) => {
@@ -509,18 +514,25 @@ export class ProcessRuntime {
         resolve(failed(typeof why === "string" ? why : "cancelled: the process was cancelled"));
       }),
     );
+    // `fail <value>`: the awaiting side's wrapper carries the value itself (reference), its text beside it
+    let failedWith: Json | undefined;
     const body$ = runProgram(state, source, body, host, {
       ...cell.runOptions,
       cellId: run.id,
       processEvent: (kind, value: Value) => {
-        if (kind === "fail")
+        if (kind === "fail") {
+          if (typeof value !== "string") failedWith = toJson(value);
           throw new LangError("Host", typeof value === "string" ? value : stringify(value));
+        }
         emit({ kind, run: run.id, process: decl.name, value: toJson(value) });
         return 0;
       },
     }).then(
       (r): OperationResult => {
-        if (r.outcome === "error") return failed(r.error?.message ?? "the process failed");
+        if (r.outcome === "error")
+          return failedWith !== undefined && r.error?.kind === "Host"
+            ? { ok: false, error: r.error.message, errorValue: failedWith }
+            : failed(r.error?.message ?? "the process failed");
         return { ok: true, value: r.outcome === "finished" ? (r.value ?? null) : null };
       },
       // a host that throws (not a language error) fails the run, never leaves it open
