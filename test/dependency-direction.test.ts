@@ -517,3 +517,17 @@ describe("dependency direction (DESIGN.md §2)", () => {
     expect(violations).toEqual([]);
   });
 });
+
+// Issue 16's shape of the host: runtime.ts wires services (≤ 200 lines) and each file of the
+// carved turn (core/src/turn/) stays ≤ 250 lines.
+describe("the host's turn stays carved", () => {
+  const lines = (file: string) =>
+    readFileSync(join(root, file), "utf8").replace(/\n$/, "").split("\n").length;
+  it("packages/core/src/runtime.ts ≤ 200 lines, every packages/core/src/turn/*.ts ≤ 250", () => {
+    expect(lines("packages/core/src/runtime.ts")).toBeLessThanOrEqual(200);
+    const turn = readdirSync(join(root, "packages/core/src/turn")).filter((f) => f.endsWith(".ts"));
+    expect(turn.length).toBeGreaterThan(5);
+    const over = turn.map((f) => `packages/core/src/turn/${f}`).filter((f) => lines(f) > 250);
+    expect(over).toEqual([]);
+  });
+});

@@ -73,8 +73,7 @@ export const runOneTurn = (
       if (Either.isRight(snap) && snap.right !== undefined) snapshots[p.name] = snap.right;
     }
     const approvals = yield* turnApprovals(rt, scope, args.pending !== undefined);
-    // a handoff: the successor is made (once) before this session's turn commits; the turn's
-    // input goes to the successor, this session keeps the compaction and the link to it
+    // a handoff: the successor is made (once) before this commit and gets the turn's input
     const handoff =
       opened.handoff && opened.compaction
         ? yield* handOff(
@@ -149,8 +148,7 @@ export const runOneTurn = (
     });
     if (handoff?.pending) {
       if (KILL_AFTER_HANDOFF) process.kill(process.pid, "SIGKILL");
-      // the turn that triggered the handoff goes on in the successor, where it is pending
-      // since before this commit (handOff wrote it down with the input)
+      // the turn goes on in the successor, pending there since before this commit (handOff)
       const to = handoff.successorId;
       const local = yield* rt.local(to);
       const next = yield* local.lock.withPermits(1)(
