@@ -66,6 +66,7 @@ interface ClusterReport {
   views: Record<string, View>;
   counter: string[];
   victim: string;
+  /** Requests received once the killed worker had exited (every request it made is below this index). */
   requestsAtKill: number;
   requests: number;
   byWorker: { A: number; B: number };
@@ -217,7 +218,7 @@ describe.skipIf(skip !== undefined)("@lash/restate: turns as Restate invocations
       const sessions = 100;
       const r = await run<ClusterReport>("kill", { ...PG, SESSIONS: String(sessions), MODEL_CHUNK_MS: "20" });
       console.log(
-        `100 sessions × 2 turns on 2 workers: ${r.seconds.toFixed(1)} s; worker ${r.victim} killed at request ${r.requestsAtKill}; ` +
+        `100 sessions × 2 turns on 2 workers: ${r.seconds.toFixed(1)} s; worker ${r.victim} dead by request ${r.requestsAtKill}; ` +
           `model requests ${r.requests} (A ${r.byWorker.A}, B ${r.byWorker.B}), repeated ${r.repeats.length}`,
       );
       // both workers served turns (the proxy spreads the invocations)

@@ -288,14 +288,16 @@ async function main() {
         a.waitFor(signal).then(() => ({ name: "A", w: a })),
         b.waitFor(signal).then(() => ({ name: "B", w: b })),
       ]);
-      let requestsAtKill: number;
       if (mode === "kill") {
         await afterRequests(2 * sessions);
-        requestsAtKill = mock.requests.length;
-        if (process.env.PROGRESS) process.stderr.write(`PROGRESS kill ${victim.name} at ${requestsAtKill}\n`);
+        if (process.env.PROGRESS)
+          process.stderr.write(`PROGRESS kill ${victim.name} at ${mock.requests.length}\n`);
         victim.w.child.kill("SIGKILL");
-      } else requestsAtKill = mock.requests.length;
+      }
       await victim.w.exited;
+      // every request the victim made was received by now (it is dead): the repeats must be ones
+      // it had asked, asked again later by the survivor
+      const requestsAtKill = mock.requests.length;
       await Promise.all(runs);
       const seconds = (performance.now() - started) / 1000;
       const views: Record<string, unknown> = {};
