@@ -318,10 +318,15 @@ function supervisedPromise<E2>(
         clearTimer = afterOn(clock, rt, o.timeoutMs, () => stop("timeout"));
         if (o.signal.aborted) onAbort();
         else o.signal.addEventListener("abort", onAbort, { once: true });
-        promise.then(
-          (output) => settle(Effect.succeed(output)),
-          (error) => settle(Effect.fail(asToolFailure(error))),
-        );
+        try {
+          promise.then(
+            (output) => settle(Effect.succeed(output)),
+            (error) => settle(Effect.fail(asToolFailure(error))),
+          );
+        } catch (error) {
+          // not a promise after all: what `Effect.tryPromise` reports for it
+          settle(Effect.fail(asToolFailure(error)));
+        }
         // the batch itself interrupted (the turn stopped): stop the call
         return Effect.sync(() => {
           if (settled) return;
