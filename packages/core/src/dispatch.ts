@@ -15,7 +15,9 @@ import type { HookContext, PluginHooks, ProjectedResult, ToolCallInfo } from "./
 import type { Redactor } from "./secrets.ts";
 import type { StoreError } from "./store.ts";
 import {
+  asToolFailure,
   isIdempotent,
+  promiseRunOf,
   type ToolDefinition,
   ToolFailure,
   type ToolHost,
@@ -267,6 +269,78 @@ function supervised<A, E, E2>(
   );
 }
 
+/**
+ * `supervised` for a promise tool (`defineTool`), without a fiber: the promise is started at
+ * once and raced, in one `Effect.async`, against the same timeout and cancel grace. Stopping it
+ * is what interrupting `Effect.tryPromise` does — abort the attempt's `controller` (the tool's
+ * `signal`) and stop waiting for the promise — so the outcomes are `supervised`'s: the output,
+ * the tool's failure (`asToolFailure`), `onTimeout()`, or `CANCELLED`.
+ */
+function supervisedPromise<E2>(
+  start: () => Promise<ToolOutput>,
+  controller: AbortController,
+  o: {
+    readonly timeoutMs: number;
+    readonly graceMs: number;
+    readonly signal: AbortSignal;
+    readonly onTimeout: () => E2;
+  },
+): Effect.Effect<ToolOutput | Cancelled, ToolFailure | E2> {
+  return Effect.flatMap(Effect.runtime<never>(), (rt) =>
+    Effect.clockWith((clock) =>
+      Effect.async<ToolOutput | Cancelled, ToolFailure | E2>((resume) => {
+        let settled = false;
+        let clearTimer = () => {};
+        let clearGrace: (() => void) | undefined;
+        const onAbort = () => {
+          clearGrace = afterOn(clock, rt, o.graceMs, () => stop("cancelled"));
+        };
+        const settle = (result: Effect.Effect<ToolOutput | Cancelled, ToolFailure | E2>) => {
+          if (settled) return;
+          settled = true;
+          clearTimer();
+          clearGrace?.();
+          o.signal.removeEventListener("abort", onAbort);
+          resume(result);
+        };
+        // a promise that settled before the stop keeps its result
+        const stop = (why: "timeout" | "cancelled") => {
+          if (settled) return;
+          controller.abort();
+          settle(why === "timeout" ? Effect.fail(o.onTimeout()) : Effect.succeed(CANCELLED));
+        };
+        let promise: Promise<ToolOutput>;
+        try {
+          promise = start();
+        } catch (error) {
+          promise = Promise.reject(error);
+        }
+        clearTimer = afterOn(clock, rt, o.timeoutMs, () => stop("timeout"));
+        if (o.signal.aborted) onAbort();
+        else o.signal.addEventListener("abort", onAbort, { once: true });
+        try {
+          promise.then(
+            (output) => settle(Effect.succeed(output)),
+            (error) => settle(Effect.fail(asToolFailure(error))),
+          );
+        } catch (error) {
+          // not a promise after all: what `Effect.tryPromise` reports for it
+          settle(Effect.fail(asToolFailure(error)));
+        }
+        // the batch itself interrupted (the turn stopped): stop the call
+        return Effect.sync(() => {
+          if (settled) return;
+          settled = true;
+          clearTimer();
+          clearGrace?.();
+          o.signal.removeEventListener("abort", onAbort);
+          controller.abort();
+        });
+      }),
+    ),
+  );
+}
+
 function attemptOnce(
   ctx: DispatchContext,
   p: Extract<Prepared, { kind: "run" }>,
@@ -299,10 +373,7 @@ function attemptOnce(
         );
       },
     };
-    const run = p.tool
-      .execute(p.args, context)
-      .pipe(Effect.onInterrupt(() => Effect.sync(() => controller.abort())));
-    return supervised(run, {
+    const supervision = {
       timeoutMs,
       graceMs: ctx.options?.cancelGraceMs ?? 100,
       signal: ctx.signal,
@@ -311,7 +382,18 @@ function attemptOnce(
           class: "timeout",
           message: `${p.tool.name} timed out after ${timeoutMs} ms and was stopped.`,
         }),
-    }).pipe(
+    };
+    // a `defineTool` tool: its promise is supervised directly, no fiber forked to run it
+    const direct = promiseRunOf(p.tool.execute);
+    const supervisedRun = direct
+      ? supervisedPromise(() => direct(p.args, context), controller, supervision)
+      : supervised(
+          p.tool
+            .execute(p.args, context)
+            .pipe(Effect.onInterrupt(() => Effect.sync(() => controller.abort()))),
+          supervision,
+        );
+    return supervisedRun.pipe(
       Effect.map((output): AttemptRecord | Cancelled =>
         output === CANCELLED ? CANCELLED : { ok: true, output: redactOutput(clean, output) },
       ),

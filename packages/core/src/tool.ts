@@ -309,21 +309,36 @@ export function defineTool<A>(
   },
 ): ToolDefinition<A> {
   const { run, ...rest } = definition;
-  return {
-    ...rest,
-    execute: (args, context) =>
-      Effect.tryPromise({
-        try: () => run(args, context),
-        catch: (error) =>
-          error instanceof ToolFailure
-            ? error
-            : new ToolFailure({
-                class: "execution",
-                message: error instanceof Error ? error.message : String(error),
-              }),
-      }),
-  };
+  const execute: ToolDefinition<A>["execute"] = (args, context) =>
+    Effect.tryPromise({ try: () => run(args, context), catch: asToolFailure });
+  promiseRuns.set(execute as ToolDefinition["execute"], run as PromiseRun);
+  return { ...rest, execute };
 }
+
+/** What a promise tool's rejection becomes: its own `ToolFailure`, else an `execution` failure. */
+export const asToolFailure = (error: unknown): ToolFailure =>
+  error instanceof ToolFailure
+    ? error
+    : new ToolFailure({
+        class: "execution",
+        message: error instanceof Error ? error.message : String(error),
+      });
+
+type PromiseRun = (args: unknown, context: ToolContext) => Promise<ToolOutput>;
+
+/**
+ * The promise function behind each `execute` that `defineTool` made, keyed by that very
+ * function: a tool whose `execute` was replaced (a wrapper) is not found, and runs as an Effect.
+ */
+const promiseRuns = new WeakMap<ToolDefinition["execute"], PromiseRun>();
+
+/**
+ * The promise function of a `defineTool` tool, so that dispatch can supervise the promise
+ * itself (timeout, cancel) without forking a fiber to run `execute`: `execute(args, ctx)` is
+ * exactly `Effect.tryPromise({ try: () => run(args, ctx), catch: asToolFailure })`.
+ */
+export const promiseRunOf = (execute: ToolDefinition["execute"]): PromiseRun | undefined =>
+  promiseRuns.get(execute);
 
 // Plugins (here, not in plugin.ts, because tools and plugins refer to each other:
 // `Sessions.create` takes plugins, a plugin carries tools).
