@@ -29,6 +29,12 @@ export class RestateJournal implements JournalBackend {
   /** Per invocation: the end of the queue of its `ctx.run`s (see `serial`). */
   private readonly queues = new WeakMap<ObjectContext, Promise<void>>();
 
+  /** `observe`: told of each step as it completes, by name, and whether it came from Restate's journal. */
+  private readonly observe: ((name: string, replayed: boolean) => void) | undefined;
+  constructor(observe?: (name: string, replayed: boolean) => void) {
+    this.observe = observe;
+  }
+
   /**
    * Runs `f` (one `ctx.run`, created and awaited) after the invocation's earlier ones have settled.
    * The SDK lets one await of its promises wait for progress at a time ("awaitNext already
@@ -123,6 +129,7 @@ export class RestateJournal implements JournalBackend {
       > => {
         if (r.ok) {
           if (r.record.hash !== hash) return Effect.fail(mismatch(name));
+          this.observe?.(name, !r.ran);
           return Effect.succeed({
             outcome: r.record.outcome,
             replayed: !r.ran,

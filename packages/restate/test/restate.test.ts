@@ -213,6 +213,7 @@ describe.skipIf(skip !== undefined)("@lash/restate: turns as Restate invocations
         requests: number;
         counterAtKill: string[];
         counter: string[];
+        steps: { A: string[]; B: string[] };
         view: View;
       };
       const parse = (l: string) => {
@@ -238,6 +239,18 @@ describe.skipIf(skip !== undefined)("@lash/restate: turns as Restate invocations
       ]);
       // the sleep began after r1 completed: its wake-up time is at least 3 s after r1's stamp
       expect(after[3]!.at).toBeGreaterThanOrEqual(after[0]!.at + 3000);
+      // the wake-up time was computed once, on A, before the kill; B read it from Restate's journal
+      // (and waited only for what was left of it) instead of starting the 3 s again
+      const sleeps = (steps: string[]) => steps.filter((x) => x.includes(":sleep:"));
+      expect(sleeps(r.steps.A)).toEqual([expect.stringMatching(/^ran .*process:sleeper.*:sleep:/)]);
+      expect(sleeps(r.steps.B)).toEqual([expect.stringMatching(/^replayed .*process:sleeper.*:sleep:/)]);
+      // on B, r1 came from the journal; r2 (cut off) ran again under its next name
+      expect(
+        r.steps.B.filter((x) => x.startsWith("ran ") && x.includes("side.bump") && !x.includes("sleeper")),
+      ).toEqual([]);
+      expect(
+        r.steps.B.some((x) => x.startsWith("ran ") && x.includes("side.hang") && x.includes(":again1")),
+      ).toBe(true);
       // the model was asked once: the cell's step came from Restate's journal on B
       expect(r.requests).toBe(1);
       expect(r.view.turnCount).toBe(1);

@@ -276,6 +276,11 @@ async function main() {
         requests: mock.requests.length,
         counterAtKill,
         counter: counterLines(),
+        // the journal steps each worker took: `ran|replayed <name>`
+        steps: {
+          A: w1.lines.filter((l) => l.startsWith("STEP ")).map((l) => l.slice(5)),
+          B: w2.lines.filter((l) => l.startsWith("STEP ")).map((l) => l.slice(5)),
+        },
         view: await inspect(s.id),
       });
     } else if (mode === "mismatch") {

@@ -10,7 +10,7 @@
 // env WORKER_NAME: sent as the `x-lash-worker` header of every model request (the mock's log says who asked).
 // env RLM=1: the runtime has the rlm mode and the Lashlang operations `side.bump` (not idempotent) and
 // `side.hang` (idempotent; hangs like `side_effect` on HANG_LABEL); their counter lines are
-// `<label>@<epoch ms>@<WORKER_NAME>`.
+// `<label>@<epoch ms>@<WORKER_NAME>`; each journal step is a line `STEP ran|replayed <name>`.
 import { appendFileSync, writeFileSync } from "node:fs";
 import {
   defineTool,
@@ -141,6 +141,10 @@ startRestateWorker({
   port: Number(port),
   ...(adminUrl && adminUrl !== "-" ? { adminUrl } : {}),
   register: process.env.NO_REGISTER !== "1",
+  // the journal steps of RLM turns, as lines (`STEP ran|replayed <name>`)
+  ...(process.env.RLM === "1"
+    ? { onStep: (name: string, replayed: boolean) => say(`STEP ${replayed ? "replayed" : "ran"} ${name}`) }
+    : {}),
 }).then(
   (w) => {
     say(`READY ${w.url}`);
