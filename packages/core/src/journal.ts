@@ -72,7 +72,8 @@ export interface JournalIds {
 
 export interface StepOptions {
   /**
-   * The step runs journaled steps of its own (a tool batch: its attempts). A backend that cannot
+   * The step runs journaled steps of its own (a tool batch: its attempts; an RLM cell: its tool
+   * attempts, sub-queries and remembered values). A backend that cannot
    * nest steps runs it outside a step of its own (its inner steps replay) and records only its outcome.
    */
   readonly composite?: boolean;

@@ -7,6 +7,8 @@ import { Cause, Effect, Exit } from "effect";
 interface StepRecord {
   readonly hash: string;
   readonly outcome?: unknown;
+  /** A cut-off attempt of an idempotent tool: it runs again, recorded under the next name. */
+  readonly again?: true;
 }
 
 const mismatch = (key: string) =>
@@ -24,6 +26,41 @@ const mismatch = (key: string) =>
  */
 export class RestateJournal implements JournalBackend {
   private readonly contexts = new Map<string, ObjectContext>();
+  /** Per invocation: the end of the queue of its `ctx.run`s (see `serial`). */
+  private readonly queues = new WeakMap<ObjectContext, Promise<void>>();
+
+  /** `observe`: told of each step as it completes, by name, and whether it came from Restate's journal. */
+  private readonly observe: ((name: string, replayed: boolean) => void) | undefined;
+  constructor(observe?: (name: string, replayed: boolean) => void) {
+    this.observe = observe;
+  }
+
+  /**
+   * Runs `f` (one `ctx.run`, created and awaited) after the invocation's earlier ones have settled.
+   * The SDK lets one await of its promises wait for progress at a time ("awaitNext already
+   * pending" otherwise, restatedev/sdk-typescript#743, #790), while an RLM cell's processes and
+   * its own statements reach the journal concurrently. Steps keep the order in which they were
+   * asked for; a tool attempt's tool runs outside its `ctx.run` (see `attempt`), so nothing that
+   * waits on a sibling holds the queue.
+   */
+  private serial<A>(ctx: ObjectContext, f: () => Promise<A>): Promise<A> {
+    const before = this.queues.get(ctx) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    this.queues.set(
+      ctx,
+      before.then(() => mine),
+    );
+    return before.then(async () => {
+      try {
+        return await f();
+      } finally {
+        release();
+      }
+    });
+  }
 
   /** Runs `body` with `ctx` as the journal of turn `turnId`. */
   async bind<A>(ids: JournalIds, ctx: ObjectContext, body: () => Promise<A>): Promise<A> {
@@ -58,9 +95,9 @@ export class RestateJournal implements JournalBackend {
     name: string,
     hash: string,
     run: Effect.Effect<unknown, E>,
-    before?: () => unknown | undefined,
+    before?: () => StepRecord | undefined,
   ): Effect.Effect<
-    { readonly outcome: unknown; readonly replayed: boolean },
+    { readonly outcome: unknown; readonly replayed: boolean; readonly again?: true },
     E | JournalMismatch | StoreError
   > {
     return Effect.flatMap(
@@ -68,15 +105,17 @@ export class RestateJournal implements JournalBackend {
         let ran = false;
         let failed: Cause.Cause<E> | undefined;
         try {
-          const record = await ctx.run<StepRecord>(name, async () => {
-            ran = true;
-            const early = before?.();
-            if (early !== undefined) return { hash, outcome: early };
-            const exit = await Effect.runPromiseExit(run);
-            if (Exit.isSuccess(exit)) return { hash, outcome: exit.value };
-            failed = exit.cause;
-            throw new TerminalError(`step ${name} failed: ${Cause.pretty(exit.cause)}`);
-          });
+          const record = await this.serial(ctx, () =>
+            ctx.run<StepRecord>(name, async () => {
+              ran = true;
+              const early = before?.();
+              if (early !== undefined) return early;
+              const exit = await Effect.runPromiseExit(run);
+              if (Exit.isSuccess(exit)) return { hash, outcome: exit.value };
+              failed = exit.cause;
+              throw new TerminalError(`step ${name} failed: ${Cause.pretty(exit.cause)}`);
+            }),
+          );
           return { ok: true as const, record, ran };
         } catch (error) {
           return { ok: false as const, error, failed, ran };
@@ -85,12 +124,17 @@ export class RestateJournal implements JournalBackend {
       (
         r,
       ): Effect.Effect<
-        { readonly outcome: unknown; readonly replayed: boolean },
+        { readonly outcome: unknown; readonly replayed: boolean; readonly again?: true },
         E | JournalMismatch | StoreError
       > => {
         if (r.ok) {
           if (r.record.hash !== hash) return Effect.fail(mismatch(name));
-          return Effect.succeed({ outcome: r.record.outcome, replayed: !r.ran });
+          this.observe?.(name, !r.ran);
+          return Effect.succeed({
+            outcome: r.record.outcome,
+            replayed: !r.ran,
+            ...(r.record.again ? { again: true as const } : {}),
+          });
         }
         if (r.failed) return Effect.failCause(r.failed);
         return Effect.fail(
@@ -109,8 +153,10 @@ export class RestateJournal implements JournalBackend {
     );
 
   /**
-   * A step that runs steps of its own (a tool batch): a `ctx.run` cannot contain another, so it
-   * runs here, its inner steps replaying from Restate's journal, and its outcome is recorded after.
+   * A step that runs steps of its own (a tool batch, an RLM cell): a `ctx.run` cannot contain
+   * another, so it runs here, its inner steps replaying from Restate's journal, and its outcome is
+   * recorded after. Its body always runs (on a retry too), so its outcome is never `replayed`: a
+   * replayed cell would have the executor apply its result and restart its processes a second time.
    */
   private runComposite<E>(
     ctx: ObjectContext,
@@ -121,17 +167,46 @@ export class RestateJournal implements JournalBackend {
     { readonly outcome: unknown; readonly replayed: boolean },
     E | JournalMismatch | StoreError
   > {
-    return Effect.flatMap(run, (outcome) => this.runStep(ctx, name, hash, Effect.succeed(outcome)));
+    return Effect.flatMap(run, (outcome) =>
+      Effect.map(this.runStep(ctx, name, hash, Effect.succeed(outcome)), (r) => ({ ...r, replayed: false })),
+    );
   }
 
   readonly attempt: JournalBackend["attempt"] = (ids, key, hash, run, cutOff) =>
-    Effect.flatMap(this.ctxOf(ids), (ctx) =>
-      Effect.gen(this, function* () {
-        // the "started" step: recorded before the tool runs; replayed, it says an earlier attempt began it
-        const started = yield* this.runStep(ctx, `${key}:started`, hash, Effect.succeed(null));
-        // the attempt's own step: its action only runs when no attempt completed it. After a
-        // replayed "started", that means the tool was cut off: a non-idempotent one is not run again.
-        return yield* this.runStep(ctx, key, hash, run, () => (started.replayed ? cutOff : undefined));
-      }),
-    );
+    Effect.flatMap(this.ctxOf(ids), (ctx) => this.attemptOn(ctx, key, hash, run, cutOff, 0));
+
+  /**
+   * One tool attempt under `name` (`key`, then `key:again<n>` for the reruns of a cut-off idempotent
+   * tool). The "started" step is recorded before the tool runs. The tool runs outside any `ctx.run`
+   * (it may take long, or wait on a sibling call: it must not hold the invocation's queue) and its
+   * outcome is recorded after. On a retry, a replayed "started" means an earlier attempt began it:
+   * its outcome step gives the recorded outcome, or — cut off — records `cutOff` (a non-idempotent
+   * tool) or that the tool runs again under the next name (an idempotent one).
+   */
+  private attemptOn<E>(
+    ctx: ObjectContext,
+    key: string,
+    hash: string,
+    run: Effect.Effect<unknown, E>,
+    cutOff: unknown | undefined,
+    n: number,
+  ): Effect.Effect<
+    { readonly outcome: unknown; readonly replayed: boolean },
+    E | JournalMismatch | StoreError
+  > {
+    const name = n === 0 ? key : `${key}:again${n}`;
+    return Effect.gen(this, function* () {
+      const started = yield* this.runStep(ctx, `${name}:started`, hash, Effect.succeed(null));
+      if (!started.replayed) {
+        const exit = yield* Effect.exit(run);
+        const r = yield* this.runStep(ctx, name, hash, exit);
+        return { outcome: r.outcome, replayed: false };
+      }
+      const r = yield* this.runStep(ctx, name, hash, Effect.succeed(null), () =>
+        cutOff !== undefined ? { hash, outcome: cutOff } : { hash, again: true },
+      );
+      if (r.again) return yield* this.attemptOn(ctx, key, hash, run, cutOff, n + 1);
+      return { outcome: r.outcome, replayed: r.replayed };
+    });
+  }
 }

@@ -66,6 +66,11 @@ export interface RestateWorkerOptions {
    * events of the steps it replays: the sink drops what it already has.
    */
   readonly onEvent?: (event: TurnActivity) => void;
+  /**
+   * Told of each journal step of a turn as it completes: its name (lash's replay key) and whether
+   * it came from Restate's journal (`replayed`) rather than ran here — for logs and tests.
+   */
+  readonly onStep?: (name: string, replayed: boolean) => void;
 }
 
 export interface RestateWorker {
@@ -237,7 +242,7 @@ export function sessionObject(
  * header `idempotency-key: {sessionId}:{turnId}` and a `TurnRequest` body.
  */
 export async function startRestateWorker(options: RestateWorkerOptions): Promise<RestateWorker> {
-  const journal = new RestateJournal();
+  const journal = new RestateJournal(options.onStep);
   const layer = LashRuntime.layer({
     // Restate's retry policy decides how often an invocation is retried, not lash's poison guard
     maxResumeAttempts: Number.MAX_SAFE_INTEGER,

@@ -204,6 +204,65 @@ describe.skipIf(skip !== undefined)("@lash/restate: turns as Restate invocations
       60_000,
     );
 
+  it.skipIf(skipPg !== undefined)(
+    "an RLM turn: SIGKILL during the cell's second tool call, a process mid-sleep; the survivor finishes, the first call ran once, the sleeper woke once after its deadline (Postgres)",
+    async () => {
+      const r = (await run("rlm", PG)) as {
+        ok: boolean;
+        reply?: { outcome: string; text: string; headRevision: number };
+        error: string;
+        requests: number;
+        counterAtKill: string[];
+        counter: string[];
+        steps: { A: string[]; B: string[] };
+        view: View;
+      };
+      const parse = (l: string) => {
+        const [label, at, worker] = l.split("@");
+        return { label, at: Number(at), worker };
+      };
+      expect(r.error).toBe("");
+      expect(r.ok).toBe(true);
+      expect(r.reply).toMatchObject({ outcome: "finished", headRevision: 1 });
+      // killed in the second call (r2), the sleeper still asleep
+      expect(r.counterAtKill.map(parse).map((c) => [c.label, c.worker])).toEqual([
+        ["r1", "A"],
+        ["r2", "A"],
+      ]);
+      const after = r.counter.map(parse);
+      // the first call (not idempotent, completed before the kill) ran once; the cut-off second one
+      // (idempotent) ran again on B; the sleeper woke once, on B
+      expect(after.map((c) => [c.label, c.worker])).toEqual([
+        ["r1", "A"],
+        ["r2", "A"],
+        ["r2", "B"],
+        ["woke", "B"],
+      ]);
+      // the sleep began after r1 completed: its wake-up time is at least 3 s after r1's stamp
+      expect(after[3]!.at).toBeGreaterThanOrEqual(after[0]!.at + 3000);
+      // the wake-up time was computed once, on A, before the kill; B read it from Restate's journal
+      // (and waited only for what was left of it) instead of starting the 3 s again
+      const sleeps = (steps: string[]) => steps.filter((x) => x.includes(":sleep:"));
+      expect(sleeps(r.steps.A)).toEqual([expect.stringMatching(/^ran .*process:sleeper.*:sleep:/)]);
+      expect(sleeps(r.steps.B)).toEqual([expect.stringMatching(/^replayed .*process:sleeper.*:sleep:/)]);
+      // on B, r1 came from the journal; r2 (cut off) ran again under its next name
+      expect(
+        r.steps.B.filter((x) => x.startsWith("ran ") && x.includes("side.bump") && !x.includes("sleeper")),
+      ).toEqual([]);
+      expect(
+        r.steps.B.some((x) => x.startsWith("ran ") && x.includes("side.hang") && x.includes(":again1")),
+      ).toBe(true);
+      // the model was asked once: the cell's step came from Restate's journal on B
+      expect(r.requests).toBe(1);
+      expect(r.view.turnCount).toBe(1);
+      const final = r.view.messages.at(-1)!.text;
+      expect(final).toContain("bump r1");
+      expect(final).toContain("hang r2");
+      expect(final).toContain("bump woke");
+    },
+    90_000,
+  );
+
   it("two workers on one SQLite file, 4 sessions × 2 turns, SIGKILL one mid-tool: every turn commits once, in order", async () => {
     const sessions = 4;
     const r = await run<ClusterReport>("kill", { SESSIONS: String(sessions) });

@@ -103,8 +103,10 @@ export const runCell = step("lash.turn.runCell")(function* (scope: TurnScope, ef
         output: [],
         error: `no executor for ${effect.language} cells in this runtime`,
       });
+  // the cell runs journaled steps of its own (tool attempts, `llm.query`, sleeps' wake-up times):
+  // composite, so a backend that cannot nest steps (Restate) records each of them as its own step
   const r = yield* scope.rt.journal
-    .onceDeferred(scope.ids, key, envelope, run, ExecResult)
+    .onceDeferred(scope.ids, key, envelope, run, ExecResult, { composite: true })
     .pipe(Effect.mapError((e) => (e instanceof TurnError ? e : scope.failTurn(e))));
   if (r.replayed && executor?.replayed)
     yield* Effect.ignore(executor.replayed(execCtx, effect.language, effect.code, r.value));

@@ -47,11 +47,18 @@ export async function startProxy(backends: readonly string[]) {
         if (!session) continue;
         const req = session.request(clean(headers, true));
         stream.pipe(req);
+        let responded = false;
         req.on("response", (h) => {
+          responded = true;
           if (!stream.destroyed) stream.respond(clean(h, false));
           req.pipe(stream);
         });
         req.on("error", () => stream.destroy());
+        // the worker went away before it answered (killed while the stream opened): without this,
+        // Restate's stream stays open until its abort timeout instead of being retried at once
+        req.on("close", () => {
+          if (!responded) stream.destroy();
+        });
         stream.on("error", () => req.destroy());
         stream.on("close", () => req.close());
         return;

@@ -2,13 +2,13 @@
 // restate.test.ts: the mock wire server, restate-server and the worker processes all live in
 // it, so restate-server's version check cannot leave the machine. Writes <tmpdir>/report.json,
 // which the test asserts on, and prints `REPORT report.json`.
-//   node scenario.ts <basic|interrupt|mismatch|kill|commit> <tmpdir>
+//   node scenario.ts <basic|interrupt|mismatch|kill|commit|rlm> <tmpdir>
 // env STORE=postgres: the workers share one Postgres (started here, in the namespace, on a
 // loopback port; stopped at the end) instead of a SQLite file in <tmpdir>.
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { IdGenerator, LashRuntime, LlmProviders, ModelCatalog, SqliteStore } from "@lash/core";
+import { IdGenerator, LashRuntime, LlmProviders, ModelCatalog, SqliteStore, withRlm } from "@lash/core";
 import { createProvider } from "@lash/providers";
 import { type MockReply, type RecordedRequest, startMockServer } from "@lash/providers/testing";
 import { PostgresStore } from "@lash/store-postgres";
@@ -79,7 +79,22 @@ const textOf = (content: unknown): string =>
     : Array.isArray(content)
       ? content.map((c) => (c as { text?: string }).text ?? "").join("")
       : "";
+/**
+ * The `rlm` scenario's one cell: a tool call, a process that sleeps 3 s and then calls a tool, a
+ * second tool call (the first worker hangs in it and is SIGKILLed there, the sleeper mid-sleep).
+ */
+const RLM_CELL = `process sleeper() {
+  sleep for "3s"
+  finish await side.bump({ label: "woke" })?
+}
+a = await side.bump({ label: "r1" })?
+s = start sleeper()
+b = await side.hang({ label: "r2" })?
+finish { a: a, b: b, s: (await s)? }`;
+
 function respond(request: RecordedRequest): MockReply {
+  if (mode === "rlm")
+    return { text: `<lashlang>\n${RLM_CELL}\n</lashlang>\n`, usage: { input: 20, output: 5 } };
   const messages = (request.body as { messages: { role: string; content: unknown }[] }).messages;
   const last = messages.at(-1)!;
   const users = messages.filter((m) => m.role === "user" && !textOf(m.content).startsWith("note "));
@@ -156,7 +171,7 @@ async function main() {
   const baseUrl = mock.baseUrl("openai-chat");
   const provider = createProvider("openai-compatible/mock", { baseUrl, apiKey: "test", retry: false });
   const local = ManagedRuntime.make(
-    LashRuntime.layer().pipe(
+    LashRuntime.layer(mode === "rlm" ? withRlm({}) : {}).pipe(
       Layer.provide(
         Layer.mergeAll(
           pg ? PostgresStore.layer({ url: db, maxConnections: 4 }) : SqliteStore.layer({ filename: db }),
@@ -169,7 +184,9 @@ async function main() {
   );
   const createSession = () =>
     local.runPromise(
-      Effect.flatMap(LashRuntime, (rt) => rt.createSession({ model: "openai-compatible/mock" })),
+      Effect.flatMap(LashRuntime, (rt) =>
+        rt.createSession({ model: "openai-compatible/mock", ...(mode === "rlm" ? { mode: "rlm" } : {}) }),
+      ),
     );
   const inspect = (sessionId: string) =>
     local.runPromise(
@@ -224,6 +241,46 @@ async function main() {
         error: outcome.ok ? "" : String(outcome.e),
         requests: mock.requests.length,
         counter: counterLines(),
+        view: await inspect(s.id),
+      });
+    } else if (mode === "rlm") {
+      // an RLM turn: worker A runs the cell until its second tool call (side.hang r2), where it is
+      // SIGKILLed with the sleeper process mid-sleep; worker B (same endpoint) finishes the turn
+      const port = await freePort();
+      const w1 = startWorker([db, baseUrl, counter, String(port), restate.adminUrl], {
+        RLM: "1",
+        HANG_LABEL: "r2",
+        WORKER_NAME: "A",
+      });
+      await w1.waitFor("READY");
+      const s = await createSession();
+      const submitted = submitTurn(restate.ingressUrl, s.id, { turnId: "rlm-turn-1", text: "go" }).then(
+        (r) => ({ ok: true as const, r }),
+        (e: unknown) => ({ ok: false as const, e }),
+      );
+      await w1.waitFor("TOOL_RUNNING r2");
+      w1.child.kill("SIGKILL");
+      await w1.exited;
+      const counterAtKill = counterLines();
+      const w2 = startWorker([db, baseUrl, counter, String(port), restate.adminUrl], {
+        RLM: "1",
+        WORKER_NAME: "B",
+        NO_REGISTER: "1",
+      });
+      await w2.waitFor("READY");
+      const outcome = await submitted;
+      Object.assign(report, {
+        ok: outcome.ok,
+        reply: outcome.ok ? outcome.r : undefined,
+        error: outcome.ok ? "" : String(outcome.e),
+        requests: mock.requests.length,
+        counterAtKill,
+        counter: counterLines(),
+        // the journal steps each worker took: `ran|replayed <name>`
+        steps: {
+          A: w1.lines.filter((l) => l.startsWith("STEP ")).map((l) => l.slice(5)),
+          B: w2.lines.filter((l) => l.startsWith("STEP ")).map((l) => l.slice(5)),
+        },
         view: await inspect(s.id),
       });
     } else if (mode === "mismatch") {

@@ -8,8 +8,12 @@
 // env KILL_AFTER_COMMIT: the worker SIGKILLs itself right after the store committed the turn with
 // this id, before the invocation answers (says COMMITTED <turnId> first); once per counter file.
 // env WORKER_NAME: sent as the `x-lash-worker` header of every model request (the mock's log says who asked).
+// env RLM=1: the runtime has the rlm mode and the Lashlang operations `side.bump` (not idempotent) and
+// `side.hang` (idempotent; hangs like `side_effect` on HANG_LABEL); their counter lines are
+// `<label>@<epoch ms>@<WORKER_NAME>`; each journal step is a line `STEP ran|replayed <name>`.
 import { appendFileSync, writeFileSync } from "node:fs";
 import {
+  defineTool,
   IdGenerator,
   LlmProviders,
   ModelCatalog,
@@ -18,6 +22,7 @@ import {
   SqliteStore,
   type ToolDefinition,
   textOutput,
+  withRlm,
 } from "@lash/core";
 import { createProvider } from "@lash/providers";
 import { PostgresStore } from "@lash/store-postgres";
@@ -70,6 +75,30 @@ const tools: Plugin = {
             }),
         },
 };
+const labelSchema = {
+  type: "object",
+  properties: { label: { type: "string" } },
+  required: ["label"],
+  additionalProperties: false,
+};
+const sideOp = (operation: "bump" | "hang") =>
+  defineTool<{ label: string }>({
+    name: operation,
+    description: `Appends the label to the side-effect counter${operation === "hang" ? " (hangs on HANG_LABEL)" : ""}.`,
+    inputSchema: labelSchema,
+    idempotent: operation === "hang",
+    binding: { module: "side", operation, returns: "str" },
+    run: async ({ label }) => {
+      appendFileSync(counterFile, `${label}@${Date.now()}@${process.env.WORKER_NAME ?? ""}\n`);
+      if (label === process.env.HANG_LABEL) {
+        say(`TOOL_RUNNING ${label}`);
+        await new Promise(() => {});
+      }
+      return { content: [{ type: "text", text: `${operation} ${label}` }], value: `${operation} ${label}` };
+    },
+  });
+const rlmTools: Plugin = { name: "side", tools: [sideOp("bump"), sideOp("hang")] };
+
 const provider = createProvider("openai-compatible/mock", {
   baseUrl,
   apiKey: "test",
@@ -108,10 +137,14 @@ const services = Layer.mergeAll(hooked, LlmProviders.single(provider), IdGenerat
 
 startRestateWorker({
   services,
-  runtime: { plugins: [tools] },
+  runtime: process.env.RLM === "1" ? withRlm({ plugins: [rlmTools] }) : { plugins: [tools] },
   port: Number(port),
   ...(adminUrl && adminUrl !== "-" ? { adminUrl } : {}),
   register: process.env.NO_REGISTER !== "1",
+  // the journal steps of RLM turns, as lines (`STEP ran|replayed <name>`)
+  ...(process.env.RLM === "1"
+    ? { onStep: (name: string, replayed: boolean) => say(`STEP ${replayed ? "replayed" : "ran"} ${name}`) }
+    : {}),
 }).then(
   (w) => {
     say(`READY ${w.url}`);
