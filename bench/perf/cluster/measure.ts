@@ -116,7 +116,8 @@ async function main() {
   const dir = mkdtempSync(join(tmpdir(), "lash-bench-cluster-"));
   const counter = join(dir, "counter.txt");
   writeFileSync(counter, "");
-  const mock = await startMockServer({ responder: respond });
+  // no provider retries below: a long keep-alive keeps the mock from closing a socket a worker reuses
+  const mock = await startMockServer({ responder: respond, keepAliveTimeoutMs: 120_000 });
   const baseUrl = mock.baseUrl("openai-chat");
   const provider = createProvider("openai-compatible/mock", { baseUrl, apiKey: "bench", retry: false });
   const rows: Row[] = [];

@@ -144,6 +144,10 @@ function graphOf(pg: TestPostgres, database: string) {
 
 async function main() {
   const mock = await startMockServer({
+    // the workers run without provider retries (so the request log counts exactly what a kill
+    // repeats): a keep-alive longer than the run keeps the server from closing a socket a worker
+    // is about to reuse ("other side closed" would fail a turn that has nothing to do with a kill)
+    keepAliveTimeoutMs: 120_000,
     responder: (r) => {
       const reply = respond(r);
       answered++;
