@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type MockLlmServer, type MockReply, type Responder, startMockServer } from "@lash/providers/testing";
 import type { Browser, Page } from "playwright-core";
-import { launch } from "../../packages/export/test/browser.ts";
+import { capturePng, launch } from "../../packages/export/test/browser.ts";
 import { MODEL, type Sandbox, sandboxOffWhereBwrapCannotRun } from "./cli-support.ts";
 import { type Daemon, startDaemon } from "./serve-support.ts";
 
@@ -143,19 +143,11 @@ export async function openConsole(rig: ConsoleRig, hash = "/"): Promise<ConsoleP
   return { page, errors, foreign };
 }
 
-/** A full-page PNG `<name>.png` in SCREENSHOT_DIR. */
-export async function consoleScreenshot(page: Page, name: string): Promise<string> {
+/** A full-page PNG `<name>.png` in SCREENSHOT_DIR (undefined when Chromium had no frame: see capturePng). */
+export async function consoleScreenshot(page: Page, name: string): Promise<string | undefined> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const path = join(SCREENSHOT_DIR, `${name}.png`);
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await page.screenshot({ path, fullPage: true, animations: "disabled" });
-      return path;
-    } catch (e) {
-      // a loaded machine's compositor sometimes has no frame to give (see browser.ts)
-      if (attempt >= 3 || !String(e).includes("Unable to capture screenshot")) throw e;
-    }
-  }
+  return (await capturePng(page, path, { animations: "disabled" })) ? path : undefined;
 }
 
 // ---- accessibility basics (string-evaluated: the tests' tsconfig has no DOM types)

@@ -278,20 +278,37 @@ export async function openHtml(browser: Browser, html: string, name = "page.html
 
 const shotDir = mkdtempSync(join(tmpdir(), "lash-screenshots-"));
 
-/** Full-page PNG under the OS temp dir; the path is printed for people to look at. */
-export async function screenshot(page: Page, name: string): Promise<string> {
-  const path = join(shotDir, `${name}.png`);
+/**
+ * A full-page PNG at `path`. Screenshots are for people, never assertions: when Chromium's
+ * compositor has no frame to give (CDP "Unable to capture screenshot", seen on a heavily loaded
+ * 2-core machine, three times in a row once), it waits for the next animation frame and tries
+ * again, and after the third miss says so on stdout and returns false.
+ */
+export async function capturePng(
+  page: Page,
+  path: string,
+  options: { readonly animations?: "disabled" } = {},
+): Promise<boolean> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await page.screenshot({ path, fullPage: true });
-      break;
+      await page.screenshot({ path, fullPage: true, ...options });
+      return true;
     } catch (e) {
-      // On a heavily loaded machine Chromium's compositor now and then has no frame to give
-      // (CDP "Unable to capture screenshot"; seen once in a full suite at load 12 on 2 cores).
-      // The picture is for people, not an assertion: try again, twice at most.
-      if (attempt >= 3 || !String(e).includes("Unable to capture screenshot")) throw e;
+      if (!String(e).includes("Unable to capture screenshot")) throw e;
+      if (attempt >= 3) {
+        process.stdout.write(`screenshot ${path}: not taken (Chromium had no frame to capture)\n`);
+        return false;
+      }
+      // (a string: this file is type-checked without the DOM library)
+      await page.evaluate("new Promise((resolve) => requestAnimationFrame(() => resolve(null)))");
     }
   }
+}
+
+/** Full-page PNG under the OS temp dir; the path is printed for people to look at. */
+export async function screenshot(page: Page, name: string): Promise<string | undefined> {
+  const path = join(shotDir, `${name}.png`);
+  if (!(await capturePng(page, path))) return undefined;
   process.stdout.write(`screenshot: ${path}\n`);
   return path;
 }
