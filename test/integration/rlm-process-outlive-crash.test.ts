@@ -6,36 +6,15 @@
 // completed effect ran once (counter file, mock request log), the worker reads both signals from
 // its journaled signal log (the re-run second cell's `signal_run`s are not delivered again), and
 // the sleeper wakes once, not before the wake-up time it recorded before the kill.
-import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type MockLlmServer, startMockServer } from "@lash/providers/testing";
-import { afterEach, describe, expect, it } from "vitest";
-import { startWorker, type WorkerRun } from "../../packages/core/test/crash/process.ts";
+import { startMockServer } from "@lash/providers/testing";
+import { describe, expect, it } from "vitest";
+import { JournalDb as Database, processCrashRig } from "./rlm-process-crash-support.ts";
 import { cell } from "./rlm-support.ts";
 
-const worker = join(import.meta.dirname, "rlm-crash-worker.ts");
-const servers: MockLlmServer[] = [];
-const children: ChildProcess[] = [];
-const Database = createRequire(join(import.meta.dirname, "../../packages/core/package.json"))(
-  "better-sqlite3",
-) as new (
-  file: string,
-  o: { readonly: boolean },
-) => { prepare(sql: string): { all(): { key: string; outcome_json: string }[] }; close(): void };
-
-afterEach(async () => {
-  for (const c of children.splice(0)) if (c.exitCode === null) c.kill("SIGKILL");
-  for (const s of servers.splice(0)) await s.close();
-});
-
-const start = (args: string[], env: Record<string, string> = {}): WorkerRun =>
-  startWorker(worker, args, {
-    env: { STAMP: "1", TURN_TEXT: "start two processes, then signal and await them", ...env },
-    track: children,
-  });
+const { servers, start } = processCrashRig("start two processes, then signal and await them");
 
 const CELL_A = `process sleeper() {
   sleep for "3s"

@@ -14,8 +14,8 @@ import {
   textOutput,
 } from "@lash/core";
 import { ScriptedProvider } from "@lash/providers/testing";
-import type { LlmEvent, LlmRequest } from "@lash/sansio";
 import { markdownTable, median, report } from "../util.ts";
+import { loopScript } from "./script.ts";
 
 const ROUNDS = 20;
 const SESSIONS = 20;
@@ -29,35 +29,6 @@ const echo = defineTool<{ n: number }>({
   run: async ({ n }) => textOutput(String(n)),
 });
 
-function loopScript(request: LlmRequest): { events: LlmEvent[] } {
-  // count tool messages of the current turn only: the last user text message starts it
-  let sinceUser = 0;
-  for (let i = request.messages.length - 1; i >= 0; i--) {
-    const m = request.messages[i]!;
-    if (m.role === "user" && m.parts.some((p) => p.type === "text")) break;
-    if (m.role === "tool") sinceUser++;
-  }
-  if (sinceUser < ROUNDS) {
-    const id = `c${sinceUser}`;
-    return {
-      events: [
-        { type: "toolCallStart", id, name: "echo" },
-        { type: "toolCallArgsDelta", id, delta: `{"n":${sinceUser}}` },
-        { type: "toolCallEnd", id },
-        { type: "usage", usage: { input: 100, output: 10 } },
-        { type: "finish", reason: "toolUse" },
-      ],
-    };
-  }
-  return {
-    events: [
-      { type: "textDelta", text: "done" },
-      { type: "usage", usage: { input: 100, output: 2 } },
-      { type: "finish", reason: "stop" },
-    ],
-  };
-}
-
 async function overhead(kind: "memory" | "sqlite"): Promise<{ usPerRound: number; wallMsPerRound: number }> {
   const cpu: number[] = [];
   const wall: number[] = [];
@@ -65,7 +36,7 @@ async function overhead(kind: "memory" | "sqlite"): Promise<{ usPerRound: number
     const dir = mkdtempSync(join(tmpdir(), "lash-bench-core-"));
     const lash = createLash({
       store: kind === "memory" ? MemoryStore : SqliteStore.layer({ filename: join(dir, "lash.db") }),
-      provider: new ScriptedProvider((req) => loopScript(req)),
+      provider: new ScriptedProvider((req) => loopScript(req, ROUNDS)),
       plugins: [{ name: "bench", tools: [echo] }],
       journal: kind === "sqlite",
       maxTurns: ROUNDS + 5,

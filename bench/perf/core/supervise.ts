@@ -7,9 +7,9 @@
 import { createLash, defineTool, Journal, MemoryStore, type ToolDefinition, textOutput } from "@lash/core";
 import { type DispatchContext, runToolBatch } from "@lash/core/internal";
 import { ScriptedProvider } from "@lash/providers/testing";
-import type { LlmEvent, LlmRequest } from "@lash/sansio";
 import * as Effect from "effect/Effect";
 import { median } from "../util.ts";
+import { loopScript } from "./script.ts";
 
 const RUNS = 7;
 const CALLS = 20_000;
@@ -56,40 +56,12 @@ async function dispatchOnly(tool: ToolDefinition<{ n: number }>): Promise<number
   return median(cpu);
 }
 
-function loopScript(request: LlmRequest): { events: LlmEvent[] } {
-  let sinceUser = 0;
-  for (let i = request.messages.length - 1; i >= 0; i--) {
-    const m = request.messages[i]!;
-    if (m.role === "user" && m.parts.some((p) => p.type === "text")) break;
-    if (m.role === "tool") sinceUser++;
-  }
-  if (sinceUser < ROUNDS) {
-    const id = `c${sinceUser}`;
-    return {
-      events: [
-        { type: "toolCallStart", id, name: "echo" },
-        { type: "toolCallArgsDelta", id, delta: `{"n":${sinceUser}}` },
-        { type: "toolCallEnd", id },
-        { type: "usage", usage: { input: 100, output: 10 } },
-        { type: "finish", reason: "toolUse" },
-      ],
-    };
-  }
-  return {
-    events: [
-      { type: "textDelta", text: "done" },
-      { type: "usage", usage: { input: 100, output: 2 } },
-      { type: "finish", reason: "stop" },
-    ],
-  };
-}
-
 async function roundTrip(): Promise<number> {
   const cpu: number[] = [];
   for (let run = 0; run < RUNS + 1; run++) {
     const lash = createLash({
       store: MemoryStore,
-      provider: new ScriptedProvider((req) => loopScript(req)),
+      provider: new ScriptedProvider((req) => loopScript(req, ROUNDS)),
       plugins: [{ name: "bench", tools: [promiseTool] }],
       maxTurns: ROUNDS + 5,
     });
