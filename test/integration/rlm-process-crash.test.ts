@@ -14,7 +14,7 @@ import { cell } from "./rlm-support.ts";
 const { servers, start } = processCrashRig("start two processes");
 
 const CELL = `process sleeper() {
-  sleep for "3s"
+  sleep for "8s"
   finish await side.bump({ label: "woke" })?
 }
 process worker() {

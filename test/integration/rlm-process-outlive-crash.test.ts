@@ -17,7 +17,7 @@ import { cell } from "./rlm-support.ts";
 const { servers, start } = processCrashRig("start two processes, then signal and await them");
 
 const CELL_A = `process sleeper() {
-  sleep for "3s"
+  sleep for "8s"
   finish await side.bump({ label: "woke" })?
 }
 process worker() signals { go: int } {
