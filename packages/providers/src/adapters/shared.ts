@@ -37,8 +37,13 @@ export const defaultIdleTimeoutMs = 120_000;
 
 export type Emit = (event: LlmEvent) => void;
 
+/** Response headers: a `Headers`, or Node's parsed headers (lower-case names; lash's own transport). */
+export type ResponseHeaders =
+  | { get(name: string): string | null }
+  | Record<string, string | string[] | undefined>;
+
 /** Reports one HTTP response's status and headers (the rate limiter learns from them). */
-export type ObserveResponse = (status: number | undefined, headers: Headers) => void;
+export type ObserveResponse = (status: number | undefined, headers: ResponseHeaders) => void;
 
 /**
  * Turns one vendor stream into normalized events. `push` maps a vendor event
@@ -167,7 +172,7 @@ function sdkCall<T>(
       const status = (e as { status?: unknown } | null)?.status;
       const headers = (e as { headers?: unknown } | null)?.headers;
       if (typeof status === "number" && headers && typeof headers === "object")
-        observe(status, headers as Headers);
+        observe(status, headers as ResponseHeaders);
       return classifyError(e, ctx, signal);
     };
     (async () => {
