@@ -544,7 +544,7 @@ export function openaiChatProvider(config: AdapterConfig, clientOverride?: OpenA
 }
 
 /** The transport for `client`'s chat completions URL, with the headers the SDK would send that matter. */
-function chatTransport(client: OpenAI, config: AdapterConfig): HttpTransport {
+export function chatTransport(client: OpenAI, config: AdapterConfig): HttpTransport {
   return httpTransport({
     url: client.buildURL("/chat/completions", undefined),
     headers: [

@@ -102,6 +102,8 @@ export interface MockLlmServer {
   readonly rateLimited: readonly number[];
   /** Requests whose connection is still open (e.g. hanging ones). */
   readonly inFlight: number;
+  /** TCP connections accepted so far (a client that keeps connections alive opens few). */
+  readonly connections: number;
   /** Resolves when no request is in flight (hung requests end when the client aborts). */
   waitForIdle(): Promise<void>;
   /** Base URL the given SDK expects (`/v1` for OpenAI, bare for Anthropic and Gemini). */
@@ -150,6 +152,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
   const requests: RecordedRequest[] = [];
   const waiters: { n: number; resolve: (r: readonly RecordedRequest[]) => void }[] = [];
   const sockets = new Set<Socket>();
+  let connections = 0;
   let closing = false;
   let inFlight = 0;
   let idleWaiters: (() => void)[] = [];
@@ -426,6 +429,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 1000;
   server.on("connection", (s: Socket) => {
     s.setNoDelay(true);
+    connections++;
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
   });
@@ -468,6 +472,9 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     waitForRequests: waitFor,
     get inFlight() {
       return inFlight;
+    },
+    get connections() {
+      return connections;
     },
     waitForIdle() {
       if (inFlight === 0) return Promise.resolve();
