@@ -1,17 +1,26 @@
-// lash's own transport for the openai-compatible adapter (adapters/http.ts): the same answers,
-// errors and headers as the `openai` SDK path it replaces, a connection reused across requests,
-// aborts that end the request. Each case runs both paths against the real mock server on
-// 127.0.0.1: "sdk" = the adapter given its own SDK client (`clientOverride`, sent by
-// `client.chat.completions.create`), "lean" = the adapter as createProvider builds it.
+// lash's own transport for the OpenAI adapters (adapters/http.ts): the same answers, errors and
+// headers as the `openai` SDK path it replaces, a connection reused across requests, aborts that
+// end the request. Each case runs both paths against the real mock server on 127.0.0.1: "sdk" =
+// the adapter sent through the SDK (Chat Completions: given its own client, `clientOverride`;
+// Responses: a variant with its own `fetch`, as Codex has), "lean" = the adapter as
+// createProvider builds it. Chat Completions (openai-compatible) and Responses (openai) alike.
 import { createServer } from "node:net";
 import type { LlmError, LlmProvider } from "@lash/sansio";
+import type OpenAI from "openai";
 import type { APIError } from "openai";
+import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
+import type { ResponseCreateParamsStreaming } from "openai/resources/responses/responses";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chatParams, chatTransport, openaiChatProvider } from "../src/adapters/openai-chat.ts";
-import { openaiClient } from "../src/adapters/openai-responses.ts";
+import { chatParams, openaiChatProvider } from "../src/adapters/openai-chat.ts";
+import {
+  openaiClient,
+  openaiResponsesProvider,
+  openaiTransport,
+  responsesParams,
+} from "../src/adapters/openai-responses.ts";
 import type { AdapterConfig } from "../src/adapters/shared.ts";
 import { unknownModelInfo } from "../src/catalog.ts";
-import type { MockError, MockLlmServer, MockReply } from "../src/testing/index.ts";
+import type { MockError, MockLlmServer, MockReply, WireFormat } from "../src/testing/index.ts";
 import { startMockServer } from "../src/testing/index.ts";
 import { normalize, request, run } from "./helpers.ts";
 
@@ -23,6 +32,31 @@ afterAll(() => server.close());
 
 const KEY = "sk-test-secret-4f2a9c";
 const req = request("openai-compatible/mock");
+
+/** The two adapters on lash's transport: how to build each path, its URL path and its request body. */
+const adapters = {
+  "openai-chat": {
+    path: "/chat/completions",
+    provider: "openai-compatible",
+    sdk: (c: AdapterConfig): LlmProvider => openaiChatProvider(c, openaiClient(c)),
+    lean: (c: AdapterConfig): LlmProvider => openaiChatProvider(c),
+    params: (c: AdapterConfig): unknown => chatParams(req, c),
+    create: (client: OpenAI, params: unknown, signal: AbortSignal) =>
+      client.chat.completions.create(params as ChatCompletionCreateParamsStreaming, { signal }).asResponse(),
+  },
+  "openai-responses": {
+    path: "/responses",
+    provider: "openai",
+    sdk: (c: AdapterConfig): LlmProvider =>
+      openaiResponsesProvider(c, { name: "openai", fetch: (input, init) => fetch(input, init) }),
+    lean: (c: AdapterConfig): LlmProvider => openaiResponsesProvider(c),
+    params: (c: AdapterConfig): unknown => responsesParams(req, c),
+    create: (client: OpenAI, params: unknown, signal: AbortSignal) =>
+      client.responses.create(params as ResponseCreateParamsStreaming, { signal }).asResponse(),
+  },
+} as const;
+type Format = keyof typeof adapters;
+const formats = Object.keys(adapters) as Format[];
 
 function configFor(base: string, extra: Partial<AdapterConfig> = {}): AdapterConfig {
   return {
@@ -36,10 +70,7 @@ function configFor(base: string, extra: Partial<AdapterConfig> = {}): AdapterCon
   };
 }
 
-const paths = {
-  sdk: (c: AdapterConfig): LlmProvider => openaiChatProvider(c, openaiClient(c)),
-  lean: (c: AdapterConfig): LlmProvider => openaiChatProvider(c),
-};
+const paths = adapters["openai-chat"];
 
 /** The fields of an `LlmError` that classification decides. */
 const view = (e: LlmError | undefined) =>
@@ -52,21 +83,26 @@ const view = (e: LlmError | undefined) =>
     provider: e.provider,
   };
 
-/** One reply through both paths: the normalized events and the error of each. */
-async function both(reply: MockReply, config = configFor(server.baseUrl("openai-chat"))) {
-  const out: Record<string, Awaited<ReturnType<typeof run>>> = {};
-  for (const [name, make] of Object.entries(paths)) {
-    server.enqueue(reply);
-    out[name] = await run(make(config), req);
-  }
-  return { sdk: out.sdk!, lean: out.lean! };
+/** One reply through both paths of an adapter: the normalized events and the error of each. */
+async function both(reply: MockReply, format: Format = "openai-chat", config?: AdapterConfig) {
+  const c = config ?? configFor(server.baseUrl(format as WireFormat));
+  server.enqueue(reply);
+  const sdk = await run(adapters[format].sdk(c), req);
+  server.enqueue(reply);
+  const lean = await run(adapters[format].lean(c), req);
+  return { sdk, lean };
 }
 
 /** What the raw call throws: through the SDK's `create()`, and through the transport. */
-async function rawErrors(config: AdapterConfig, enqueue: () => void, abort?: (c: AbortController) => void) {
+async function rawErrors(
+  config: AdapterConfig,
+  enqueue: () => void,
+  abort?: (c: AbortController) => void,
+  format: Format = "openai-chat",
+) {
   const client = openaiClient(config);
-  const params = chatParams(req, config);
-  const transport = chatTransport(client, config);
+  const params = adapters[format].params(config);
+  const transport = openaiTransport(client, config, adapters[format].path);
   const errorOf = async (send: (signal: AbortSignal) => Promise<unknown>): Promise<unknown> => {
     enqueue();
     const controller = new AbortController();
@@ -79,7 +115,7 @@ async function rawErrors(config: AdapterConfig, enqueue: () => void, abort?: (c:
     }
     return undefined;
   };
-  const sdk = await errorOf((signal) => client.chat.completions.create(params, { signal }).asResponse());
+  const sdk = await errorOf((signal) => adapters[format].create(client, params, signal));
   const lean = await errorOf((signal) => transport.post(JSON.stringify(params), signal));
   transport.close();
   return { sdk, lean };
@@ -125,21 +161,27 @@ const errorCases: [string, MockError][] = [
   ["500 empty body", { status: 500, body: "" }],
 ];
 
-describe("HTTP errors: the transport and the SDK agree", () => {
+describe.each(formats)("HTTP errors (%s): the transport and the SDK agree", (format) => {
   it.each(errorCases)("%s: same SDK error class, status, body and headers", async (_, error) => {
-    const { sdk, lean } = await rawErrors(configFor(server.baseUrl("openai-chat")), () =>
-      server.enqueue({ error }),
+    const { sdk, lean } = await rawErrors(
+      configFor(server.baseUrl(format)),
+      () => server.enqueue({ error }),
+      undefined,
+      format,
     );
     expect(sdk).toBeInstanceOf(Error);
     expect(sdkView(lean)).toEqual(sdkView(sdk));
   });
 
   it.each(errorCases)("%s: same LlmError kind, message, status, retry-after", async (_, error) => {
-    const { sdk, lean } = await both({ error });
+    const { sdk, lean } = await both({ error }, format);
     expect(sdk.error).toBeDefined();
+    expect(lean.error?.provider).toBe(adapters[format].provider);
     expect(view(lean.error)).toEqual(view(sdk.error));
   });
+});
 
+describe("HTTP errors: what the classification makes of them", () => {
   it("a 429's retry-after reaches the error (7 s) on the lean path", async () => {
     const { lean } = await both({ error: { code: "rateLimit", retryAfter: 7 } });
     expect(lean.error).toMatchObject({
@@ -157,7 +199,7 @@ describe("HTTP errors: the transport and the SDK agree", () => {
   });
 });
 
-describe("streams: the transport and the SDK agree", () => {
+describe.each(formats)("streams (%s): the transport and the SDK agree", (format) => {
   const replies: [string, MockReply][] = [
     ["text", { text: "hello there, world", textChunks: 5, usage: { input: 10, output: 4 } }],
     [
@@ -169,13 +211,17 @@ describe("streams: the transport and the SDK agree", () => {
     ["truncated (no finish, no [DONE])", { text: "partial", truncate: true }],
     ["malformed event", { text: "abc", textChunks: 3, malformedAfterChunks: 2 }],
     [
+      "error payload in a 200 stream",
+      { rawSse: 'data: {"error":{"message":"rate limit reached","type":"requests"}}\n\n' },
+    ],
+    [
       "error event in a 200 stream",
       { rawSse: 'data: {"error":{"message":"the model is overloaded","type":"server_error"}}\n\n' },
     ],
     ["connection reset mid-stream", { text: "lost partial text", textChunks: 4, resetAfterChunks: 2 }],
   ];
   it.each(replies)("%s: same events, same error kind and retryability", async (name, reply) => {
-    const { sdk, lean } = await both(reply);
+    const { sdk, lean } = await both(reply, format);
     expect(normalize(lean.events)).toEqual(normalize(sdk.events));
     expect(lean.error?.kind).toBe(sdk.error?.kind);
     expect(lean.error?.retryable).toBe(sdk.error?.retryable);
@@ -192,45 +238,48 @@ describe("streams: the transport and the SDK agree", () => {
   });
 
   it("a reset mid-stream is a retryable network failure on the lean path", async () => {
-    const { lean } = await both({ text: "lost partial text", textChunks: 4, resetAfterChunks: 2 });
+    const { lean } = await both({ text: "lost partial text", textChunks: 4, resetAfterChunks: 2 }, format);
     expect(lean.error).toMatchObject({ kind: "network", retryable: true });
-    expect(lean.error?.message).toMatch(/^openai-compatible \(mock\): connection failed: terminated/);
+    expect(lean.error?.message).toMatch(/^[a-z-]+ \(mock\): connection failed: terminated/);
   });
 });
 
 describe("connections", () => {
-  it("one keep-alive connection serves sequential requests (counted on the server)", async () => {
-    const own = await startMockServer({ keepAliveTimeoutMs: 60_000 });
-    try {
-      const provider = paths.lean(configFor(own.baseUrl("openai-chat")));
-      for (let i = 0; i < 5; i++) {
-        own.enqueue(
-          i % 2 === 0
-            ? { text: `answer ${i}`, textChunks: 3 }
-            : { toolCalls: [{ name: "read_file", arguments: { path: `${i}` } }] },
-        );
-        const out = await run(provider, req);
-        expect(out.error).toBeUndefined();
-        expect(out.events.some((e) => e.type === "finish")).toBe(true);
+  it.each(formats)(
+    "%s: one keep-alive connection serves sequential requests (counted on the server)",
+    async (format) => {
+      const own = await startMockServer({ keepAliveTimeoutMs: 60_000 });
+      try {
+        const provider = adapters[format].lean(configFor(own.baseUrl(format)));
+        for (let i = 0; i < 5; i++) {
+          own.enqueue(
+            i % 2 === 0
+              ? { text: `answer ${i}`, textChunks: 3 }
+              : { toolCalls: [{ name: "read_file", arguments: { path: `${i}` } }] },
+          );
+          const out = await run(provider, req);
+          expect(out.error).toBeUndefined();
+          expect(out.events.some((e) => e.type === "finish")).toBe(true);
+        }
+        expect(own.requests).toHaveLength(5);
+        expect(own.connections).toBe(1);
+        // an HTTP error's body is read whole, so its connection is reused too
+        own.enqueue({ error: { code: "badRequest" } }, { text: "after the error" });
+        expect((await run(provider, req)).error?.kind).toBe("badRequest");
+        expect((await run(provider, req)).error).toBeUndefined();
+        expect(own.connections).toBe(1);
+      } finally {
+        await own.close();
       }
-      expect(own.requests).toHaveLength(5);
-      expect(own.connections).toBe(1);
-      // an HTTP error's body is read whole, so its connection is reused too
-      own.enqueue({ error: { code: "badRequest" } }, { text: "after the error" });
-      expect((await run(provider, req)).error?.kind).toBe("badRequest");
-      expect((await run(provider, req)).error).toBeUndefined();
-      expect(own.connections).toBe(1);
-    } finally {
-      await own.close();
-    }
-  });
+    },
+  );
 
   it("an abort mid-stream ends the request: the server sees the close, the next request works", async () => {
     const own = await startMockServer({ keepAliveTimeoutMs: 60_000 });
     try {
       const config = configFor(own.baseUrl("openai-chat"));
       const client = openaiClient(config);
-      const transport = chatTransport(client, config);
+      const transport = openaiTransport(client, config, "/chat/completions");
       own.enqueue({ text: "one two three four", textChunks: 4, hangAfterChunks: 2 });
       const controller = new AbortController();
       const res = await transport.post(JSON.stringify(chatParams(req, config)), controller.signal);
@@ -298,7 +347,7 @@ describe("transport failures: the transport and the SDK agree", () => {
     const raw = await rawErrors(config, () => server.enqueue({ hang: true }));
     expect(sdkView(raw.sdk).class).toBe("APIConnectionTimeoutError");
     expect(sdkView(raw.lean)).toEqual(sdkView(raw.sdk));
-    const { sdk, lean } = await both({ hang: true }, config);
+    const { sdk, lean } = await both({ hang: true }, "openai-chat", config);
     expect(lean.error).toMatchObject({ kind: "timeout", retryable: true });
     expect(view(lean.error)).toEqual(view(sdk.error));
     // the timed-out requests were closed by the client

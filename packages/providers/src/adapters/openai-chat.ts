@@ -13,27 +13,19 @@ import type { ErrorContext } from "../errors.ts";
 import { incompleteStream } from "../errors.ts";
 import { wireModelName } from "../model-id.ts";
 import { outputFormat } from "../structured.ts";
-import {
-  bodyItems,
-  type HttpResponse,
-  type HttpTransport,
-  headersOf,
-  httpTransport,
-  type TransportErrors,
-  userAgent,
-} from "./http.ts";
-import { openaiClient } from "./openai-responses.ts";
+import { headersOf } from "./http.ts";
+import { openaiClient, openaiTransport } from "./openai-responses.ts";
 import type { AdapterConfig, Emit, Translator } from "./shared.ts";
 import {
   attachmentPlaceholder,
   attachmentUrl,
-  defaultTimeoutMs,
   isImage,
   partAsText,
   runSdkStream,
   syntheticCallId,
   usageOf,
 } from "./shared.ts";
+import { BatchTranslator, fetchItems, httpItems, type SseEvent, SseParser, type SseState } from "./sse.ts";
 
 const PROVIDER = "openai-compatible";
 
@@ -309,193 +301,27 @@ class ChatTranslator implements Translator<ChatCompletionChunk> {
   }
 }
 
-/** The state of one streamed response's body, as `chatChunks` reads it. */
-interface SseState {
-  /** The body ended with the `data: [DONE]` sentinel (servers that omit `finish_reason` rely on it). */
-  done: boolean;
-}
-
 /**
- * A push parser of one streamed Chat Completions body: `feed` the text of each network read,
- * `take` the chunks it completed. Server-sent events per the spec (CRLF, CR or LF line ends,
- * multi-line `data`, comments); `data: [DONE]` ends the stream (`state.done`); an `error` event or
- * an `error` payload throws the SDK's `APIError`, as the SDK's own stream does.
+ * One Chat Completions event, as the SDK's stream reads it: `data: [DONE]` ends the stream; an
+ * `error` event or an `error` payload throws the SDK's `APIError`.
  */
-class ChatSse {
-  private carry = "";
-  private data: string | undefined;
-  private event: string | undefined;
-  private batch: ChatCompletionChunk[] = [];
-  private readonly state: SseState;
-  private readonly headers: () => Headers;
-
-  constructor(state: SseState, headers: () => Headers) {
-    this.state = state;
-    this.headers = headers;
-  }
-
-  /** The chunks completed since the last call (an empty array when none). */
-  take(): ChatCompletionChunk[] {
-    const out = this.batch;
-    if (out.length > 0) this.batch = [];
-    return out;
-  }
-
-  private dispatch(): void {
-    const d = this.data;
-    const ev = this.event;
-    this.data = undefined;
-    this.event = undefined;
-    if (d === undefined || this.state.done) return;
-    if (d === "[DONE]") {
-      this.state.done = true;
-      return;
+function chatEvent(headers: () => Headers): SseEvent<ChatCompletionChunk> {
+  return (event, data, state) => {
+    if (data === "[DONE]") {
+      state.done = true;
+      return undefined;
     }
     let parsed: unknown;
     try {
-      parsed = JSON.parse(d);
+      parsed = JSON.parse(data);
     } catch {
       throw new SyntaxError("Error reading response: malformed server-sent event JSON.");
     }
     const error = (parsed as { error?: unknown } | null)?.error;
-    if (ev === "error" || error)
-      throw new OpenAI.APIError(undefined, (error ?? parsed) as object, undefined, this.headers());
-    this.batch.push(parsed as ChatCompletionChunk);
-  }
-
-  private line(l: string): void {
-    if (l === "") {
-      this.dispatch();
-      return;
-    }
-    if (l.charCodeAt(0) === 58) return; // ":" comment (keep-alive pings)
-    const colon = l.indexOf(":");
-    const field = colon === -1 ? l : l.slice(0, colon);
-    let value = colon === -1 ? "" : l.slice(colon + 1);
-    if (value.charCodeAt(0) === 32) value = value.slice(1);
-    if (field === "data") this.data = this.data === undefined ? value : `${this.data}\n${value}`;
-    else if (field === "event") this.event = value;
-  }
-
-  /** The text of one read; `final` at the body's end (flushes a last line and event). */
-  feed(text: string, final: boolean): void {
-    let s = this.carry + text;
-    let hold = "";
-    if (s.includes("\r")) {
-      // a CR at the end may be the first half of a CRLF split across reads
-      if (!final && s.endsWith("\r")) {
-        hold = "\r";
-        s = s.slice(0, -1);
-      }
-      s = s.replace(/\r\n?/g, "\n");
-    }
-    let start = 0;
-    for (let nl = s.indexOf("\n"); nl !== -1; nl = s.indexOf("\n", start)) {
-      this.line(s.slice(start, nl));
-      start = nl + 1;
-    }
-    this.carry = s.slice(start) + hold;
-    if (final) {
-      if (this.carry !== "") this.line(this.carry);
-      this.carry = "";
-      this.dispatch(); // a last event without its blank line
-    }
-  }
-}
-
-/**
- * The Chat Completions chunks of one streamed response through the SDK (a web `Response`), read
- * by a plain loop: each network read yields the chunks it completed, as one array. The body is
- * read to its end (no cancel, so no abort of the connection) unless the reader stops early or fails.
- */
-async function* chatChunks(res: Response, state: SseState): AsyncGenerator<ChatCompletionChunk[]> {
-  const body = res.body;
-  if (body === null) throw new Error("the server answered a streamed request with no body");
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
-  const sse = new ChatSse(state, () => res.headers);
-  let ended = false;
-  try {
-    while (!state.done) {
-      const { done, value } = await reader.read();
-      if (done) {
-        ended = true;
-        sse.feed(decoder.decode(), true);
-      } else sse.feed(decoder.decode(value, { stream: true }), false);
-      const batch = sse.take();
-      if (batch.length > 0) yield batch;
-      if (ended) return;
-    }
-  } finally {
-    if (!ended) {
-      if (state.done)
-        // after [DONE] the body normally just ends: read that end instead of aborting the connection
-        reader.read().then(
-          (r) => (r.done ? undefined : reader.cancel().catch(() => undefined)),
-          () => undefined,
-        );
-      else reader.cancel().catch(() => undefined);
-    }
-  }
-}
-
-/** The same chunks from lash's own transport (http.ts): parsed as each read arrives, no web streams. */
-function leanChunks(res: HttpResponse, state: SseState): AsyncIterable<ChatCompletionChunk[]> {
-  const sse = new ChatSse(state, () => headersOf(res.headers));
-  return bodyItems(
-    res.body,
-    (text) => {
-      if (text === undefined) sse.feed("", true);
-      else sse.feed(text, false);
-      return sse.take();
-    },
-    () => state.done,
-  );
-}
-
-/** How lash's transport fails, in the `openai` SDK's own error classes (as `client.chat.completions.create` fails). */
-export const openaiTransportErrors: TransportErrors = {
-  status(status, text, headers) {
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    // the SDK's makeStatusError: a body that is not `{ error: … }` is wrapped as one
-    const normalized =
-      json && typeof json === "object" && (json as { error?: unknown }).error == null
-        ? { error: json }
-        : json;
-    return OpenAI.APIError.generate(
-      status,
-      normalized as object | undefined,
-      json ? undefined : text,
-      headers,
-    );
-  },
-  connection: (cause) => new OpenAI.APIConnectionError({ cause }),
-  timeout: (cause) => Object.assign(new OpenAI.APIConnectionTimeoutError(), { cause }),
-  aborted(signal) {
-    const error = new OpenAI.APIUserAbortError();
-    Object.defineProperty(error, "cause", { value: signal.reason, writable: true, configurable: true });
-    return error;
-  },
-};
-
-/** Chunks in batches (one per network read) through the chunk translator. */
-class BatchTranslator implements Translator<ChatCompletionChunk[]> {
-  private readonly inner: ChatTranslator;
-  constructor(inner: ChatTranslator) {
-    this.inner = inner;
-  }
-  push(batch: ChatCompletionChunk[], emit: Emit): boolean {
-    for (const chunk of batch) if (this.inner.push(chunk, emit)) return true;
-    return false;
-  }
-  end(emit: Emit): LlmError | undefined {
-    return this.inner.end(emit);
-  }
+    if (event === "error" || error)
+      throw new OpenAI.APIError(undefined, (error ?? parsed) as object, undefined, headers());
+    return parsed as ChatCompletionChunk;
+  };
 }
 
 /**
@@ -509,7 +335,7 @@ class BatchTranslator implements Translator<ChatCompletionChunk[]> {
  */
 export function openaiChatProvider(config: AdapterConfig, clientOverride?: OpenAI): LlmProvider {
   const client = clientOverride ?? openaiClient(config);
-  const transport = clientOverride ? undefined : chatTransport(client, config);
+  const transport = clientOverride ? undefined : openaiTransport(client, config, "/chat/completions");
   return {
     name: PROVIDER,
     stream(request) {
@@ -529,36 +355,28 @@ export function openaiChatProvider(config: AdapterConfig, clientOverride?: OpenA
           if (transport) {
             const response = await transport.post(JSON.stringify(params), signal);
             observe(response.status, response.headers);
-            return leanChunks(response, state);
+            return httpItems(
+              response,
+              new SseParser(
+                state,
+                chatEvent(() => headersOf(response.headers)),
+              ),
+            );
           }
-          // the raw response (errors are thrown by the SDK before it); its body is read by chatChunks
+          // the raw response (errors are thrown by the SDK before it); its body is read by fetchItems
           const response = await client.chat.completions.create(params, { signal }).asResponse();
           observe(response.status, response.headers);
-          return chatChunks(response, state);
+          return fetchItems(
+            response,
+            new SseParser(
+              state,
+              chatEvent(() => response.headers),
+            ),
+          );
         },
         () => new BatchTranslator(new ChatTranslator(ctx, () => state.done)),
         config.idleTimeoutMs,
       );
     },
   };
-}
-
-/** The transport for `client`'s chat completions URL, with the headers the SDK would send that matter. */
-export function chatTransport(client: OpenAI, config: AdapterConfig): HttpTransport {
-  return httpTransport({
-    url: client.buildURL("/chat/completions", undefined),
-    headers: [
-      {
-        accept: "text/event-stream",
-        "content-type": "application/json",
-        "user-agent": userAgent,
-        "openai-organization": client.organization,
-        "openai-project": client.project,
-        authorization: client.apiKey ? `Bearer ${client.apiKey}` : null,
-      },
-      config.headers ?? {},
-    ],
-    timeoutMs: config.timeoutMs ?? defaultTimeoutMs,
-    errors: openaiTransportErrors,
-  });
 }

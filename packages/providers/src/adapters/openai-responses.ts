@@ -12,6 +12,7 @@ import type { ErrorContext } from "../errors.ts";
 import { classifyError, incompleteStream } from "../errors.ts";
 import { wireModelName } from "../model-id.ts";
 import { outputFormat } from "../structured.ts";
+import { type HttpTransport, headersOf, httpTransport, type TransportErrors, userAgent } from "./http.ts";
 import type { AdapterConfig, Emit, Translator } from "./shared.ts";
 import {
   attachmentPlaceholder,
@@ -22,6 +23,7 @@ import {
   runSdkStream,
   usageOf,
 } from "./shared.ts";
+import { BatchTranslator, httpItems, type SseEvent, SseParser } from "./sse.ts";
 
 const PROVIDER = "openai";
 
@@ -363,6 +365,88 @@ export function openaiClient(config: AdapterConfig, fetch?: typeof globalThis.fe
   });
 }
 
+/** How lash's transport fails, in the `openai` SDK's own error classes (as the SDK's `create()` fails). */
+export const openaiTransportErrors: TransportErrors = {
+  status(status, text, headers) {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    // the SDK's makeStatusError: a body that is not `{ error: … }` is wrapped as one
+    const normalized =
+      json && typeof json === "object" && (json as { error?: unknown }).error == null
+        ? { error: json }
+        : json;
+    return OpenAI.APIError.generate(
+      status,
+      normalized as object | undefined,
+      json ? undefined : text,
+      headers,
+    );
+  },
+  connection: (cause) => new OpenAI.APIConnectionError({ cause }),
+  timeout: (cause) => Object.assign(new OpenAI.APIConnectionTimeoutError(), { cause }),
+  aborted(signal) {
+    const error = new OpenAI.APIUserAbortError();
+    Object.defineProperty(error, "cause", { value: signal.reason, writable: true, configurable: true });
+    return error;
+  },
+};
+
+/**
+ * lash's transport to `client`'s URL for `path`, with the headers the SDK would send that matter
+ * (the key as a bearer token, the organization and project the SDK read from the environment,
+ * the configured headers last, as the SDK's `defaultHeaders`), its `timeout` until the headers.
+ */
+export function openaiTransport(client: OpenAI, config: AdapterConfig, path: string): HttpTransport {
+  return httpTransport({
+    url: client.buildURL(path, undefined),
+    headers: [
+      {
+        accept: "text/event-stream",
+        "content-type": "application/json",
+        "user-agent": userAgent,
+        "openai-organization": client.organization,
+        "openai-project": client.project,
+        authorization: client.apiKey ? `Bearer ${client.apiKey}` : null,
+      },
+      config.headers ?? {},
+    ],
+    timeoutMs: config.timeoutMs ?? defaultTimeoutMs,
+    errors: openaiTransportErrors,
+  });
+}
+
+const terminalResponseEvents = new Set(["response.completed", "response.incomplete", "response.failed"]);
+
+/**
+ * One Responses API event, as the SDK's stream reads it (an `error` event or an `error` payload
+ * throws the SDK's `APIError`); the terminal events end the stream, so the rest of the body is
+ * drained and the connection reused.
+ */
+function responsesEvent(headers: () => Headers): SseEvent<ResponseStreamEvent> {
+  return (event, data, state) => {
+    if (data === "[DONE]") {
+      state.done = true;
+      return undefined;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(data);
+    } catch {
+      throw new SyntaxError("Error reading response: malformed server-sent event JSON.");
+    }
+    const p = parsed as { error?: unknown; type?: unknown } | null;
+    if (event === "error")
+      throw new OpenAI.APIError(undefined, (p?.error ?? p) as object, undefined, headers());
+    if (p?.error) throw new OpenAI.APIError(undefined, p.error as object, undefined, headers());
+    if (typeof p?.type === "string" && terminalResponseEvents.has(p.type)) state.done = true;
+    return parsed as ResponseStreamEvent;
+  };
+}
+
 /** What a variant of the Responses API (Codex) changes: its name, transport and request fields. */
 export interface ResponsesVariant {
   readonly name: string;
@@ -377,9 +461,15 @@ export interface ResponsesVariant {
   readonly authHint?: string;
 }
 
-/** OpenAI Responses API through the `openai` SDK (stateless: `store: false`, encrypted reasoning replayed). */
+/**
+ * OpenAI Responses API (stateless: `store: false`, encrypted reasoning replayed). The streamed
+ * request is sent by lash's own transport (http.ts; see openai-chat.ts for why), the SDK staying
+ * the source of the wire types and errors; a variant with its own `fetch` (Codex's sign-in) goes
+ * through the SDK.
+ */
 export function openaiResponsesProvider(config: AdapterConfig, variant?: ResponsesVariant): LlmProvider {
   const client = openaiClient(config, variant?.fetch);
+  const transport = variant?.fetch ? undefined : openaiTransport(client, config, "/responses");
   const name = variant?.name ?? PROVIDER;
   return {
     name,
@@ -394,6 +484,21 @@ export function openaiResponsesProvider(config: AdapterConfig, variant?: Respons
         baseUrl: config.baseUrl,
         ...(variant?.authHint ? { authHint: variant.authHint } : {}),
       };
+      if (transport)
+        return runSdkStream(
+          ctx,
+          async (signal, observe) => {
+            const response = await transport.post(JSON.stringify(params), signal);
+            observe(response.status, response.headers);
+            const parser = new SseParser(
+              { done: false },
+              responsesEvent(() => headersOf(response.headers)),
+            );
+            return httpItems(response, parser);
+          },
+          () => new BatchTranslator(new ResponsesTranslator(ctx)),
+          config.idleTimeoutMs,
+        );
       return runSdkStream(
         ctx,
         async (signal, observe) => {
