@@ -6,13 +6,20 @@ export type { BedrockOptions } from "./bedrock.ts";
 export { bedrockProvider } from "./bedrock.ts";
 export { codexFetch, codexParams, codexProvider } from "./codex.ts";
 export { googleContents, googleParams, googleProvider, skipSignature } from "./google.ts";
+export type { HttpResponse, HttpTransport, HttpTransportOptions, TransportErrors } from "./http.ts";
+export { httpTransport } from "./http.ts";
 export { chatMessages, chatParams, chatUsage, openaiChatProvider } from "./openai-chat.ts";
 export type { ResponsesVariant } from "./openai-responses.ts";
 export {
+  openaiClient,
   openaiResponsesProvider,
+  openaiTransport,
+  openaiTransportErrors,
   responsesInput,
   responsesParams,
   responsesUsage,
 } from "./openai-responses.ts";
+export type { SseEvent, SseState } from "./sse.ts";
+export { httpItems, SseParser } from "./sse.ts";
 export type { VertexOptions } from "./vertex.ts";
 export { vertexProvider } from "./vertex.ts";
