@@ -85,9 +85,13 @@ export function httpTransport(options: HttpTransportOptions): HttpTransport {
   const secure = url.protocol === "https:";
   if (!secure && url.protocol !== "http:")
     throw new Error(`unsupported URL scheme ${url.protocol} in ${options.url}: use http: or https:`);
-  const agent = secure
-    ? new https.Agent({ keepAlive: true, scheduling: "lifo" })
-    : new http.Agent({ keepAlive: true, scheduling: "lifo" });
+  // An idle connection is closed after 4 s, or 1 s before the server's `Keep-Alive: timeout=N`
+  // hint when that is sooner (Node's Agent applies the hint only with a `timeout` set), as
+  // undici does: a request never goes out on a socket the server is just closing. (On a socket in
+  // use the timeout only emits an event nobody acts on: the idle timeout and deadline of
+  // runSdkStream watch a stream.)
+  const agentOptions = { keepAlive: true, scheduling: "lifo" as const, timeout: 4_000 };
+  const agent = secure ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
   const send = secure ? https.request : http.request;
   const base = mergeHeaders(options.headers);
   const errors = options.errors;
