@@ -1,5 +1,6 @@
 // lash through its promise facade: createLash + the openai-compatible provider
-// (the official `openai` SDK over Chat Completions). `lash-memory`: MemoryStore,
+// (Chat Completions; the streamed request sent by lash's own transport, the `openai` SDK's
+// types and errors). `lash-memory`: MemoryStore,
 // journal off. `lash-sqlite`: SqliteStore (one WAL file) with the effect journal.
 import { join } from "node:path";
 import { createLash, defineTool, MemoryStore, SqliteStore, textOutput } from "@lash/core";
