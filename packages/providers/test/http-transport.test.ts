@@ -4,7 +4,8 @@
 // the adapter sent through the SDK (Chat Completions: given its own client, `clientOverride`;
 // Responses: a variant with its own `fetch`, as Codex has), "lean" = the adapter as
 // createProvider builds it. Chat Completions (openai-compatible) and Responses (openai) alike.
-import { createServer } from "node:net";
+import http from "node:http";
+import { type AddressInfo, createServer } from "node:net";
 import type { LlmError, LlmProvider } from "@lash/sansio";
 import type OpenAI from "openai";
 import type { APIError } from "openai";
@@ -397,6 +398,52 @@ describe("request headers", () => {
       const elsewhere = JSON.stringify({ ...r, headers: others });
       expect(elsewhere).not.toContain(KEY);
       expect(elsewhere).toContain('"model":"mock"'); // the log holds the body it searched
+    }
+  });
+});
+
+describe("proxy", () => {
+  it("with NODE_USE_ENV_PROXY=1 the request goes through HTTP_PROXY, as fetch's would (a forwarding proxy on loopback)", async () => {
+    const seen: string[] = [];
+    // a plain HTTP forward proxy: the request line holds the absolute URL; forward it to the mock
+    const proxy = http.createServer((inbound, outbound) => {
+      seen.push(`${inbound.method} ${inbound.url}`);
+      const forward = http.request(
+        inbound.url!,
+        { method: inbound.method, headers: inbound.headers },
+        (res) => {
+          outbound.writeHead(res.statusCode ?? 502, res.headers);
+          res.pipe(outbound);
+        },
+      );
+      inbound.pipe(forward);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    const saved = {
+      use: process.env.NODE_USE_ENV_PROXY,
+      http: process.env.HTTP_PROXY,
+      no: process.env.NO_PROXY,
+    };
+    try {
+      process.env.NODE_USE_ENV_PROXY = "1";
+      process.env.HTTP_PROXY = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      delete process.env.NO_PROXY;
+      const provider = paths.lean(configFor(server.baseUrl("openai-chat")));
+      server.enqueue({ text: "via the proxy" });
+      const out = await run(provider, req);
+      expect(out.error).toBeUndefined();
+      expect(normalize(out.events)[0]).toEqual({ type: "text", text: "via the proxy" });
+      expect(seen).toEqual([`POST ${server.baseUrl("openai-chat")}/chat/completions`]);
+    } finally {
+      for (const [k, v] of [
+        ["NODE_USE_ENV_PROXY", saved.use],
+        ["HTTP_PROXY", saved.http],
+        ["NO_PROXY", saved.no],
+      ] as const)
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      proxy.closeAllConnections();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
     }
   });
 });

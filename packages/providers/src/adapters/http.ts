@@ -90,7 +90,15 @@ export function httpTransport(options: HttpTransportOptions): HttpTransport {
   // undici does: a request never goes out on a socket the server is just closing. (On a socket in
   // use the timeout only emits an event nobody acts on: the idle timeout and deadline of
   // runSdkStream watch a stream.)
-  const agentOptions = { keepAlive: true, scheduling: "lifo" as const, timeout: 4_000 };
+  // Behind a proxy, as `fetch` is: Node routes `fetch` and its global agents through
+  // HTTP(S)_PROXY / NO_PROXY when NODE_USE_ENV_PROXY=1 or --use-env-proxy is on; an Agent of our
+  // own gets the same only when given the environment (`proxyEnv`).
+  const agentOptions = {
+    keepAlive: true,
+    scheduling: "lifo" as const,
+    timeout: 4_000,
+    ...(useEnvProxy() ? { proxyEnv: process.env } : {}),
+  };
   const agent = secure ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
   const send = secure ? https.request : http.request;
   const base = mergeHeaders(options.headers);
@@ -174,6 +182,11 @@ export function httpTransport(options: HttpTransportOptions): HttpTransport {
   }
 
   return { post, close: () => agent.destroy() };
+}
+
+/** Whether Node is told to use the environment's proxy settings (as `fetch` then does). */
+function useEnvProxy(): boolean {
+  return process.env.NODE_USE_ENV_PROXY === "1" || process.execArgv.includes("--use-env-proxy");
 }
 
 /** A real `Headers` from Node's parsed headers (error path only). */
