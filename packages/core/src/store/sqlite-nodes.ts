@@ -26,7 +26,9 @@ export interface PayloadChunk {
   readonly from: number;
   /** The depth of the last node (the chunk grows while a path is read). */
   to: number;
+  /** The chunk's nodes are `nodes[start]` on, one per depth (an array shared by a segment's chunks). */
   readonly nodes: StoredNode[];
+  readonly start: number;
 }
 
 /**
@@ -105,14 +107,15 @@ export class StoredNode implements GraphNode {
   /** Read the payload texts of `chunk`'s nodes (those still in the database) in one range. */
   static #load(chunk: PayloadChunk): void {
     const rows = chunk.source(chunk.line, chunk.from, chunk.to);
-    const nodes = chunk.nodes;
-    const first = nodes[0]!;
-    if (rows.length !== nodes.length)
+    const { nodes, start } = chunk;
+    const count = chunk.to - chunk.from + 1;
+    const first = nodes[start]!;
+    if (rows.length !== count)
       throw new StoreError({
-        message: `session ${first.sessionId}: ${nodes.length - rows.length} of the nodes read with node ${first.id} are no longer stored (the session was deleted after its path was read); read the session again`,
+        message: `session ${first.sessionId}: ${count - rows.length} of the nodes read with node ${first.id} are no longer stored (the session was deleted after its path was read); read the session again`,
       });
-    for (let i = 0; i < nodes.length; i++) {
-      const n = nodes[i]!;
+    for (let i = 0; i < count; i++) {
+      const n = nodes[start + i]!;
       const [seq, text] = rows[i]!;
       // a deleted session's line may be numbered again for another session's nodes (its rows never: seq is AUTOINCREMENT)
       if (seq !== n.seq)
@@ -386,6 +389,7 @@ export function appendSegment(
   let nullTurns = 0;
   let prev: StoredNode | undefined = start > 0 ? out[start - 1] : undefined;
   let chunk: PayloadChunk | undefined;
+  const made: StoredNode[] = []; // the segment's new nodes, its chunks' array
   const fail = () => {
     out.length = start;
     return false;
@@ -436,10 +440,10 @@ export function appendSegment(
     const e = endOf(ids, ii);
     const id = ids.slice(ii, e);
     ii = e + 1;
-    if (chunk === undefined || chunk.nodes.length === PAYLOAD_CHUNK)
-      chunk = { source, line, from: depth, to: depth, nodes: [] };
+    if (chunk === undefined || chunk.to - chunk.from + 1 === PAYLOAD_CHUNK)
+      chunk = { source, line, from: depth, to: depth, nodes: made, start: made.length };
     const node = new StoredNode(seq, id, sessionId, parentId, frameId, kind, turnId, null, createdAt, chunk);
-    chunk.nodes.push(node);
+    made.push(node);
     chunk.to = depth;
     out.push(node);
     if (depth >= cachedFrom) fresh.push(node);
