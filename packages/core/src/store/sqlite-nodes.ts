@@ -375,8 +375,9 @@ export function appendSegment(
     firstParentId = null;
   } else {
     if (parentsNotNull !== n || firstParent === null) return false;
-    firstParentId = parents.slice(0, cut);
-    if (firstParent !== undefined && firstParentId !== firstParent) return false;
+    if (firstParent === undefined) firstParentId = parents.slice(0, cut);
+    else if (cut !== firstParent.length || !holds(parents, 0, firstParent)) return false;
+    else firstParentId = firstParent; // the node before's string, not a slice holding the column
   }
   const start = out.length;
   const fresh: StoredNode[] = [];
