@@ -9,15 +9,17 @@ import { corruptRow, decodePayload } from "./schema.ts";
 
 /**
  * Where the payloads of a run of path nodes are read from when one of them is first read:
- * `[seq, payload_json]` rows of `line` between two depths, root first (a row's `seq` names it
- * for good: the column is AUTOINCREMENT, never reused). Throws (a StoreError) when the store
- * was closed or the rows are gone (the session was deleted meanwhile).
+ * the `payload_json` texts of `line` between two depths, root first, and the `seq` of the rows
+ * at the two ends. The ends name the rows for good (`seq` is AUTOINCREMENT, never reused): a
+ * line is only numbered again after all of its session's rows were deleted, and the new rows'
+ * seqs are higher than any before, so the same count and the same ends are the same rows.
+ * Throws (a StoreError) when the store was closed.
  */
 export type PayloadSource = (
   line: number,
   from: number,
   to: number,
-) => readonly (readonly [seq: number, payloadJson: string | null])[];
+) => readonly [payloadJsons: readonly (string | null)[], firstSeq: number | null, lastSeq: number | null];
 
 /** A run of at most PAYLOAD_CHUNK nodes of one line whose payloads are read together. */
 export interface PayloadChunk {
@@ -106,24 +108,28 @@ export class StoredNode implements GraphNode {
 
   /** Read the payload texts of `chunk`'s nodes (those still in the database) in one range. */
   static #load(chunk: PayloadChunk): void {
-    const rows = chunk.source(chunk.line, chunk.from, chunk.to);
+    const [texts, firstSeq, lastSeq] = chunk.source(chunk.line, chunk.from, chunk.to);
     const { nodes, start } = chunk;
     const count = chunk.to - chunk.from + 1;
     const first = nodes[start]!;
-    if (rows.length !== count)
+    const last = nodes[start + count - 1]!;
+    if (texts.length !== count)
       throw new StoreError({
-        message: `session ${first.sessionId}: ${count - rows.length} of the nodes read with node ${first.id} are no longer stored (the session was deleted after its path was read); read the session again`,
+        message: `session ${first.sessionId}: ${count - texts.length} of the nodes read with node ${first.id} are no longer stored (the session was deleted after its path was read); read the session again`,
       });
-    for (let i = 0; i < count; i++) {
-      const n = nodes[start + i]!;
-      const [seq, text] = rows[i]!;
-      // a deleted session's line may be numbered again for another session's nodes (its rows never: seq is AUTOINCREMENT)
+    // a deleted session's line may be numbered again for another session's nodes (its rows never)
+    for (const [n, seq] of [
+      [first, firstSeq],
+      [last, lastSeq],
+    ] as const)
       if (seq !== n.seq)
         throw new StoreError({
           message: `session ${n.sessionId}: node ${n.id} is no longer stored (the session was deleted after its path was read); read the session again`,
         });
+    for (let i = 0; i < count; i++) {
+      const n = nodes[start + i]!;
       if (n.#state === 0) {
-        n.#slot = text;
+        n.#slot = texts[i]!;
         n.#state = 1;
       }
     }

@@ -573,8 +573,10 @@ function makeShape(
     readonly segment: Statement;
     /** [depth, id] of the deepest compaction of a frame on a line segment. */
     readonly compaction: Statement;
-    /** [seq, payload_json] of a line between two depths (a PayloadChunk). */
+    /** The payload_json of a line between two depths (a PayloadChunk), plucked. */
     readonly payloads: Statement;
+    /** [seq, seq] of the rows of a line at two depths (the chunk's ends). */
+    readonly payloadEnds: Statement;
   }
   let pathSql: PathSql | undefined;
   const pathStatements = (): PathSql => {
@@ -606,7 +608,13 @@ function makeShape(
           .raw(true),
         payloads: db
           .prepare(
-            "SELECT seq, payload_json FROM nodes WHERE line = ? AND depth >= ? AND depth <= ? ORDER BY depth",
+            "SELECT payload_json FROM nodes WHERE line = ? AND depth >= ? AND depth <= ? ORDER BY depth",
+          )
+          .pluck(true),
+        payloadEnds: db
+          .prepare(
+            `SELECT (SELECT seq FROM nodes WHERE line = ? AND depth = ?),
+                    (SELECT seq FROM nodes WHERE line = ? AND depth = ?)`,
           )
           .raw(true),
       };
@@ -618,7 +626,10 @@ function makeShape(
       throw new StoreError({
         message: `${filename} was closed before the payloads of a path read from it were read; read them (node.payload) before closing the store`,
       });
-    return pathStatements().payloads.all(line, from, to) as [number, string | null][];
+    const st = pathStatements();
+    const texts = st.payloads.all(line, from, to) as (string | null)[];
+    const [first, last] = st.payloadEnds.get(line, from, line, to) as [number | null, number | null];
+    return [texts, first, last];
   };
   /**
    * Append segments `segments[last..0]` (leaf first, so root first here) to `out`, the first

@@ -128,12 +128,15 @@ describe("SqliteStore: the path read per line segment", () => {
       yield* Effect.addFinalizer(() => Effect.sync(() => db.close()));
       const segment = db.prepare(SEGMENT_SQL).raw(true);
       const payloads = db
-        .prepare(
-          "SELECT seq, payload_json FROM nodes WHERE line = ? AND depth >= ? AND depth <= ? ORDER BY depth",
-        )
-        .raw(true);
+        .prepare("SELECT payload_json FROM nodes WHERE line = ? AND depth >= ? AND depth <= ? ORDER BY depth")
+        .pluck(true);
+      const end = db.prepare("SELECT seq FROM nodes WHERE line = ? AND depth = ?").pluck(true);
       const source = (line: number, from: number, to: number) =>
-        payloads.all(line, from, to) as [number, string | null][];
+        [
+          payloads.all(line, from, to) as (string | null)[],
+          end.get(line, from) as number | null,
+          end.get(line, to) as number | null,
+        ] as const;
       for (const [id, specs, decoded] of cases) {
         const leaf = (yield* store.getSession(id)).leafId!;
         const [line, depth] = db
