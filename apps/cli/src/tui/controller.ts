@@ -347,12 +347,13 @@ export class TuiController implements ApprovalHost {
    * shows: a separator goes below the old transcript, then the session's recent history.
    */
   private async open(id: string, switching: boolean, finishing = false): Promise<void> {
-    const [session, messages, nodes] = await Promise.all([
+    // one read of the path: its messages are the transcript (readView), the approval decisions
+    // are protocol nodes between them (a 100,000-node session is not read twice)
+    const [session, nodes] = await Promise.all([
       this.run((rt) => rt.getSession(id)),
-      this.run((rt) => rt.readView(id)),
-      // the approval decisions are protocol nodes between the messages
-      this.run((rt) => rt.chronological(id)).catch(() => []),
+      this.run((rt) => rt.chronological(id)),
     ]);
+    const messages = nodes.filter((n) => n.kind === "message").map((n) => n.payload as Message);
     this.sessionId = id;
     this.session = session;
     this.contextTokens = undefined;

@@ -24,7 +24,6 @@ import {
   type LeaseAttempt,
   type LeaseRequest,
   type ListOptions,
-  type NodeKind,
   type PendingTurn,
   type SchemaTooNew,
   type SessionLease,
@@ -55,7 +54,6 @@ import {
   decodeToolOutput,
   type JournalRow,
   type LeaseRow,
-  NODE_KINDS,
   type PendingRow,
   type SessionColumns,
   type ToolOutputRow,
@@ -68,8 +66,18 @@ import {
   toUsage,
   type UsageDbRow,
 } from "./rows.ts";
-import { CommitStampSchema, corruptRow, decodePayload, jsonDecoderFor } from "./schema.ts";
+import { CommitStampSchema, jsonDecoderFor } from "./schema.ts";
 import * as SqliteClient from "./sqlite-client.ts";
+import {
+  appendSegment,
+  NODE_CACHE_LIMIT,
+  NodeCache,
+  type NodeColumns,
+  type PayloadSource,
+  SEGMENT_SQL,
+  type SegmentRow,
+  type StoredNode,
+} from "./sqlite-nodes.ts";
 import {
   assignLines,
   corrupt,
@@ -103,30 +111,7 @@ interface SessionRow extends SessionColumns {
   readonly deleted: number;
 }
 
-interface NodeRow {
-  readonly seq: number;
-  readonly id: string;
-  readonly session_id: string;
-  readonly parent_id: string | null;
-  readonly frame_id: string;
-  readonly kind: string;
-  readonly turn_id: string | null;
-  readonly payload_json: string | null;
-  readonly created_at: number;
-}
-
-/** The columns a path read selects, as raw rows (`PathRow`); the session is the line's. */
-const PATH_COLUMNS = "seq, id, parent_id, frame_id, kind, turn_id, created_at, depth";
-type PathRow = readonly [
-  seq: number,
-  id: string,
-  parentId: string | null,
-  frameId: string,
-  kind: string,
-  turnId: string | null,
-  createdAt: number,
-  depth: number,
-];
+type NodeRow = NodeColumns;
 
 /** A stored node's place: its line and depth, and the deepest node of its line. */
 interface Placed {
@@ -140,214 +125,6 @@ interface Placed {
 // row; the store's guard turns the throw into a typed failure.
 const decodeStamp = jsonDecoderFor(CommitStampSchema);
 
-/**
- * Where the payloads of a run of path nodes are read from when one of them is first read:
- * `[seq, id, payload_json]` rows of `line` between two depths, root first. Throws (a StoreError)
- * when the store was closed or the rows are gone (the session was deleted meanwhile).
- */
-type PayloadSource = (
-  line: number,
-  from: number,
-  to: number,
-) => readonly (readonly [seq: number, id: string, payloadJson: string | null])[];
-
-/** A run of at most PAYLOAD_CHUNK nodes of one line whose payloads are read together. */
-interface PayloadChunk {
-  readonly source: PayloadSource;
-  readonly line: number;
-  readonly from: number;
-  /** The depth of the last node (the chunk grows while a path is read). */
-  to: number;
-  readonly nodes: StoredNode[];
-}
-
-/**
- * Payloads a path read leaves in the database, read on first access in runs of this many
- * nodes (one indexed range each): opening a long session reads the node envelopes only, and
- * the TUI showing the tail reads the tail's payloads.
- */
-const PAYLOAD_CHUNK = 256;
-
-/**
- * A node read from its row. The envelope is checked now; the payload is kept as text (or,
- * for a node of a path read, left in the database and read with its chunk of neighbours)
- * and decoded (JSON + the kind's schema, store/schema.ts) on first access, so opening a long
- * session costs reading its envelopes, not reading and parsing every message. A payload that
- * does not decode throws a StoreError naming the session and node. `payload` is a getter on
- * the prototype (an own accessor per node costs more than the read itself): read it, or
- * `toJSON()` for a plain copy — a spread (`{ ...node }`) does not copy it.
- */
-class StoredNode implements GraphNode {
-  readonly id: string;
-  readonly sessionId: string;
-  readonly parentId: string | null;
-  readonly frameId: string;
-  readonly kind: NodeKind;
-  readonly turnId: string | null;
-  readonly createdAt: number;
-  readonly seq: number;
-  #text: string | null;
-  #value: unknown;
-  /** 0: the text is in the database (`#chunk`), 1: `#text` holds it, 2: `#value` is decoded. */
-  #state: 0 | 1 | 2;
-  #chunk: PayloadChunk | undefined;
-
-  constructor(
-    seq: number,
-    id: string,
-    sessionId: string,
-    parentId: string | null,
-    frameId: string,
-    kind: string,
-    turnId: string | null,
-    text: string | null,
-    createdAt: number,
-    chunk?: PayloadChunk,
-  ) {
-    if (!NODE_KINDS.has(kind))
-      throw corruptRow(`session ${sessionId}, node ${id}`, `unknown node kind ${JSON.stringify(kind)}`);
-    this.id = id;
-    this.sessionId = sessionId;
-    this.parentId = parentId;
-    this.frameId = frameId;
-    this.kind = kind as NodeKind;
-    this.turnId = turnId;
-    this.createdAt = createdAt;
-    this.seq = seq;
-    this.#text = text;
-    this.#state = chunk === undefined ? 1 : 0;
-    this.#chunk = chunk;
-  }
-
-  /** Read the payload texts of `chunk`'s nodes (those still in the database) in one range. */
-  static #load(chunk: PayloadChunk): void {
-    const rows = chunk.source(chunk.line, chunk.from, chunk.to);
-    const nodes = chunk.nodes;
-    const first = nodes[0]!;
-    if (rows.length !== nodes.length)
-      throw new StoreError({
-        message: `session ${first.sessionId}: ${nodes.length - rows.length} of the nodes read with node ${first.id} are no longer stored (the session was deleted after its path was read); read the session again`,
-      });
-    for (let i = 0; i < nodes.length; i++) {
-      const n = nodes[i]!;
-      const [seq, id, text] = rows[i]!;
-      // a deleted session's line and rows may be numbered again for another session's nodes
-      if (seq !== n.seq || id !== n.id)
-        throw new StoreError({
-          message: `session ${n.sessionId}: node ${n.id} is no longer stored (the session was deleted after its path was read); read the session again`,
-        });
-      if (n.#state === 0) {
-        n.#text = text;
-        n.#state = 1;
-      }
-      n.#chunk = undefined;
-    }
-  }
-
-  get payload(): unknown {
-    if (this.#state !== 2) {
-      if (this.#state === 0) StoredNode.#load(this.#chunk!);
-      this.#value = decodePayload(this.kind, this.#text, this.sessionId, this.id);
-      this.#state = 2;
-      this.#text = null;
-    }
-    return this.#value;
-  }
-
-  toJSON(): GraphNode {
-    return {
-      id: this.id,
-      sessionId: this.sessionId,
-      parentId: this.parentId,
-      frameId: this.frameId,
-      kind: this.kind,
-      turnId: this.turnId,
-      payload: this.payload,
-      createdAt: this.createdAt,
-      seq: this.seq,
-    };
-  }
-}
-
-/**
- * The nodes this store has read, by row: a committed node never changes, so reading it again
- * (the next turn reads the same path) returns the same object. Its payload is then decoded once,
- * and whatever is memoized per message object downstream (the request's id stripping, token
- * estimates, the journal's message digests) is not redone for the whole history every turn.
- * At most `limit` nodes, in two generations of `limit / 2`: a node read again moves to the
- * current one; when the current one is full it becomes the old one and the old one is dropped
- * (least recently read out, O(1) per read — no walk over the map). A purged session's nodes
- * are dropped.
- */
-class NodeCache {
-  #current = new Map<number, StoredNode>();
-  #old = new Map<number, StoredNode>();
-  readonly #half: number;
-  constructor(limit: number) {
-    this.#half = Math.floor(limit / 2);
-  }
-
-  /**
-   * The depth from which a path read ending at `leafDepth` goes through the cache: the last
-   * `limit / 2` nodes. The nodes above would only push each other out (a path is read root
-   * first), so a path longer than the cache does not pay for caching its head.
-   */
-  cachedFrom(leafDepth: number): number {
-    return leafDepth + 1 - this.#half;
-  }
-
-  /** The cached node of row `seq` when it is still node `id` (a purged row's seq may be reused). */
-  get(seq: number, id: string): StoredNode | undefined {
-    const now = this.#current.get(seq);
-    if (now !== undefined) return now.id === id ? now : undefined;
-    const before = this.#old.get(seq);
-    if (before === undefined || before.id !== id) return undefined;
-    this.#put(seq, before);
-    return before;
-  }
-
-  #put(seq: number, node: StoredNode): void {
-    if (this.#half <= 0) return;
-    if (this.#current.size >= this.#half) {
-      this.#old = this.#current;
-      this.#current = new Map();
-    }
-    this.#current.set(seq, node);
-  }
-
-  node(r: NodeRow): StoredNode {
-    return (
-      this.get(r.seq, r.id) ??
-      this.add(
-        new StoredNode(
-          r.seq,
-          r.id,
-          r.session_id,
-          r.parent_id,
-          r.frame_id,
-          r.kind,
-          r.turn_id,
-          r.payload_json,
-          r.created_at,
-        ),
-      )
-    );
-  }
-
-  add(node: StoredNode): StoredNode {
-    this.#put(node.seq, node);
-    return node;
-  }
-
-  dropSession(sessionId: string): void {
-    for (const m of [this.#current, this.#old])
-      for (const [seq, n] of m) if (n.sessionId === sessionId) m.delete(seq);
-  }
-}
-
-/** Nodes kept by a store's NodeCache: a long session's path, many short ones. */
-const NODE_CACHE_LIMIT = 20_000;
-
 interface ArtifactRow extends ArtifactColumns {
   readonly on_disk: number;
 }
@@ -357,16 +134,6 @@ interface ArtifactRow extends ArtifactColumns {
  * spares an ORDER BY over the whole path; reverse it, and sort only if the
  * engine ever produced another order.
  */
-/**
- * `nodes` run from `firstId` (null: a root) to `leafId`, each node's parent the node before it.
- */
-function linkedFrom(nodes: readonly GraphNode[], firstId: string | null, leafId: string): boolean {
-  if (nodes.length === 0 || nodes[nodes.length - 1]!.id !== leafId) return false;
-  if (firstId === null ? nodes[0]!.parentId !== null : nodes[0]!.id !== firstId) return false;
-  for (let i = 1; i < nodes.length; i++) if (nodes[i]!.parentId !== nodes[i - 1]!.id) return false;
-  return true;
-}
-
 function rootFirst<R extends { readonly depth: number }>(rows: readonly R[]): R[] {
   const out = [...rows].reverse();
   for (let i = 1; i < out.length; i++) {
@@ -450,6 +217,9 @@ export const makeSqliteStore = (
       yield* sql.unsafe("PRAGMA journal_mode = WAL");
       yield* sql.unsafe("PRAGMA synchronous = NORMAL");
       yield* sql.unsafe("PRAGMA foreign_keys = ON");
+      // Reads map the file instead of copying each page into SQLite's cache (a 100,000-node
+      // path read is ~30 MiB of pages; issue 16). Writes still go through the WAL.
+      yield* sql.unsafe(`PRAGMA mmap_size = ${MMAP_BYTES}`);
       const seen = yield* userVersion(sql);
       if (seen > SQLITE_SCHEMA_VERSION) return yield* Effect.fail(tooNew(filename, seen));
       if (seen === SQLITE_SCHEMA_VERSION) return;
@@ -471,6 +241,9 @@ export const makeSqliteStore = (
 
     return makeShape(sql, immediate, filename, options.artifactFileBytes ?? ARTIFACT_FILE_BYTES);
   }).pipe(Effect.withSpan("SqliteStore.open"));
+
+/** How much of the database file reads map into memory (address space, not resident memory). */
+const MMAP_BYTES = 256 * 2 ** 20;
 
 /** The schema version that introduced lines (migration 4). */
 const LINES_VERSION = 4;
@@ -786,23 +559,24 @@ function makeShape(
   /**
    * The path reads, prepared once on the better-sqlite3 handle and run with `raw` rows
    * (arrays, not objects): opening a long session costs one small recursive query over
-   * `node_lines` (one row per branch point or fork on the path) and one index range per
-   * line, turned straight into nodes — no statement compiler, no row objects. A node's
-   * session is its line's (a line is one session's chain), so it is not read per row.
+   * `node_lines` (one row per branch point or fork on the path) and one aggregate row per
+   * line segment (SEGMENT_SQL, sqlite-nodes.ts), turned straight into nodes — no statement
+   * compiler, no row per node. A node's session is its line's (a line is one session's
+   * chain), so it is not read per row.
    */
   interface PathSql {
     /** [line, depth] of a node. */
     readonly head: Statement;
     /** [line, upto, session_id] per line segment of the path, leaf first. */
     readonly segments: Statement;
-    /** The nodes of a line up to a depth, root first (PATH_COLUMNS). */
-    readonly range: Statement;
-    /** The same from a depth on. */
-    readonly rangeFrom: Statement;
+    /** A line between two depths as one SegmentRow. */
+    readonly segment: Statement;
     /** [depth, id] of the deepest compaction of a frame on a line segment. */
     readonly compaction: Statement;
-    /** [seq, id, payload_json] of a line between two depths (a PayloadChunk). */
+    /** The payload_json of a line between two depths (a PayloadChunk), plucked. */
     readonly payloads: Statement;
+    /** [seq, seq] of the rows of a line at two depths (the chunk's ends). */
+    readonly payloadEnds: Statement;
   }
   let pathSql: PathSql | undefined;
   const pathStatements = (): PathSql => {
@@ -822,14 +596,7 @@ function makeShape(
                FROM seg ORDER BY seg.n`,
           )
           .raw(true),
-        range: db
-          .prepare(`SELECT ${PATH_COLUMNS} FROM nodes WHERE line = ? AND depth <= ? ORDER BY depth`)
-          .raw(true),
-        rangeFrom: db
-          .prepare(
-            `SELECT ${PATH_COLUMNS} FROM nodes WHERE line = ? AND depth >= ? AND depth <= ? ORDER BY depth`,
-          )
-          .raw(true),
+        segment: db.prepare(SEGMENT_SQL).raw(true),
         compaction: db
           .prepare(
             `SELECT depth, id FROM nodes INDEXED BY nodes_compaction
@@ -841,7 +608,13 @@ function makeShape(
           .raw(true),
         payloads: db
           .prepare(
-            "SELECT seq, id, payload_json FROM nodes WHERE line = ? AND depth >= ? AND depth <= ? ORDER BY depth",
+            "SELECT payload_json FROM nodes WHERE line = ? AND depth >= ? AND depth <= ? ORDER BY depth",
+          )
+          .pluck(true),
+        payloadEnds: db
+          .prepare(
+            `SELECT (SELECT seq FROM nodes WHERE line = ? AND depth = ?),
+                    (SELECT seq FROM nodes WHERE line = ? AND depth = ?)`,
           )
           .raw(true),
       };
@@ -853,56 +626,38 @@ function makeShape(
       throw new StoreError({
         message: `${filename} was closed before the payloads of a path read from it were read; read them (node.payload) before closing the store`,
       });
-    return pathStatements().payloads.all(line, from, to) as [number, string, string | null][];
+    const st = pathStatements();
+    const texts = st.payloads.all(line, from, to) as (string | null)[];
+    const [first, last] = st.payloadEnds.get(line, from, line, to) as [number | null, number | null];
+    return [texts, first, last];
   };
   /**
-   * Append the nodes of raw PATH_COLUMNS rows of one line (`line`, of `sessionId`) to `out`,
-   * through the cache; the payloads of new nodes stay in the database, read per PayloadChunk.
+   * Append segments `segments[last..0]` (leaf first, so root first here) to `out`, the first
+   * from depth `from`; the first node's parent must be `firstParent` (undefined: unchecked).
+   * False when a segment does not check out (the caller reads the path through parent ids).
    */
-  const appendNodes = (
-    rows: readonly PathRow[],
-    line: number,
-    sessionId: string,
+  const appendSegments = (
+    st: PathSql,
+    segments: readonly Segment[],
+    last: number,
+    from: number,
+    firstParent: string | null | undefined,
     out: StoredNode[],
-    cachedFrom: number,
-  ) => {
-    let chunk: PayloadChunk | undefined;
-    // Neighbours on a line mostly share their frame, turn and kind, and a node's parent is the
-    // node before it: keep the strings already held (the row's copies die young, which the
-    // garbage collector does not have to move), so a long path costs about one string per node.
-    let prev: StoredNode | undefined = out[out.length - 1];
-    for (let i = 0; i < rows.length; i++) {
-      const r = rows[i]!;
-      const cached = r[7] >= cachedFrom;
-      const known = cached ? nodeCache.get(r[0], r[1]) : undefined;
-      if (known !== undefined) {
-        out.push(known);
-        prev = known;
-        chunk = undefined; // a chunk is a run of consecutive depths
-        continue;
-      }
-      if (chunk === undefined || chunk.nodes.length === PAYLOAD_CHUNK)
-        chunk = { source: payloadSource, line, from: r[7], to: r[7], nodes: [] };
-      const node =
-        prev === undefined
-          ? new StoredNode(r[0], r[1], sessionId, r[2], r[3], r[4], r[5], null, r[6], chunk)
-          : new StoredNode(
-              r[0],
-              r[1],
-              sessionId,
-              r[2] === prev.id ? prev.id : r[2],
-              r[3] === prev.frameId ? prev.frameId : r[3],
-              r[4] === prev.kind ? prev.kind : r[4],
-              r[5] === prev.turnId ? prev.turnId : r[5],
-              null,
-              r[6],
-              chunk,
-            );
-      chunk.nodes.push(node);
-      chunk.to = r[7];
-      out.push(cached ? nodeCache.add(node) : node);
-      prev = node;
+  ): boolean => {
+    const cachedFrom = nodeCache.cachedFrom(segments[0]![1]);
+    let depth = from;
+    for (let i = last; i >= 0; i--) {
+      const [line, upto, sessionId] = segments[i]!;
+      if (sessionId === null || upto < depth) return false;
+      const row = st.segment.get(line, depth, upto) as SegmentRow;
+      const parent = out.length === 0 ? firstParent : out[out.length - 1]!.id;
+      if (
+        !appendSegment(row, line, depth, upto, sessionId, out, cachedFrom, nodeCache, payloadSource, parent)
+      )
+        return false;
+      depth = upto + 1;
     }
+    return true;
   };
   type Segment = readonly [line: number, upto: number, sessionId: string | null];
   /** The line segments of the path to `leafId`, leaf first; [] when there is no such node, null when it has no line. */
@@ -927,16 +682,14 @@ function makeShape(
         const segments = segmentsOf(st, leafId);
         if (segments === null) return null;
         const out: StoredNode[] = [];
-        const cachedFrom = segments.length === 0 ? 0 : nodeCache.cachedFrom(segments[0]![1]);
-        for (let i = segments.length - 1; i >= 0; i--) {
-          const [line, upto, sessionId] = segments[i]!;
-          if (sessionId === null) return null;
-          appendNodes(st.range.all(line, upto) as PathRow[], line, sessionId, out, cachedFrom);
-        }
-        return out;
+        if (segments.length === 0) return out;
+        // linked node by node from the root (appendSegment checks each parent): it must end at the leaf
+        return appendSegments(st, segments, segments.length - 1, 0, null, out) && out.at(-1)!.id === leafId
+          ? out
+          : null;
       }),
       (nodes): Effect.Effect<readonly GraphNode[], SqlError> =>
-        nodes !== null && (nodes.length === 0 || linkedFrom(nodes, null, leafId))
+        nodes !== null
           ? Effect.succeed(nodes)
           : Effect.map(activePathFrom(leafId), (rows) => rootFirst(rows).map(toNode)),
     );
@@ -950,7 +703,7 @@ function makeShape(
    */
   const projectionNodes = (leafId: string, frameId: string) =>
     Effect.flatMap(
-      pathTry((): { readonly nodes: readonly StoredNode[]; readonly first: string } | null | undefined => {
+      pathTry((): readonly StoredNode[] | null | undefined => {
         const st = pathStatements();
         const segments = segmentsOf(st, leafId);
         if (segments === null) return null;
@@ -960,21 +713,15 @@ function makeShape(
           const hit = st.compaction.get(line, upto, frameId) as readonly [number, string] | undefined;
           if (hit === undefined) continue;
           const out: StoredNode[] = [];
-          const cachedFrom = nodeCache.cachedFrom(segments[0]![1]);
-          for (let j = i; j >= 0; j--) {
-            const [l, u, session] = segments[j]!;
-            if (session === null) return null;
-            const rows = j === i ? st.rangeFrom.all(line, hit[0], upto) : st.range.all(l, u);
-            appendNodes(rows as PathRow[], l, session, out, cachedFrom);
-          }
-          return { nodes: out, first: hit[1] };
+          if (!appendSegments(st, segments, i, hit[0], undefined, out)) return null;
+          // linked node by node (appendSegment checks each parent) from the compaction to the leaf
+          return out[0]!.id === hit[1] && out.at(-1)!.id === leafId ? out : null;
         }
         return null;
       }),
       (found) => {
         if (found === undefined) return Effect.succeed(undefined);
-        if (found !== null && linkedFrom(found.nodes, found.first, leafId))
-          return Effect.succeed(found.nodes);
+        if (found !== null) return Effect.succeed(found);
         return Effect.map(activePathNodes(leafId), (path) =>
           path.length === 0 ? undefined : fromLastCompaction(path, frameId),
         );
