@@ -226,13 +226,11 @@ export class Journal {
         ...(outcome !== undefined ? { outcome } : {}),
         updatedAt: now,
       };
-      const waiting = this.deferred.get(ids.turnId);
       if (defer) {
-        if (waiting) waiting.push(entry);
-        else this.deferred.set(ids.turnId, [entry]);
-        if (answer) this.answers.add(ids.turnId);
+        this.queue(entry, answer);
         return Effect.void;
       }
+      const waiting = this.deferred.get(ids.turnId);
       if (!waiting) return store.journalPut(entry);
       const answered = this.take(ids.turnId);
       return this.write(store, [...waiting, entry]).pipe(
@@ -240,6 +238,14 @@ export class Journal {
         Effect.tapError(() => Effect.sync(() => this.requeue(ids.turnId, waiting, answered))),
       );
     });
+  }
+
+  /** Queue a record to wait for the turn's next write (see `deferred`). */
+  private queue(entry: JournalEntry, answer: boolean): void {
+    const waiting = this.deferred.get(entry.turnId);
+    if (waiting) waiting.push(entry);
+    else this.deferred.set(entry.turnId, [entry]);
+    if (answer) this.answers.add(entry.turnId);
   }
 
   /** Write the turn's deferred records now (one transaction where the store has one). */
@@ -374,6 +380,30 @@ export class Journal {
     if (this.backend)
       return this.runOnBackend(this.backend, ids, key, envelope, effect, encodeOrSchema, decode, options);
     if (!this.store) return Effect.map(effect, (value) => ({ value, replayed: false }));
+    if (defer && !Schema.isSchema(encodeOrSchema) && this.fresh.has(ids.turnId)) {
+      // the per-step path: a turn begun here has nothing recorded to find — run, queue the record
+      const hash = Journal.hash(envelope);
+      const encode = (encodeOrSchema as ((a: A) => unknown) | undefined) ?? ((a: A) => a);
+      const answer = options?.answer === true;
+      return Effect.flatMap(effect, (value) =>
+        Effect.clockWith((clock) => {
+          const outcome = encode(value);
+          this.queue(
+            {
+              key,
+              sessionId: ids.sessionId,
+              turnId: ids.turnId,
+              hash,
+              status: "completed",
+              ...(outcome !== undefined ? { outcome } : {}),
+              updatedAt: clock.unsafeCurrentTimeMillis(),
+            },
+            answer,
+          );
+          return Effect.succeed({ value, replayed: false });
+        }),
+      );
+    }
     let codec: Codec<A>;
     if (Schema.isSchema(encodeOrSchema)) codec = codecOf(encodeOrSchema as Schema.Schema<A, unknown>, key);
     else {

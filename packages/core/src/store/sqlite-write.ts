@@ -25,9 +25,11 @@ import {
   commitIds,
   type JournalRow,
   type LeaseRow,
+  type PendingRow,
   toJournal,
   toJson,
   toLease,
+  toPending,
 } from "./rows.ts";
 import { CommitStampSchema, jsonDecoderFor } from "./schema.ts";
 import { assignLines, type LinePlace } from "./sqlite-schema.ts";
@@ -58,6 +60,8 @@ interface Placed {
 export interface SqliteWrites {
   readonly createSession: (record: SessionRecord) => SessionRecord;
   readonly beginTurn: (t: PendingTurn) => void;
+  /** Read beside the write that makes it (the turn's entry asks it once per turn). */
+  readonly pendingTurn: (sessionId: string) => PendingTurn | undefined;
   readonly commit: (c: TurnCommit) => CommitResult;
   readonly journalGet: (key: string) => JournalEntry | undefined;
   /** One entry: one autocommit statement. */
@@ -91,6 +95,7 @@ export function prepareWrites(db: Sqlite.Database): SqliteWrites {
          (session_id, turn_id, input_json, expected_revision, started_at, resume_attempts)
        VALUES (?, ?, ?, ?, ?, ?)`,
     ),
+    pending: db.prepare("SELECT * FROM pending_turns WHERE session_id = ?"),
     stamp: db.prepare("SELECT hash, result_json FROM turn_commits WHERE session_id = ? AND turn_id = ?"),
     // the stored ones among a commit's ids (a JSON array), with their places: one statement for any number
     places: db.prepare(
@@ -334,6 +339,10 @@ export function prepareWrites(db: Sqlite.Database): SqliteWrites {
   return {
     createSession: (r) => createSession.immediate(r),
     beginTurn: (t) => beginTurn.immediate(t),
+    pendingTurn: (sessionId) => {
+      const row = st.pending.get(sessionId) as PendingRow | undefined;
+      return row ? toPending(row) : undefined;
+    },
     commit: (c) => commit.immediate(c),
     journalGet: (key) => {
       const row = st.journalGet.get(key) as JournalRow | undefined;

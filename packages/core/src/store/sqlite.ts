@@ -52,12 +52,10 @@ import {
   decodeToolOutput,
   type JournalRow,
   NODE_KINDS,
-  type PendingRow,
   type SessionColumns,
   type ToolOutputRow,
   toArtifact,
   toJournal,
-  toPending,
   toRecord,
   toUsage,
   type UsageDbRow,
@@ -1068,13 +1066,7 @@ function makeShape(
 
     beginTurn: (t: PendingTurn) => hot((w) => w.beginTurn(t)),
 
-    pendingTurn: Effect.fn("SqliteStore.pendingTurn")(function* (sessionId: string) {
-      return yield* guard(
-        Effect.map(sql<PendingRow>`SELECT * FROM pending_turns WHERE session_id = ${sessionId}`, (rows) =>
-          rows[0] ? toPending(rows[0]) : undefined,
-        ),
-      );
-    }),
+    pendingTurn: (sessionId: string) => hot((w) => w.pendingTurn(sessionId)),
 
     abandonTurn: Effect.fn("SqliteStore.abandonTurn")(function* (sessionId: string, turnId: string) {
       yield* write(
