@@ -466,7 +466,7 @@ function execute(
         }
       }
       if (!record) {
-        yield* ctx.journal.record(ids, key, hash, "started");
+        yield* ctx.journal.attemptStarted(ids, key, hash, isIdempotent(p.tool));
         const r = yield* attemptOnce(ctx, p, attempt, key);
         // cut off by the cancel: the attempt stays "started", as a crash would leave it
         if (r === CANCELLED) return CANCELLED;

@@ -77,6 +77,11 @@ export interface StepOptions {
    * nest steps runs it outside a step of its own (its inner steps replay) and records only its outcome.
    */
   readonly composite?: boolean;
+  /**
+   * The step's outcome is a model's answer (a paid call that may answer differently when asked
+   * again): its waiting record is written before the next model call (`beforeModelCall`).
+   */
+  readonly answer?: boolean;
 }
 
 /**
@@ -176,13 +181,29 @@ export class Journal {
 
   /**
    * Records of effects with no consequence outside the process (a model's answer, the
-   * environment, a tool batch's bookkeeping), per turn, waiting to be written with the
-   * turn's next write: before a tool starts, before a model is called, when the loop ends
-   * and when the turn fails (`flush`). A completed record is on disk before any effect that
-   * depends on it reaches outside, in one transaction per step instead of one per record;
-   * a crash before the flush costs at most a repeated model call, never a repeated tool.
+   * environment, checkpoint messages, a tool batch's bookkeeping), per turn, waiting to be
+   * written with the turn's next write. The rule (two transactions per tool round trip):
+   *
+   * - A tool attempt's own records are written at once: "started" before a non-idempotent
+   *   attempt runs (a resume finds it cut off and records it interrupted instead of running it
+   *   again), "completed" as soon as it ends — a completed tool is on disk before anything
+   *   else happens. An idempotent attempt writes no "started" row (a cut-off one runs again
+   *   anyway, exactly as when its row says "started"); the waiting records are written
+   *   before it runs instead (`attemptStarted`).
+   * - Every write takes the waiting records with it, in one transaction (`journalPutMany`).
+   * - Writes also happen before plugin code runs, when the loop ends, when the turn fails
+   *   (`flush`), and before a model call only when a model's answer is waiting
+   *   (`beforeModelCall`), so a crash re-asks at most one model call.
+   *
+   * So a round trip (model answer, one tool call) is two transactions: [the previous round's
+   * bookkeeping, the environment, the answer, the attempt's "started"] before the tool runs,
+   * and [the attempt's completion] after it. A completed effect that reaches outside (a model
+   * call, a tool) is on disk before the next one starts; a crash during a model call re-runs
+   * only in-process bookkeeping (its tools replay from their completed records).
    */
   private readonly deferred = new Map<string, JournalEntry[]>();
+  /** Turns whose waiting records include a model's answer (`StepOptions.answer`). */
+  private readonly answers = new Set<string>();
 
   record(
     ids: { readonly sessionId: string; readonly turnId: string },
@@ -191,6 +212,7 @@ export class Journal {
     status: "started" | "completed",
     outcome?: unknown,
     defer = false,
+    answer = false,
   ): Effect.Effect<void, StoreError> {
     const store = this.store;
     if (!store) return Effect.void;
@@ -204,19 +226,26 @@ export class Journal {
         ...(outcome !== undefined ? { outcome } : {}),
         updatedAt: now,
       };
-      const waiting = this.deferred.get(ids.turnId);
       if (defer) {
-        if (waiting) waiting.push(entry);
-        else this.deferred.set(ids.turnId, [entry]);
+        this.queue(entry, answer);
         return Effect.void;
       }
+      const waiting = this.deferred.get(ids.turnId);
       if (!waiting) return store.journalPut(entry);
-      this.deferred.delete(ids.turnId);
+      const answered = this.take(ids.turnId);
       return this.write(store, [...waiting, entry]).pipe(
         // not written: the waiting records wait again (a later flush retries them)
-        Effect.tapError(() => Effect.sync(() => this.requeue(ids.turnId, waiting))),
+        Effect.tapError(() => Effect.sync(() => this.requeue(ids.turnId, waiting, answered))),
       );
     });
+  }
+
+  /** Queue a record to wait for the turn's next write (see `deferred`). */
+  private queue(entry: JournalEntry, answer: boolean): void {
+    const waiting = this.deferred.get(entry.turnId);
+    if (waiting) waiting.push(entry);
+    else this.deferred.set(entry.turnId, [entry]);
+    if (answer) this.answers.add(entry.turnId);
   }
 
   /** Write the turn's deferred records now (one transaction where the store has one). */
@@ -224,20 +253,50 @@ export class Journal {
     const store = this.store;
     const waiting = this.deferred.get(turnId);
     if (!store || !waiting) return Effect.void;
-    this.deferred.delete(turnId);
+    const answered = this.take(turnId);
     return this.write(store, waiting).pipe(
-      Effect.tapError(() => Effect.sync(() => this.requeue(turnId, waiting))),
+      Effect.tapError(() => Effect.sync(() => this.requeue(turnId, waiting, answered))),
     );
   }
 
-  private requeue(turnId: string, entries: readonly JournalEntry[]): void {
+  /**
+   * Before a model call: write the turn's deferred records if a model's answer is among them
+   * (so a crash costs at most the call about to be made); otherwise they wait for the next
+   * write — the environment and bookkeeping a crash re-runs in process (see `deferred`).
+   */
+  beforeModelCall(turnId: string): Effect.Effect<void, StoreError> {
+    return this.answers.has(turnId) ? this.flush(turnId) : Effect.void;
+  }
+
+  /**
+   * Before a tool attempt runs: a non-idempotent one records "started" (with the waiting
+   * records, in one transaction); an idempotent one writes only the waiting records (no row
+   * of its own: a cut-off attempt runs again whether or not its row says "started").
+   */
+  attemptStarted(
+    ids: JournalIds,
+    key: string,
+    hash: string,
+    idempotent: boolean,
+  ): Effect.Effect<void, StoreError> {
+    return idempotent ? this.flush(ids.turnId) : this.record(ids, key, hash, "started");
+  }
+
+  /** Take the turn's waiting records off the queue (they are being written); whether an answer was among them. */
+  private take(turnId: string): boolean {
+    this.deferred.delete(turnId);
+    return this.answers.delete(turnId);
+  }
+
+  private requeue(turnId: string, entries: readonly JournalEntry[], answered: boolean): void {
     const later = this.deferred.get(turnId) ?? [];
     this.deferred.set(turnId, [...entries, ...later]);
+    if (answered) this.answers.add(turnId);
   }
 
   /** Drop the turn's deferred records: it committed, and the commit deletes its journal. */
   discard(turnId: string): void {
-    this.deferred.delete(turnId);
+    this.take(turnId);
   }
 
   private write(store: SessionStoreShape, entries: readonly JournalEntry[]): Effect.Effect<void, StoreError> {
@@ -321,6 +380,30 @@ export class Journal {
     if (this.backend)
       return this.runOnBackend(this.backend, ids, key, envelope, effect, encodeOrSchema, decode, options);
     if (!this.store) return Effect.map(effect, (value) => ({ value, replayed: false }));
+    if (defer && !Schema.isSchema(encodeOrSchema) && this.fresh.has(ids.turnId)) {
+      // the per-step path: a turn begun here has nothing recorded to find — run, queue the record
+      const hash = Journal.hash(envelope);
+      const encode = (encodeOrSchema as ((a: A) => unknown) | undefined) ?? ((a: A) => a);
+      const answer = options?.answer === true;
+      return Effect.flatMap(effect, (value) =>
+        Effect.clockWith((clock) => {
+          const outcome = encode(value);
+          this.queue(
+            {
+              key,
+              sessionId: ids.sessionId,
+              turnId: ids.turnId,
+              hash,
+              status: "completed",
+              ...(outcome !== undefined ? { outcome } : {}),
+              updatedAt: clock.unsafeCurrentTimeMillis(),
+            },
+            answer,
+          );
+          return Effect.succeed({ value, replayed: false });
+        }),
+      );
+    }
     let codec: Codec<A>;
     if (Schema.isSchema(encodeOrSchema)) codec = codecOf(encodeOrSchema as Schema.Schema<A, unknown>, key);
     else {
@@ -346,7 +429,15 @@ export class Journal {
       yield* this.check(entry, key, hash);
       if (entry?.status === "completed") return { value: yield* codec.decode(entry.outcome), replayed: true };
       const value = yield* effect;
-      yield* this.record(ids, key, hash, "completed", yield* codec.encode(value), defer);
+      yield* this.record(
+        ids,
+        key,
+        hash,
+        "completed",
+        yield* codec.encode(value),
+        defer,
+        options?.answer === true,
+      );
       return { value, replayed: false };
     });
   }

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { type MockReply, startMockServer } from "@lash/providers/testing";
 import type { Message } from "@lash/sansio";
 import { afterEach, describe, expect, it } from "vitest";
+import { openSqliteStore } from "../src/store/promise.ts";
 import { killWorker, startWorker, type WorkerRun } from "./crash/process.ts";
 
 const worker = join(import.meta.dirname, "crash", "worker.ts");
@@ -98,6 +99,46 @@ describe("crash-resume (SIGKILL in a child process, reopen the same database)", 
       "tool",
       "assistant",
     ]);
+    noDuplicateIds(view.messages);
+  });
+
+  it('(a\') during the LLM stream after an idempotent tool completed (no "started" row, bookkeeping not yet written): the tool is not run again', async () => {
+    const { server, db, counter, baseUrl } = await setup([
+      text("ready"),
+      toolCall("idem_effect", "read"),
+      { text: "never finished", hangAfterChunks: 1 },
+    ]);
+    const sessionId = await firstTurn(db, baseUrl, counter);
+    const run = start([db, baseUrl, counter, "turn", "none", sessionId]);
+    await server.waitForRequests(3);
+    await kill(run);
+    expect(counterLines(counter)).toEqual(["read"]);
+    // on disk at the kill: the first answer and the attempt's completion; the batch's own record waits
+    const opened = await openSqliteStore({ filename: db });
+    const pending = await opened.store.pendingTurn(sessionId);
+    const journal = await opened.store.journalForTurn(sessionId, pending!.turnId);
+    await opened.close();
+    const statusOf = (re: RegExp) => journal.filter((e) => re.test(e.key)).map((e) => e.status);
+    expect(statusOf(/:callLlm:\d+$/)).toEqual(["completed"]);
+    expect(statusOf(/:runTools:\d+:child:.*:attempt:1$/)).toEqual(["completed"]);
+    expect(statusOf(/:runTools:\d+$/)).toEqual([]);
+    server.enqueue(text("all done"));
+    const line = await finish(start([db, baseUrl, counter, "resume", "none", sessionId]));
+    expect(JSON.parse(line.slice(10))).toMatchObject({ text: "all done", resumed: true });
+    // the completed call and tool replay from the journal; the bookkeeping re-run in process asks the same
+    expect(server.requests).toHaveLength(4);
+    expect(server.requests[3]!.body).toEqual(server.requests[2]!.body);
+    expect(counterLines(counter)).toEqual(["read"]);
+    const view = await inspect(db, baseUrl, counter, sessionId);
+    expect(view.messages.map((m) => m.role)).toEqual([
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+      "tool",
+      "assistant",
+    ]);
+    expect(view.messages[4]!.parts[0]).toMatchObject({ type: "toolResult", isError: false });
     noDuplicateIds(view.messages);
   });
 

@@ -16,13 +16,13 @@ import {
   artifactRefsInJson,
   type CommitResult,
   CommitStampSchema,
+  checkCommitIds,
   chunks,
+  commitIds,
   corruptRow,
   decodePayload,
   decoderFor,
   decodeToolOutput,
-  duplicateNode,
-  foreignNode,
   forkWithoutOrigin,
   fromLastCompaction,
   type GraphNode,
@@ -440,24 +440,11 @@ function makeShape(
               duplicate: true,
             } as CommitResult;
           }
-          // 2. Compare-and-swap on the head revision.
-          if (row.head_revision !== c.expectedRevision) {
-            return yield* Effect.fail(revisionConflict(c.sessionId, c.expectedRevision, row.head_revision));
-          }
-          // 3. Validate the nodes.
-          const fresh = new Set<string>();
-          const outside: string[] = [];
-          for (const n of c.nodes) {
-            if (n.sessionId !== c.sessionId)
-              return yield* Effect.fail(foreignNode(n.id, n.sessionId, c.sessionId));
-            if (fresh.has(n.id)) return yield* Effect.fail(duplicateNode(n.id));
-            if (n.parentId !== null && !fresh.has(n.parentId)) outside.push(n.parentId);
-            fresh.add(n.id);
-          }
-          if (c.leafId !== null && !fresh.has(c.leafId)) outside.push(c.leafId);
-          const found = yield* existingNodes([...fresh, ...outside]);
-          for (const id of fresh) if (found.has(id)) return yield* Effect.fail(duplicateNode(id));
-          for (const id of outside) if (!found.has(id)) return yield* Effect.fail(nodeNotFound(id));
+          // 2–3. Compare-and-swap on the head revision; validate the nodes (the checks SqliteStore makes too).
+          const ids = commitIds(c, row.head_revision);
+          if (!("fresh" in ids)) return yield* Effect.fail(ids);
+          const refused = checkCommitIds(ids, yield* existingNodes([...ids.fresh, ...ids.outside]));
+          if (refused) return yield* Effect.fail(refused);
           // 4. Append the nodes, record their artifact references, move the leaf, bump.
           const refs: { artifact_id: string; node_id: string }[] = [];
           for (const part of chunks(c.nodes, NODE_CHUNK)) {

@@ -10,8 +10,12 @@ import type {
   SessionLease,
   SessionMode,
   SessionRecord,
+  StoreConflict,
+  StoreError,
+  TurnCommit,
   UsageRow,
 } from "../store.ts";
+import { duplicateNode, foreignNode, nodeNotFound, revisionConflict } from "./errors.ts";
 import {
   decoderFor,
   JournalEntrySchema,
@@ -210,6 +214,43 @@ export const toLease = (r: LeaseRow): SessionLease => ({
   heartbeatAt: r.heartbeat_at,
   expiresAt: r.expires_at,
 });
+
+/** What a commit brings (`fresh`: its node ids) and points at outside itself (`outside`: parents, the leaf). */
+export interface CommitIds {
+  readonly fresh: ReadonlySet<string>;
+  readonly outside: readonly string[];
+}
+
+/**
+ * A turn commit's checks before the store is read (shared by SqliteStore and
+ * @lash/store-postgres): the compare-and-swap on the head revision, then every node of
+ * the committing session and no id twice. Returns the ids to look up (`fresh` and
+ * `outside`), or why the commit is refused; `checkCommitIds` takes what the lookup found.
+ */
+export function commitIds(
+  c: Pick<TurnCommit, "sessionId" | "expectedRevision" | "nodes" | "leafId">,
+  headRevision: number,
+): CommitIds | StoreError | StoreConflict {
+  if (headRevision !== c.expectedRevision)
+    return revisionConflict(c.sessionId, c.expectedRevision, headRevision);
+  const fresh = new Set<string>();
+  const outside: string[] = [];
+  for (const n of c.nodes) {
+    if (n.sessionId !== c.sessionId) return foreignNode(n.id, n.sessionId, c.sessionId);
+    if (fresh.has(n.id)) return duplicateNode(n.id);
+    if (n.parentId !== null && !fresh.has(n.parentId)) outside.push(n.parentId);
+    fresh.add(n.id);
+  }
+  if (c.leafId !== null && !fresh.has(c.leafId)) outside.push(c.leafId);
+  return { fresh, outside };
+}
+
+/** The second half of the commit checks: no fresh id is stored already (ids are global), every outside id is. */
+export function checkCommitIds(ids: CommitIds, found: { has(id: string): boolean }): StoreError | undefined {
+  for (const id of ids.fresh) if (found.has(id)) return duplicateNode(id);
+  for (const id of ids.outside) if (!found.has(id)) return nodeNotFound(id);
+  return undefined;
+}
 
 export function chunks<A>(xs: readonly A[], size: number): A[][] {
   const out: A[][] = [];

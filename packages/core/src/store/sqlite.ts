@@ -26,26 +26,23 @@ import {
   type ListOptions,
   type PendingTurn,
   type SchemaTooNew,
-  type SessionLease,
   type SessionNotFound,
   type SessionRecord,
   SessionStore,
   type SessionStoreShape,
+  type StoreConflict,
   type StoreCorrupt,
   StoreError,
   type ToolOutputRecord,
   type TurnCommit,
 } from "../store.ts";
-import { ARTIFACT_CHUNK_BYTES, ARTIFACT_FILE_BYTES, artifactRefsInJson } from "./artifacts.ts";
+import { ARTIFACT_CHUNK_BYTES, ARTIFACT_FILE_BYTES } from "./artifacts.ts";
 import {
-  duplicateNode,
-  foreignNode,
   forkWithoutOrigin,
   nodeNotFound,
   revisionConflict,
   sessionExists,
   sessionNotFound,
-  turnHashConflict,
 } from "./errors.ts";
 import { describeLockHolders } from "./lock-holders.ts";
 import {
@@ -53,20 +50,14 @@ import {
   chunks,
   decodeToolOutput,
   type JournalRow,
-  type LeaseRow,
-  type PendingRow,
   type SessionColumns,
   type ToolOutputRow,
   toArtifact,
   toJournal,
-  toJson,
-  toLease,
-  toPending,
   toRecord,
   toUsage,
   type UsageDbRow,
 } from "./rows.ts";
-import { CommitStampSchema, jsonDecoderFor } from "./schema.ts";
 import * as SqliteClient from "./sqlite-client.ts";
 import {
   appendSegment,
@@ -88,6 +79,7 @@ import {
   sqliteMigrations,
   tooNew,
 } from "./sqlite-schema.ts";
+import { prepareWrites, Refusal, type SqliteWrites } from "./sqlite-write.ts";
 
 export { SQLITE_SCHEMA_VERSION, sqliteMigrations } from "./sqlite-schema.ts";
 
@@ -113,17 +105,8 @@ interface SessionRow extends SessionColumns {
 
 type NodeRow = NodeColumns;
 
-/** A stored node's place: its line and depth, and the deepest node of its line. */
-interface Placed {
-  readonly session_id: string;
-  readonly line: number | null;
-  readonly depth: number | null;
-  readonly tip: number | null;
-}
-
 // Decoders compiled once (store/schema.ts). Each throws a StoreError naming the
 // row; the store's guard turns the throw into a typed failure.
-const decodeStamp = jsonDecoderFor(CommitStampSchema);
 
 interface ArtifactRow extends ArtifactColumns {
   readonly on_disk: number;
@@ -380,42 +363,30 @@ function makeShape(
     guard(immediate(effect).pipe(Effect.withMaxOpsBeforeYield(Number.MAX_SAFE_INTEGER)));
 
   const db = SqliteClient.databaseOf(sql);
-  interface Hot {
-    readonly journalGet: Statement;
-    readonly journalPut: Statement;
-    readonly journalPutMany: (entries: readonly JournalEntry[]) => void;
-  }
-  let prepared: Hot | undefined;
-  const putJournal = (st: Hot, e: JournalEntry) => {
-    const outcome = e.outcome === undefined ? null : JSON.stringify(e.outcome);
-    st.journalPut.run(e.key, e.sessionId, e.turnId, e.hash, e.status, outcome, e.updatedAt);
-  };
-  /** A hot statement, prepared on first use (after the migrations made its table). */
-  const hot = <A>(f: (st: Hot) => A): Effect.Effect<A, SqlError> =>
-    Effect.try({
+  let writes: SqliteWrites | undefined;
+  /**
+   * The write path (store/sqlite-write.ts: statements prepared once, on first use — after the
+   * migrations made their tables — each method one synchronous transaction): a refusal keeps its
+   * typed failure, SQLite's errors and defects become StoreErrors as `guard` makes them.
+   */
+  const hot = <A, E extends SessionNotFound | StoreConflict = never>(
+    f: (w: SqliteWrites) => A,
+  ): Effect.Effect<A, NoInfer<E> | StoreError> =>
+    Effect.try<A, E | StoreError>({
       try: () => {
         if (!db) throw new Error("the SQLite handle is not available");
-        if (!prepared) {
-          const journalPut = db.prepare(
-            `INSERT INTO journal (key, session_id, turn_id, hash, status, outcome_json, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?)
-             ON CONFLICT (key) DO UPDATE SET session_id = excluded.session_id, turn_id = excluded.turn_id,
-               hash = excluded.hash, status = excluded.status, outcome_json = excluded.outcome_json,
-               updated_at = excluded.updated_at`,
-          );
-          const some: Hot = {
-            journalGet: db.prepare("SELECT * FROM journal WHERE key = ?"),
-            journalPut,
-            // one transaction: BEGIN … COMMIT run synchronously, nothing else interleaves
-            journalPutMany: db.transaction((entries: readonly JournalEntry[]) => {
-              for (const e of entries) putJournal(some, e);
-            }),
-          };
-          prepared = some;
-        }
-        return f(prepared);
+        writes ??= prepareWrites(db);
+        return f(writes);
       },
-      catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" }),
+      catch: (cause) => {
+        if (cause instanceof Refusal) return cause.error as E | StoreError;
+        const code = (cause as { code?: unknown } | null)?.code;
+        if (typeof code === "string" && code.startsWith("SQLITE_"))
+          return toStoreError(new SqlError({ cause, message: "Failed to execute statement" }));
+        return cause instanceof StoreError
+          ? new StoreError({ message: `${filename}: ${cause.message}`, cause })
+          : new StoreError({ message: `${filename}: ${String(cause)}`, cause });
+      },
     });
 
   const liveRow = (id: string) =>
@@ -456,69 +427,6 @@ function makeShape(
         for (const r of rows) found.add(r.id);
       }
       return found;
-    });
-
-  /**
-   * Which of these node ids exist, with the place (line, depth, how far the
-   * line runs) of each: one indexed read, which commit also uses to place
-   * the nodes it appends.
-   */
-  const nodePlaces = (nodeIds: readonly string[]) =>
-    Effect.gen(function* () {
-      const found = new Map<string, Placed>();
-      for (const part of chunks([...new Set(nodeIds)], ID_CHUNK)) {
-        const rows = yield* sql<{
-          id: string;
-          session_id: string;
-          line: number | null;
-          depth: number | null;
-          tip: number | null;
-        }>`SELECT id, session_id, line, depth,
-              (SELECT max(t.depth) FROM nodes t WHERE t.line = n.line) AS tip
-            FROM nodes n WHERE ${sql.in("id", part)}`;
-        for (const r of rows) found.set(r.id, r);
-      }
-      return found;
-    });
-
-  /**
-   * Lines and depths for a commit's nodes (parents first), from the places of
-   * their stored parents. New lines (a root, a branch, a fork's first node) are
-   * numbered after the highest one — read only when the commit starts one.
-   */
-  const placeNodes = (nodes: TurnCommit["nodes"], stored: ReadonlyMap<string, Placed>) =>
-    Effect.gen(function* () {
-      if (nodes.length === 0) return [];
-      let provisional = 0;
-      const { places, lines } = assignLines(
-        nodes,
-        (id) => {
-          const p = stored.get(id);
-          return p && p.line !== null && p.depth !== null
-            ? { line: p.line, depth: p.depth, sessionId: p.session_id }
-            : undefined;
-        },
-        (line) => {
-          for (const p of stored.values()) if (p.line === line && p.tip !== null) return p.tip;
-          return undefined;
-        },
-        () => --provisional,
-      );
-      if (lines.length === 0) return places;
-      // the highest line any node or line row carries (a repaired file may hold nodes whose line row was lost)
-      const base =
-        (yield* sql<{ m: number | null }>`SELECT max(
-          (SELECT max(line) FROM node_lines), (SELECT max(line) FROM nodes)) AS m`)[0]?.m ?? 0;
-      const number = (line: number) => (line < 0 ? base - line : line);
-      yield* insertLines(
-        sql,
-        lines.map((l) => ({
-          ...l,
-          line: number(l.line),
-          parent: l.parent && { line: number(l.parent.line), depth: l.parent.depth },
-        })),
-      );
-      return places.map((p) => ({ line: number(p.line), depth: p.depth }));
     });
 
   const hasDependents = (id: string) =>
@@ -729,16 +637,7 @@ function makeShape(
     );
 
   const store: SessionStoreShape = {
-    createSession: Effect.fn("SqliteStore.createSession")(function* (record: SessionRecord) {
-      return yield* write(
-        Effect.gen(function* () {
-          const exists = yield* sql`SELECT 1 FROM sessions WHERE id = ${record.id}`;
-          if (exists.length > 0) return yield* Effect.fail(sessionExists(record.id));
-          yield* insertSession(record);
-          return record;
-        }),
-      );
-    }),
+    createSession: (record: SessionRecord) => hot((w) => w.createSession(record)),
 
     getSession: Effect.fn("SqliteStore.getSession")(function* (id: string) {
       return yield* guard(Effect.map(requireLive(id), toRecord));
@@ -829,112 +728,7 @@ function makeShape(
       );
     }),
 
-    commit: Effect.fn("SqliteStore.commit")(function* (c: TurnCommit) {
-      return yield* write(
-        Effect.gen(function* () {
-          const row = yield* requireLive(c.sessionId);
-          // 1. The stamp: a retry of a committed turn is a no-op.
-          const stamp = (yield* sql<{ hash: string; result_json: string }>`
-            SELECT hash, result_json FROM turn_commits WHERE session_id = ${c.sessionId} AND turn_id = ${c.turnId}`)[0];
-          if (stamp) {
-            if (stamp.hash !== c.hash) return yield* Effect.fail(turnHashConflict(c.sessionId, c.turnId));
-            const stored = decodeStamp(
-              stamp.result_json,
-              `commit stamp of turn ${c.turnId} of session ${c.sessionId}`,
-            )!;
-            return {
-              headRevision: stored.headRevision,
-              leafId: stored.leafId,
-              duplicate: true,
-            } as CommitResult;
-          }
-          // 2. Compare-and-swap on the head revision.
-          if (row.head_revision !== c.expectedRevision) {
-            return yield* Effect.fail(revisionConflict(c.sessionId, c.expectedRevision, row.head_revision));
-          }
-          // 3. Validate the nodes: own session, fresh ids, parents and leaf that exist.
-          const fresh = new Set<string>();
-          const outside: string[] = [];
-          for (const n of c.nodes) {
-            if (n.sessionId !== c.sessionId)
-              return yield* Effect.fail(foreignNode(n.id, n.sessionId, c.sessionId));
-            if (fresh.has(n.id)) return yield* Effect.fail(duplicateNode(n.id));
-            if (n.parentId !== null && !fresh.has(n.parentId)) outside.push(n.parentId);
-            fresh.add(n.id);
-          }
-          if (c.leafId !== null && !fresh.has(c.leafId)) outside.push(c.leafId);
-          const found = yield* nodePlaces([...fresh, ...outside]);
-          for (const id of fresh) if (found.has(id)) return yield* Effect.fail(duplicateNode(id));
-          for (const id of outside) if (!found.has(id)) return yield* Effect.fail(nodeNotFound(id));
-          // 4. Place the nodes on lines, append them, move the leaf, bump.
-          const places = yield* placeNodes(c.nodes, found);
-          let at = 0;
-          const refs: { artifact_id: string; node_id: string }[] = [];
-          for (const part of chunks(c.nodes, NODE_CHUNK)) {
-            yield* sql`INSERT INTO nodes ${sql.insert(
-              part.map((n) => {
-                const payloadJson = toJson(n.payload);
-                for (const a of artifactRefsInJson(payloadJson)) refs.push({ artifact_id: a, node_id: n.id });
-                return {
-                  line: places[at]!.line,
-                  depth: places[at++]!.depth,
-                  id: n.id,
-                  session_id: n.sessionId,
-                  parent_id: n.parentId,
-                  frame_id: n.frameId,
-                  kind: n.kind,
-                  turn_id: n.turnId,
-                  payload_json: payloadJson,
-                  created_at: n.createdAt,
-                };
-              }),
-            )}`;
-          }
-          // the artifacts the nodes refer to (garbage collection keeps them while a node does)
-          for (const part of chunks(refs, NODE_CHUNK))
-            yield* sql`INSERT OR IGNORE INTO artifact_refs ${sql.insert(part)}`;
-          const headRevision = row.head_revision + 1;
-          yield* sql`UPDATE sessions SET
-              leaf_id = ${c.leafId},
-              head_revision = ${headRevision},
-              turn_count = turn_count + 1,
-              updated_at = ${c.updatedAt},
-              title = COALESCE(${c.title ?? null}, title),
-              frame_id = COALESCE(${c.frameId ?? null}, frame_id),
-              model = COALESCE(${c.model ?? null}, model),
-              state_json = COALESCE(${c.state !== undefined ? JSON.stringify(c.state) : null}, state_json)
-            WHERE id = ${c.sessionId}`;
-          // 5. Usage rows; absent buckets stay NULL.
-          if (c.usage.length > 0) {
-            yield* sql`INSERT INTO usage ${sql.insert(
-              c.usage.map((u) => ({
-                session_id: c.sessionId,
-                turn_id: u.turnId,
-                source: u.source,
-                model: u.model,
-                input: u.usage.input ?? null,
-                output: u.usage.output ?? null,
-                reasoning: u.usage.reasoning ?? null,
-                cache_read: u.usage.cacheRead ?? null,
-                cache_write: u.usage.cacheWrite ?? null,
-                cost_usd: u.costUsd ?? null,
-              })),
-            )}`;
-          }
-          // 6. The stamp; the turn's journal and pending row are done with.
-          const result = { headRevision, leafId: c.leafId };
-          yield* sql`INSERT INTO turn_commits ${sql.insert({
-            session_id: c.sessionId,
-            turn_id: c.turnId,
-            hash: c.hash,
-            result_json: JSON.stringify(result),
-          })}`;
-          yield* sql`DELETE FROM journal WHERE session_id = ${c.sessionId} AND turn_id = ${c.turnId}`;
-          yield* sql`DELETE FROM pending_turns WHERE session_id = ${c.sessionId} AND turn_id = ${c.turnId}`;
-          return { ...result, duplicate: false } as CommitResult;
-        }),
-      );
-    }),
+    commit: (c: TurnCommit) => hot<CommitResult, SessionNotFound | StoreConflict>((w) => w.commit(c)),
 
     setLeaf: Effect.fn("SqliteStore.setLeaf")(function* (
       sessionId: string,
@@ -999,26 +793,13 @@ function makeShape(
       );
     }),
 
-    // The journal is written at every step of a turn: its two statements are prepared once
-    // and run directly (one autocommit statement each, on disk before the next step starts).
-    journalGet: (key: string) =>
-      guard(
-        // a row that does not decode is a defect the guard reports as a StoreError naming the key
-        Effect.map(
-          hot((st) => st.journalGet.get(key) as JournalRow | undefined),
-          (row) => (row ? toJournal(row) : undefined),
-        ),
-      ),
+    // The journal is written at every step of a turn: prepared statements, run directly
+    // (one autocommit statement for one entry, one transaction for several).
+    journalGet: (key: string) => hot((w) => w.journalGet(key)),
 
-    journalPut: (e: JournalEntry) => guard(hot((st) => putJournal(st, e))),
+    journalPut: (e: JournalEntry) => hot((w) => w.journalPut(e)),
 
-    journalPutMany: (entries: readonly JournalEntry[]) =>
-      guard(
-        hot((st) => {
-          if (entries.length === 1) return putJournal(st, entries[0]!);
-          st.journalPutMany(entries);
-        }),
-      ),
+    journalPutMany: (entries: readonly JournalEntry[]) => hot((w) => w.journalPutMany(entries)),
 
     journalForTurn: Effect.fn("SqliteStore.journalForTurn")(function* (sessionId: string, turnId: string) {
       return yield* guard(
@@ -1029,33 +810,9 @@ function makeShape(
       );
     }),
 
-    beginTurn: Effect.fn("SqliteStore.beginTurn")(function* (t: PendingTurn) {
-      yield* write(
-        Effect.gen(function* () {
-          if (!(yield* liveRow(t.sessionId))) {
-            return yield* Effect.fail(
-              new StoreError({ message: `cannot begin a turn: session ${t.sessionId} not found` }),
-            );
-          }
-          yield* sql`INSERT OR REPLACE INTO pending_turns ${sql.insert({
-            session_id: t.sessionId,
-            turn_id: t.turnId,
-            input_json: toJson(t.input),
-            expected_revision: t.expectedRevision,
-            started_at: t.startedAt,
-            resume_attempts: t.resumeAttempts ?? 0,
-          })}`;
-        }),
-      );
-    }),
+    beginTurn: (t: PendingTurn) => hot((w) => w.beginTurn(t)),
 
-    pendingTurn: Effect.fn("SqliteStore.pendingTurn")(function* (sessionId: string) {
-      return yield* guard(
-        Effect.map(sql<PendingRow>`SELECT * FROM pending_turns WHERE session_id = ${sessionId}`, (rows) =>
-          rows[0] ? toPending(rows[0]) : undefined,
-        ),
-      );
-    }),
+    pendingTurn: (sessionId: string) => hot((w) => w.pendingTurn(sessionId)),
 
     abandonTurn: Effect.fn("SqliteStore.abandonTurn")(function* (sessionId: string, turnId: string) {
       yield* write(
@@ -1077,50 +834,10 @@ function makeShape(
       return rows[0]?.resume_attempts ?? 0;
     }),
 
-    acquireLease: Effect.fn("SqliteStore.acquireLease")(function* (req: LeaseRequest) {
-      return yield* write(
-        Effect.gen(function* () {
-          yield* requireLive(req.sessionId);
-          const row =
-            (yield* sql<LeaseRow>`SELECT * FROM session_leases WHERE session_id = ${req.sessionId}`)[0];
-          const ours = row?.holder === req.holder;
-          if (row && !ours && row.holder !== req.replacing && req.now < row.expires_at)
-            return { acquired: false, lease: toLease(row) } as LeaseAttempt;
-          const lease: SessionLease = {
-            sessionId: req.sessionId,
-            holder: req.holder,
-            pid: req.pid,
-            host: req.host,
-            acquiredAt: ours && row ? row.acquired_at : req.now,
-            heartbeatAt: req.now,
-            expiresAt: req.now + req.ttlMs,
-          };
-          yield* sql`INSERT OR REPLACE INTO session_leases ${sql.insert({
-            session_id: lease.sessionId,
-            holder: lease.holder,
-            pid: lease.pid,
-            host: lease.host,
-            acquired_at: lease.acquiredAt,
-            heartbeat_at: lease.heartbeatAt,
-            expires_at: lease.expiresAt,
-          })}`;
-          return { acquired: true, lease } as LeaseAttempt;
-        }),
-      );
-    }),
+    acquireLease: (req: LeaseRequest) => hot<LeaseAttempt, SessionNotFound>((w) => w.acquireLease(req)),
 
-    renewLease: Effect.fn("SqliteStore.renewLease")(function* (
-      sessionId: string,
-      holder: string,
-      now: number,
-      ttlMs: number,
-    ) {
-      const rows = yield* write(
-        sql<LeaseRow>`UPDATE session_leases SET heartbeat_at = ${now}, expires_at = ${now + ttlMs}
-          WHERE session_id = ${sessionId} AND holder = ${holder} RETURNING *`,
-      );
-      return rows[0] ? toLease(rows[0]) : undefined;
-    }),
+    renewLease: (sessionId: string, holder: string, now: number, ttlMs: number) =>
+      hot((w) => w.renewLease(sessionId, holder, now, ttlMs)),
 
     putToolOutput: Effect.fn("SqliteStore.putToolOutput")(function* (o: ToolOutputRecord) {
       yield* write(
@@ -1278,14 +995,9 @@ function makeShape(
       return { removed: gone.map((r) => r.id), bytes: gone.reduce((n, r) => n + r.size, 0) };
     }),
 
-    releaseLease: Effect.fn("SqliteStore.releaseLease")(function* (sessionId: string, holder: string) {
-      yield* write(sql`DELETE FROM session_leases WHERE session_id = ${sessionId} AND holder = ${holder}`);
-    }),
+    releaseLease: (sessionId: string, holder: string) => hot((w) => w.releaseLease(sessionId, holder)),
 
-    getLease: Effect.fn("SqliteStore.getLease")(function* (sessionId: string) {
-      const rows = yield* guard(sql<LeaseRow>`SELECT * FROM session_leases WHERE session_id = ${sessionId}`);
-      return rows[0] ? toLease(rows[0]) : undefined;
-    }),
+    getLease: (sessionId: string) => hot((w) => w.getLease(sessionId)),
   };
   return store;
 }

@@ -167,10 +167,10 @@ export const callLlm = step("lash.turn.callLlm")(function* (scope: TurnScope, ef
         request: requestDigest(scope, request),
       }
     : undefined;
-  // what the model is told must be on disk before it is asked: the step's waiting records go first
-  const call = Effect.zipRight(journal.flush(scope.turnId), callModel(scope, request));
+  // a model's answer still waiting is written before the next call (journal.ts `deferred`: the rule)
+  const call = Effect.zipRight(journal.beforeModelCall(scope.turnId), callModel(scope, request));
   const r = yield* journal
-    .onceDeferred(scope.ids, scope.keyOf(effect), envelope, call, LlmResult)
+    .onceDeferred(scope.ids, scope.keyOf(effect), envelope, call, LlmResult, { answer: true })
     .pipe(Effect.mapError(scope.failTurn));
   const t1 = yield* Clock.currentTimeMillis;
   if (r.replayed && r.value.ok) {
