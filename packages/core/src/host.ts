@@ -79,16 +79,45 @@ export interface ToolCatalogShape {
 /** Session-state key of a session's tool allow-list (`createSession({ tools })`). */
 export const TOOL_ALLOW_KEY = "lash.tools";
 
+/** Per session record (one per turn): what its catalog was built from, and the map. */
+const built = new WeakMap<
+  SessionRecord,
+  {
+    readonly plugins: readonly Plugin[];
+    readonly dynamics: readonly (readonly ToolDefinition[])[];
+    readonly tools: readonly (readonly ToolDefinition[] | undefined)[];
+    readonly map: Map<string, ToolDefinition>;
+  }
+>();
+
+const sameList = <A>(a: readonly A[], b: readonly A[]): boolean => {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+};
+
 export class ToolCatalog extends Context.Tag("@lash/core/ToolCatalog")<ToolCatalog, ToolCatalogShape>() {
   static make(host: PluginHostShape): ToolCatalogShape {
     return {
       forSession: (session) =>
         Effect.gen(function* () {
+          const plugins = host.plugins(session.id);
+          const dynamics: (readonly ToolDefinition[])[] = [];
+          for (const plugin of plugins) if (plugin.dynamicTools) dynamics.push(yield* plugin.dynamicTools());
+          // the same plugins, tool lists and allow-list as the last call for this record: the same map
+          const last = built.get(session);
+          if (last && sameList(last.plugins, plugins) && sameList(last.dynamics, dynamics)) {
+            let same = true;
+            for (let i = 0; i < plugins.length && same; i++) same = last.tools[i] === plugins[i]!.tools;
+            if (same) return last.map;
+          }
           const map = new Map<string, ToolDefinition>();
-          for (const plugin of host.plugins(session.id)) {
+          let d = 0;
+          for (const plugin of plugins) {
             for (const tool of plugin.tools ?? []) if (!map.has(tool.name)) map.set(tool.name, tool);
             if (plugin.dynamicTools) {
-              const dynamic = yield* plugin.dynamicTools();
+              const dynamic = dynamics[d++]!;
               for (const tool of dynamic) if (!map.has(tool.name)) map.set(tool.name, tool);
             }
           }
@@ -102,6 +131,7 @@ export class ToolCatalog extends Context.Tag("@lash/core/ToolCatalog")<ToolCatal
               if (!allowed.has(name) && !prefixes.some((p) => name.startsWith(p)) && tool.helper !== true)
                 map.delete(name);
           }
+          built.set(session, { plugins, dynamics, tools: plugins.map((p) => p.tools), map });
           return map;
         }),
     };

@@ -46,6 +46,8 @@ export const dispatchTools = (
       journal: scope.rt.journal,
       batchKey,
       emit: scope.emitEffect,
+      emitNow: scope.emit,
+      projectsAsIs: scope.projectsAsIs,
       signal: scope.signal,
       host: scope.toolHost,
       ...(scope.rt.dispatch ? { options: scope.rt.dispatch } : {}),
