@@ -74,6 +74,8 @@ export class PluginHost extends Context.Tag("@lash/core/PluginHost")<PluginHost,
 /** The tools a session sees this turn: every plugin's tools, narrowed by the session's allow-list. */
 export interface ToolCatalogShape {
   forSession(session: SessionRecord): Effect.Effect<Map<string, ToolDefinition>>;
+  /** `forSession` without an effect, when it needs none (no plugin has dynamic tools); else undefined. */
+  forSessionNow?(session: SessionRecord): Map<string, ToolDefinition> | undefined;
 }
 
 /** Session-state key of a session's tool allow-list (`createSession({ tools })`). */
@@ -99,41 +101,53 @@ const sameList = <A>(a: readonly A[], b: readonly A[]): boolean => {
 
 export class ToolCatalog extends Context.Tag("@lash/core/ToolCatalog")<ToolCatalog, ToolCatalogShape>() {
   static make(host: PluginHostShape): ToolCatalogShape {
+    const build = (
+      session: SessionRecord,
+      plugins: readonly Plugin[],
+      dynamics: (readonly ToolDefinition[])[],
+    ) => {
+      // the same plugins, tool lists and allow-list as the last call for this record: the same map
+      const last = built.get(session);
+      if (last && sameList(last.plugins, plugins) && sameList(last.dynamics, dynamics)) {
+        let same = true;
+        for (let i = 0; i < plugins.length && same; i++) same = last.tools[i] === plugins[i]!.tools;
+        if (same) return last.map;
+      }
+      const map = new Map<string, ToolDefinition>();
+      let d = 0;
+      for (const plugin of plugins) {
+        for (const tool of plugin.tools ?? []) if (!map.has(tool.name)) map.set(tool.name, tool);
+        if (plugin.dynamicTools) {
+          const dynamic = dynamics[d++]!;
+          for (const tool of dynamic) if (!map.has(tool.name)) map.set(tool.name, tool);
+        }
+      }
+      const allow = session.state[TOOL_ALLOW_KEY] as readonly string[] | undefined;
+      if (allow) {
+        const allowed = new Set(allow);
+        // a trailing `*` grants a prefix (`mcp__github__*`: every tool of that MCP server)
+        const prefixes = allow.filter((a) => a.endsWith("*")).map((a) => a.slice(0, -1));
+        // helper tools (`helper: true`, e.g. read_output) follow their plugin's availability
+        for (const [name, tool] of [...map])
+          if (!allowed.has(name) && !prefixes.some((p) => name.startsWith(p)) && tool.helper !== true)
+            map.delete(name);
+      }
+      built.set(session, { plugins, dynamics, tools: plugins.map((p) => p.tools), map });
+      return map;
+    };
     return {
       forSession: (session) =>
         Effect.gen(function* () {
           const plugins = host.plugins(session.id);
           const dynamics: (readonly ToolDefinition[])[] = [];
           for (const plugin of plugins) if (plugin.dynamicTools) dynamics.push(yield* plugin.dynamicTools());
-          // the same plugins, tool lists and allow-list as the last call for this record: the same map
-          const last = built.get(session);
-          if (last && sameList(last.plugins, plugins) && sameList(last.dynamics, dynamics)) {
-            let same = true;
-            for (let i = 0; i < plugins.length && same; i++) same = last.tools[i] === plugins[i]!.tools;
-            if (same) return last.map;
-          }
-          const map = new Map<string, ToolDefinition>();
-          let d = 0;
-          for (const plugin of plugins) {
-            for (const tool of plugin.tools ?? []) if (!map.has(tool.name)) map.set(tool.name, tool);
-            if (plugin.dynamicTools) {
-              const dynamic = dynamics[d++]!;
-              for (const tool of dynamic) if (!map.has(tool.name)) map.set(tool.name, tool);
-            }
-          }
-          const allow = session.state[TOOL_ALLOW_KEY] as readonly string[] | undefined;
-          if (allow) {
-            const allowed = new Set(allow);
-            // a trailing `*` grants a prefix (`mcp__github__*`: every tool of that MCP server)
-            const prefixes = allow.filter((a) => a.endsWith("*")).map((a) => a.slice(0, -1));
-            // helper tools (`helper: true`, e.g. read_output) follow their plugin's availability
-            for (const [name, tool] of [...map])
-              if (!allowed.has(name) && !prefixes.some((p) => name.startsWith(p)) && tool.helper !== true)
-                map.delete(name);
-          }
-          built.set(session, { plugins, dynamics, tools: plugins.map((p) => p.tools), map });
-          return map;
+          return build(session, plugins, dynamics);
         }),
+      forSessionNow: (session) => {
+        const plugins = host.plugins(session.id);
+        for (const plugin of plugins) if (plugin.dynamicTools) return undefined;
+        return build(session, plugins, []);
+      },
     };
   }
 

@@ -8,7 +8,6 @@ import {
   midPlanKey,
   summaryMessage,
 } from "../compaction/compact.ts";
-import { requestTokens } from "../compaction/estimate.ts";
 import { TurnError } from "../runtime-api.ts";
 import type { GraphNode } from "../store.ts";
 import type { TurnScope } from "./scope.ts";
@@ -72,7 +71,8 @@ export const compactBetweenRounds = (
       // a round whose model call was made without a compaction is not compacted on a resume
       const called = yield* rt.journal.lookup(key).pipe(Effect.mapError(scope.failTurn));
       if (called !== undefined) return current;
-      const estimate = rt.calibration.scale(sessionId, requestTokens(current));
+      // counted incrementally: the turn's estimate adds only what is new since its last request
+      const estimate = rt.calibration.scale(sessionId, scope.estimate.of(current));
       if (estimate < (opts.threshold ?? DEFAULT_THRESHOLD) * window) return current;
       // the start of the latest round: everything before it can be summarised
       let start = request.messages.length - 1;

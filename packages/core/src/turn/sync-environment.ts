@@ -21,6 +21,17 @@ function sameTools(a: ReadonlyMap<string, ToolDefinition>, b: ReadonlyMap<string
   return true;
 }
 
+/** `syncEnvironment` without an effect: the previous answer when nothing changed and the catalog needs no effect. */
+export const syncNow = (scope: TurnScope, effect: SyncEnvironment) => {
+  const prev = scope.env;
+  const { journal, toolCatalog, pluginHost } = scope.rt;
+  if (prev === undefined || journal.backend || (scope.resumed && journal.enabled)) return undefined;
+  const now = toolCatalog.forSessionNow?.(scope.session);
+  if (now === undefined || !sameTools(scope.catalogNow, now)) return undefined;
+  if (pluginHost.systemPrompt(scope.session) !== prev.system) return undefined;
+  return { kind: "environmentSynced", effectId: effect.effectId, ...prev } as const;
+};
+
 /**
  * The `syncEnvironment` effect: the session's tool catalog and system prompt as they are now.
  *
