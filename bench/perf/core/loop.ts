@@ -15,7 +15,7 @@ const arg = (name: string, d: number) => {
   const i = process.argv.indexOf(name);
   return i >= 0 ? Number(process.argv[i + 1]) : d;
 };
-const ROUNDS = 20;
+const ROUNDS = arg("--rounds", 20);
 const SESSIONS = arg("--sessions", 50);
 const RUNS = arg("--runs", 5);
 const sqlite = process.argv.includes("--sqlite");

@@ -168,10 +168,17 @@ export const callLlm = step("lash.turn.callLlm")(function* (scope: TurnScope, ef
       }
     : undefined;
   // what the model is told must be on disk before it is asked: the step's waiting records go first
-  const call = Effect.zipRight(journal.flush(scope.turnId), callModel(scope, request));
-  const r = yield* journal
-    .onceDeferred(scope.ids, scope.keyOf(effect), envelope, call, LlmResult)
-    .pipe(Effect.mapError(scope.failTurn));
+  const r = journal.enabled
+    ? yield* journal
+        .onceDeferred(
+          scope.ids,
+          scope.keyOf(effect),
+          envelope,
+          Effect.zipRight(journal.flush(scope.turnId), callModel(scope, request)),
+          LlmResult,
+        )
+        .pipe(Effect.mapError(scope.failTurn))
+    : { value: yield* callModel(scope, request), replayed: false };
   const t1 = yield* Clock.currentTimeMillis;
   if (r.replayed && r.value.ok) {
     const full = r.value.response.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("");

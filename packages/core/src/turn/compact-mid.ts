@@ -49,6 +49,17 @@ export const compactBetweenRounds = (
   key: string,
   request: LlmRequest,
 ): Effect.Effect<LlmRequest, TurnError> =>
+  // no window to fit (or the turn's first call): the request as it is, without an effect per round
+  round === 0 || windowOf(scope) === undefined
+    ? Effect.succeed(substituted(scope, request))
+    : compactIfNeeded(scope, round, key, request);
+
+const compactIfNeeded = (
+  scope: TurnScope,
+  round: number,
+  key: string,
+  request: LlmRequest,
+): Effect.Effect<LlmRequest, TurnError> =>
   Effect.gen(function* () {
     const { rt, ids, sessionId } = scope;
     const opts = rt.compaction;

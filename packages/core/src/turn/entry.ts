@@ -225,7 +225,7 @@ export function turnEntries(rt: RuntimeContext): TurnEntries {
       };
       return {
         // pinned: `ActivityExpired` only when the turn outgrew the hub's capacity before it was read
-        events: l.hub.observe(from).pipe(Stream.takeUntil(ends), Stream.orDie),
+        events: Stream.suspend(() => l.hub.observe(from).pipe(Stream.takeUntil(ends), Stream.orDie)),
         result: Deferred.await(resultDeferred),
         cancel: Deferred.succeed(cancel, undefined).pipe(Effect.asVoid),
       };
