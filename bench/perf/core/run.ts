@@ -15,6 +15,7 @@ import {
 } from "@lash/core";
 import { ScriptedProvider } from "@lash/providers/testing";
 import { markdownTable, median, report } from "../util.ts";
+import { perSession } from "./rss.ts";
 import { loopScript } from "./script.ts";
 
 const ROUNDS = 20;
@@ -134,36 +135,11 @@ async function openTimes(): Promise<{ nodes: number; readViewMs: number; readVie
   return out;
 }
 
-async function idleRss(): Promise<{ rss: number; heap: number }> {
-  const lash = createLash({
-    store: MemoryStore,
-    provider: new ScriptedProvider(() => ({
-      events: [
-        { type: "textDelta", text: "hi" },
-        { type: "finish", reason: "stop" },
-      ],
-    })),
-  });
-  // warm everything up first so module and JIT memory is not attributed to sessions
-  const warm = await lash.createSession({ model: "test/model" });
-  await warm.turn("hello").result;
-  global.gc?.();
-  const before = process.memoryUsage();
-  const N = 1_000;
-  for (let i = 0; i < N; i++) {
-    const s = await lash.createSession({ model: "test/model" });
-    await s.turn("hello").result;
-  }
-  global.gc?.();
-  const after = process.memoryUsage();
-  await lash.close();
-  return { rss: (after.rss - before.rss) / N, heap: (after.heapUsed - before.heapUsed) / N };
-}
-
 const memory = await overhead("memory");
 const sqlite = await overhead("sqlite");
 const opens = await openTimes();
-const rss = await idleRss();
+const rss = await perSession(0, 1_000);
+const loopRss = await perSession(ROUNDS, 300);
 
 report({
   name: "core",
@@ -201,14 +177,25 @@ report({
     `Per open idle session (1,000 sessions kept in one runtime, one committed turn each, MemoryStore): ` +
       `RSS ${(rss.rss / 1024).toFixed(1)} KiB, JS heap ${(rss.heap / 1024).toFixed(1)} KiB` +
       (global.gc ? "" : " (run with --expose-gc for stable figures)"),
+    "",
+    `Per open session after a ${ROUNDS}-round tool loop (300 sessions kept, MemoryStore; the event log keeps a finished turn only for the 64 sessions that finished one most recently): ` +
+      `RSS ${(loopRss.rss / 1024).toFixed(1)} KiB, JS heap ${(loopRss.heap / 1024).toFixed(1)} KiB`,
   ].join("\n"),
-  results: { memory, sqlite, opens, perIdleSession: rss, rounds: ROUNDS, sessions: SESSIONS },
+  results: {
+    memory,
+    sqlite,
+    opens,
+    perIdleSession: rss,
+    perSessionAfterLoop: loopRss,
+    rounds: ROUNDS,
+    sessions: SESSIONS,
+  },
   goals: `Open (issue 16): a ${OPEN_GOAL_NODES.toLocaleString("en-US")}-node session in ≤ ${OPEN_GOAL_MS} ms — ${(() => {
     const o = opens.find((x) => x.nodes === OPEN_GOAL_NODES);
     return o
       ? `${o.readViewMs.toFixed(0)} ms wall, ${o.readViewMs <= OPEN_GOAL_MS ? "met" : "missed"}`
       : "not measured";
-  })()}. Round trip: no goal here (issue 16 sets it against the raw SDK loop: see peers). Idle sessions: no goal set.`,
+  })()}. Round trip: no goal here (issue 16 sets it against the raw SDK loop: see peers). Memory per session: no goal set.`,
   notes: [
     `Workload: ${SESSIONS} sessions × a ${ROUNDS}-round tool loop through the scripted provider (no HTTP); ` +
       "CPU is the process's user+system time divided by the number of model round trips. Every turn is checked (it must make all its tool calls), the untimed warm-up run's too.",

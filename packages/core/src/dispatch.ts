@@ -1,5 +1,6 @@
 import type { CompletedToolCall, PendingToolCall } from "@lash/sansio";
-import { abortWait, afterOn } from "@lash/sansio";
+import { abortWait, afterOn, isLiveClock } from "@lash/sansio";
+import type * as Clock from "effect/Clock";
 import * as Duration from "effect/Duration";
 import * as Effect from "effect/Effect";
 import * as Exit from "effect/Exit";
@@ -60,6 +61,10 @@ export interface DispatchContext {
   readonly host?: ToolHost;
   /** The approval step (absent: every call runs, nothing is asked — no work at all). */
   readonly governance?: DispatchGovernance;
+  /** `emit` without an effect (the turn's synchronous publisher): lets a lone call skip the effect plumbing. */
+  readonly emitNow?: (body: TurnActivityBody) => void;
+  /** `project` returns the output's content as it is (no projector): nothing to run after a call. */
+  readonly projectsAsIs?: boolean;
 }
 
 export interface BatchResult {
@@ -270,6 +275,17 @@ function supervised<A, E, E2>(
 }
 
 /**
+ * The clock, and the runtime only when the clock is not the live one (then timers run as fibers
+ * on it: `afterOn`); with the live clock they are plain timers and no runtime is built per call.
+ */
+const withTimers = <A, E>(
+  f: (clock: Clock.Clock, rt: Runtime.Runtime<never> | undefined) => Effect.Effect<A, E>,
+): Effect.Effect<A, E> =>
+  Effect.clockWith((clock) =>
+    isLiveClock(clock) ? f(clock, undefined) : Effect.flatMap(Effect.runtime<never>(), (rt) => f(clock, rt)),
+  );
+
+/**
  * `supervised` for a promise tool (`defineTool`), without a fiber: the promise is started at
  * once and raced, in one `Effect.async`, against the same timeout and cancel grace. Stopping it
  * is what interrupting `Effect.tryPromise` does — abort the attempt's `controller` (the tool's
@@ -286,58 +302,56 @@ function supervisedPromise<E2>(
     readonly onTimeout: () => E2;
   },
 ): Effect.Effect<ToolOutput | Cancelled, ToolFailure | E2> {
-  return Effect.flatMap(Effect.runtime<never>(), (rt) =>
-    Effect.clockWith((clock) =>
-      Effect.async<ToolOutput | Cancelled, ToolFailure | E2>((resume) => {
-        let settled = false;
-        let clearTimer = () => {};
-        let clearGrace: (() => void) | undefined;
-        const onAbort = () => {
-          clearGrace = afterOn(clock, rt, o.graceMs, () => stop("cancelled"));
-        };
-        const settle = (result: Effect.Effect<ToolOutput | Cancelled, ToolFailure | E2>) => {
-          if (settled) return;
-          settled = true;
-          clearTimer();
-          clearGrace?.();
-          o.signal.removeEventListener("abort", onAbort);
-          resume(result);
-        };
-        // a promise that settled before the stop keeps its result
-        const stop = (why: "timeout" | "cancelled") => {
-          if (settled) return;
-          controller.abort();
-          settle(why === "timeout" ? Effect.fail(o.onTimeout()) : Effect.succeed(CANCELLED));
-        };
-        let promise: Promise<ToolOutput>;
-        try {
-          promise = start();
-        } catch (error) {
-          promise = Promise.reject(error);
-        }
-        clearTimer = afterOn(clock, rt, o.timeoutMs, () => stop("timeout"));
-        if (o.signal.aborted) onAbort();
-        else o.signal.addEventListener("abort", onAbort, { once: true });
-        try {
-          promise.then(
-            (output) => settle(Effect.succeed(output)),
-            (error) => settle(Effect.fail(asToolFailure(error))),
-          );
-        } catch (error) {
-          // not a promise after all: what `Effect.tryPromise` reports for it
-          settle(Effect.fail(asToolFailure(error)));
-        }
-        // the batch itself interrupted (the turn stopped): stop the call
-        return Effect.sync(() => {
-          if (settled) return;
-          settled = true;
-          clearTimer();
-          clearGrace?.();
-          o.signal.removeEventListener("abort", onAbort);
-          controller.abort();
-        });
-      }),
-    ),
+  return withTimers((clock, rt) =>
+    Effect.async<ToolOutput | Cancelled, ToolFailure | E2>((resume) => {
+      let settled = false;
+      let clearTimer = () => {};
+      let clearGrace: (() => void) | undefined;
+      const onAbort = () => {
+        clearGrace = afterOn(clock, rt, o.graceMs, () => stop("cancelled"));
+      };
+      const settle = (result: Effect.Effect<ToolOutput | Cancelled, ToolFailure | E2>) => {
+        if (settled) return;
+        settled = true;
+        clearTimer();
+        clearGrace?.();
+        o.signal.removeEventListener("abort", onAbort);
+        resume(result);
+      };
+      // a promise that settled before the stop keeps its result
+      const stop = (why: "timeout" | "cancelled") => {
+        if (settled) return;
+        controller.abort();
+        settle(why === "timeout" ? Effect.fail(o.onTimeout()) : Effect.succeed(CANCELLED));
+      };
+      let promise: Promise<ToolOutput>;
+      try {
+        promise = start();
+      } catch (error) {
+        promise = Promise.reject(error);
+      }
+      clearTimer = afterOn(clock, rt, o.timeoutMs, () => stop("timeout"));
+      if (o.signal.aborted) onAbort();
+      else o.signal.addEventListener("abort", onAbort, { once: true });
+      try {
+        promise.then(
+          (output) => settle(Effect.succeed(output)),
+          (error) => settle(Effect.fail(asToolFailure(error))),
+        );
+      } catch (error) {
+        // not a promise after all: what `Effect.tryPromise` reports for it
+        settle(Effect.fail(asToolFailure(error)));
+      }
+      // the batch itself interrupted (the turn stopped): stop the call
+      return Effect.sync(() => {
+        if (settled) return;
+        settled = true;
+        clearTimer();
+        clearGrace?.();
+        o.signal.removeEventListener("abort", onAbort);
+        controller.abort();
+      });
+    }),
   );
 }
 
@@ -562,6 +576,8 @@ export function runToolBatch(
   ctx: DispatchContext,
   calls: readonly PendingToolCall[],
 ): Effect.Effect<BatchResult, ApprovalError | JournalMismatch | StoreError> {
+  const lone = calls.length === 1 ? loneCall(ctx, calls[0]!) : undefined;
+  if (lone) return lone;
   return Effect.gen(function* () {
     const clock = yield* Effect.clock;
     const prepared0 = yield* prepare(ctx, calls);
@@ -679,4 +695,199 @@ export function runToolBatch(
     }
     return { results, cancelled: ctx.signal.aborted, usage: spent };
   });
+}
+
+/**
+ * The common batch — one call of a promise tool (`defineTool`), no hooks, no approval step, no
+ * projector, no journal, no retries — as one `Effect.async`: the same steps as `runToolBatch`
+ * (events, supervision, redaction, the result), without an effect per step. `undefined` when
+ * the batch is not that one (the general path runs it).
+ */
+function loneCall(ctx: DispatchContext, call: PendingToolCall): Effect.Effect<BatchResult> | undefined {
+  const emitNow = ctx.emitNow;
+  if (!emitNow || !ctx.projectsAsIs || ctx.governance || ctx.journal.enabled || ctx.signal.aborted)
+    return undefined;
+  if (ctx.hooks.some((h) => h.hooks.beforeToolCall || h.hooks.afterToolCall)) return undefined;
+  const found = lookup(ctx, call, 0);
+  if ("kind" in found) return undefined;
+  const run = promiseRunOf(found.execute);
+  if (!run || (found.retry?.maxAttempts ?? 1) > 1) return undefined;
+  const p = validated(call, 0, found, call.args);
+  if (p.kind !== "run") return undefined;
+  const tool = found;
+  const redactor = ctx.options?.redactor;
+  const clean = redactor && redactor.size > 0 ? redactor : undefined;
+  const timeoutMs = tool.timeoutMs ?? ctx.options?.defaultTimeoutMs ?? 120_000;
+  const graceMs = ctx.options?.cancelGraceMs ?? 100;
+  const lash = call.lashCallId !== undefined ? { lashCallId: call.lashCallId } : undefined;
+  return withTimers((clock, rt) =>
+    Effect.async<BatchResult>((resume) => {
+      if (ctx.signal.aborted) {
+        // cancelled before it started: it does not start (as in the general path)
+        const content = [
+          { type: "text" as const, text: `Cancelled: the turn was stopped before ${call.name} finished.` },
+        ];
+        emitNow({
+          type: "toolCompleted",
+          callId: call.callId,
+          ...lash,
+          name: call.name,
+          isError: true,
+          content,
+          durationMs: 0,
+          replayed: false,
+        });
+        resume(
+          Effect.succeed({
+            results: [{ callId: call.callId, ...lash, name: call.name, content, isError: true }],
+            cancelled: true,
+            usage: [],
+          }),
+        );
+        return;
+      }
+      const startedAt = clock.unsafeCurrentTimeMillis();
+      emitNow({
+        type: "toolStarted",
+        callId: call.callId,
+        ...lash,
+        name: call.name,
+        args: p.args,
+        ...(tool.family ? { family: tool.family } : {}),
+      });
+      const controller = new AbortController();
+      const key = `${ctx.batchKey}:child:0:${call.callId}:attempt:1`;
+      const context = {
+        sessionId: ctx.hook.session.id,
+        callId: call.callId,
+        ...lash,
+        turnId: ctx.hook.turnId,
+        attempt: 1,
+        signal: controller.signal,
+        ...(ctx.host ? { host: ctx.host.forCall ? ctx.host.forCall(key) : ctx.host } : {}),
+        progress: (update: unknown) => {
+          emitNow({
+            type: "toolProgress",
+            callId: call.callId,
+            ...lash,
+            update: clean ? clean.deep(update) : update,
+          });
+        },
+      };
+      let settled = false;
+      let clearTimer = () => {};
+      let clearGrace: (() => void) | undefined;
+      const detach = () => {
+        settled = true;
+        clearTimer();
+        clearGrace?.();
+        ctx.signal.removeEventListener("abort", onAbort);
+      };
+      const finish = (output: ToolOutput | undefined) => {
+        if (settled) return;
+        detach();
+        const now = clock.unsafeCurrentTimeMillis();
+        if (output === undefined) {
+          // cancelled: what the general path reports for a call the cancel cut off
+          const content = [
+            {
+              type: "text" as const,
+              text: `Cancelled: the turn was stopped before ${call.name} finished.`,
+            },
+          ];
+          const durationMs = now - startedAt;
+          emitNow({
+            type: "toolCompleted",
+            callId: call.callId,
+            ...lash,
+            name: call.name,
+            isError: true,
+            content,
+            durationMs,
+            replayed: false,
+          });
+          resume(
+            Effect.succeed({
+              results: [
+                { callId: call.callId, ...lash, name: call.name, content, isError: true, durationMs },
+              ],
+              cancelled: true,
+              usage: [],
+            }),
+          );
+          return;
+        }
+        const out = redactOutput(redactor, output);
+        const completed: CompletedToolCall = {
+          callId: call.callId,
+          ...lash,
+          name: call.name,
+          content: out.content,
+          isError: out.isError ?? false,
+          ...(out.value !== undefined ? { value: out.value } : {}),
+          ...(out.details !== undefined ? { details: out.details } : {}),
+          ...(out.control !== undefined && !out.isError ? { control: out.control } : {}),
+          durationMs: now - startedAt,
+        };
+        emitNow({
+          type: "toolCompleted",
+          callId: completed.callId,
+          ...lash,
+          name: completed.name,
+          isError: completed.isError,
+          content: completed.content,
+          ...(completed.details !== undefined ? { details: completed.details } : {}),
+          durationMs: completed.durationMs ?? 0,
+          replayed: false,
+        });
+        resume(
+          Effect.succeed({
+            results: [completed],
+            cancelled: ctx.signal.aborted,
+            usage: out.usage ? [...out.usage] : [],
+          }),
+        );
+      };
+      const failed = (f: ToolFailure) => finish(errorOutput(redactText(clean, f.message)));
+      const stop = (why: "timeout" | "cancelled") => {
+        if (settled) return;
+        controller.abort();
+        if (why === "cancelled") finish(undefined);
+        else
+          failed(
+            new ToolFailure({
+              class: "timeout",
+              message: `${tool.name} timed out after ${timeoutMs} ms and was stopped.`,
+            }),
+          );
+      };
+      const onAbort = () => {
+        clearGrace = afterOn(clock, rt, graceMs, () => stop("cancelled"));
+      };
+      let promise: Promise<ToolOutput>;
+      try {
+        promise = run(p.args, context);
+      } catch (error) {
+        promise = Promise.reject(error);
+      }
+      if (!settled) {
+        clearTimer = afterOn(clock, rt, timeoutMs, () => stop("timeout"));
+        ctx.signal.addEventListener("abort", onAbort, { once: true });
+      }
+      try {
+        promise.then(
+          (output) => finish(output),
+          (error) => failed(asToolFailure(error)),
+        );
+      } catch (error) {
+        failed(asToolFailure(error));
+      }
+      // the batch itself interrupted (the turn stopped): stop the call
+      return Effect.sync(() => {
+        if (settled) return;
+        detach();
+        controller.abort();
+      });
+    }),
+  );
 }

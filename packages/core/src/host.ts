@@ -74,36 +74,80 @@ export class PluginHost extends Context.Tag("@lash/core/PluginHost")<PluginHost,
 /** The tools a session sees this turn: every plugin's tools, narrowed by the session's allow-list. */
 export interface ToolCatalogShape {
   forSession(session: SessionRecord): Effect.Effect<Map<string, ToolDefinition>>;
+  /** `forSession` without an effect, when it needs none (no plugin has dynamic tools); else undefined. */
+  forSessionNow?(session: SessionRecord): Map<string, ToolDefinition> | undefined;
 }
 
 /** Session-state key of a session's tool allow-list (`createSession({ tools })`). */
 export const TOOL_ALLOW_KEY = "lash.tools";
 
+/** Per session record (one per turn): what its catalog was built from, and the map. */
+const built = new WeakMap<
+  SessionRecord,
+  {
+    readonly plugins: readonly Plugin[];
+    readonly dynamics: readonly (readonly ToolDefinition[])[];
+    readonly tools: readonly (readonly ToolDefinition[] | undefined)[];
+    readonly map: Map<string, ToolDefinition>;
+  }
+>();
+
+const sameList = <A>(a: readonly A[], b: readonly A[]): boolean => {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+};
+
 export class ToolCatalog extends Context.Tag("@lash/core/ToolCatalog")<ToolCatalog, ToolCatalogShape>() {
   static make(host: PluginHostShape): ToolCatalogShape {
+    const build = (
+      session: SessionRecord,
+      plugins: readonly Plugin[],
+      dynamics: (readonly ToolDefinition[])[],
+    ) => {
+      // the same plugins, tool lists and allow-list as the last call for this record: the same map
+      const last = built.get(session);
+      if (last && sameList(last.plugins, plugins) && sameList(last.dynamics, dynamics)) {
+        let same = true;
+        for (let i = 0; i < plugins.length && same; i++) same = last.tools[i] === plugins[i]!.tools;
+        if (same) return last.map;
+      }
+      const map = new Map<string, ToolDefinition>();
+      let d = 0;
+      for (const plugin of plugins) {
+        for (const tool of plugin.tools ?? []) if (!map.has(tool.name)) map.set(tool.name, tool);
+        if (plugin.dynamicTools) {
+          const dynamic = dynamics[d++]!;
+          for (const tool of dynamic) if (!map.has(tool.name)) map.set(tool.name, tool);
+        }
+      }
+      const allow = session.state[TOOL_ALLOW_KEY] as readonly string[] | undefined;
+      if (allow) {
+        const allowed = new Set(allow);
+        // a trailing `*` grants a prefix (`mcp__github__*`: every tool of that MCP server)
+        const prefixes = allow.filter((a) => a.endsWith("*")).map((a) => a.slice(0, -1));
+        // helper tools (`helper: true`, e.g. read_output) follow their plugin's availability
+        for (const [name, tool] of [...map])
+          if (!allowed.has(name) && !prefixes.some((p) => name.startsWith(p)) && tool.helper !== true)
+            map.delete(name);
+      }
+      built.set(session, { plugins, dynamics, tools: plugins.map((p) => p.tools), map });
+      return map;
+    };
     return {
       forSession: (session) =>
         Effect.gen(function* () {
-          const map = new Map<string, ToolDefinition>();
-          for (const plugin of host.plugins(session.id)) {
-            for (const tool of plugin.tools ?? []) if (!map.has(tool.name)) map.set(tool.name, tool);
-            if (plugin.dynamicTools) {
-              const dynamic = yield* plugin.dynamicTools();
-              for (const tool of dynamic) if (!map.has(tool.name)) map.set(tool.name, tool);
-            }
-          }
-          const allow = session.state[TOOL_ALLOW_KEY] as readonly string[] | undefined;
-          if (allow) {
-            const allowed = new Set(allow);
-            // a trailing `*` grants a prefix (`mcp__github__*`: every tool of that MCP server)
-            const prefixes = allow.filter((a) => a.endsWith("*")).map((a) => a.slice(0, -1));
-            // helper tools (`helper: true`, e.g. read_output) follow their plugin's availability
-            for (const [name, tool] of [...map])
-              if (!allowed.has(name) && !prefixes.some((p) => name.startsWith(p)) && tool.helper !== true)
-                map.delete(name);
-          }
-          return map;
+          const plugins = host.plugins(session.id);
+          const dynamics: (readonly ToolDefinition[])[] = [];
+          for (const plugin of plugins) if (plugin.dynamicTools) dynamics.push(yield* plugin.dynamicTools());
+          return build(session, plugins, dynamics);
         }),
+      forSessionNow: (session) => {
+        const plugins = host.plugins(session.id);
+        for (const plugin of plugins) if (plugin.dynamicTools) return undefined;
+        return build(session, plugins, []);
+      },
     };
   }
 

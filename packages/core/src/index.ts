@@ -60,6 +60,7 @@ export {
   type RiskSummary,
   type Verdict,
 } from "./governance.ts";
+export { ActivityExpired } from "./hub.ts";
 export {
   EffectJournal,
   Journal,

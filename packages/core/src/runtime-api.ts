@@ -20,6 +20,7 @@ import type { TurnActivity, TurnActivityBody } from "./activity.ts";
 import type { CompactionOptions, CompactionPayload } from "./compaction/compact.ts";
 import type { DispatchOptions } from "./dispatch.ts";
 import type { ApprovalRequest, ApproverShape, GovernanceShape } from "./governance.ts";
+import type { ActivityExpired } from "./hub.ts";
 import type { HookContext, Plugin } from "./plugin.ts";
 import type {
   CommitResult,
@@ -313,8 +314,18 @@ export interface LashRuntimeShape {
     options?: Pick<TurnOptions, "wait" | "onLeaseWait">,
   ): Effect.Effect<void, TurnError | SessionNotFound>;
   releaseLease(sessionId: string): Effect.Effect<void>;
-  /** Activity after `cursor` (exactly once), then live. */
-  observe(sessionId: string, cursor?: number): Stream.Stream<TurnActivity>;
+  /**
+   * The session's activity: every event with `seq > cursor`, each exactly once, then live.
+   * Without a cursor: every event still kept in memory, then live.
+   *
+   * What is kept (per session, in this process): the events of the turn in flight; after a
+   * turn, its events while the session is among the runtime's 64 that finished a turn most
+   * recently (a new turn of the session drops them too); never more than 20,000 per session.
+   * A cursor older than that fails the stream with `ActivityExpired` (it names the oldest
+   * event kept) — nothing is skipped silently. Older activity is read from the store: the
+   * transcript with `readView`; a daemon (`lash serve`) keeps every event in its own log.
+   */
+  observe(sessionId: string, cursor?: number): Stream.Stream<TurnActivity, ActivityExpired>;
   usage(sessionId: string): Effect.Effect<UsageSummary, SessionNotFound | StoreError>;
   /** Status of every plugin that reports one (MCP servers …). */
   pluginStatus(): { readonly [plugin: string]: unknown };

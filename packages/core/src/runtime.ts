@@ -9,7 +9,7 @@ import type { Grants } from "./approval.ts";
 import { Calibration } from "./compaction/estimate.ts";
 import { Approver, Governance } from "./governance.ts";
 import { PluginHost, ToolCatalog } from "./host.ts";
-import { ActivityHub } from "./hub.ts";
+import { ActivityHub, ActivityRetention } from "./hub.ts";
 import { EffectJournal, Journal } from "./journal.ts";
 import { makeLeases } from "./lease.ts";
 import type { LashRuntimeShape, RuntimeOptions } from "./runtime-api.ts";
@@ -69,12 +69,13 @@ export const makeRuntime = (options: RuntimeOptions) =>
       Option.getOrElse(yield* Effect.serviceOption(Governance), () => Governance.allowAll);
     const approver = options.approver ?? Option.getOrUndefined(yield* Effect.serviceOption(Approver));
     const grants = new Map<string, Grants>();
+    const retention = new ActivityRetention();
 
     const local = (sessionId: string): Effect.Effect<SessionLocal> =>
       Effect.suspend(() => {
         const existing = locals.get(sessionId);
         if (existing) return Effect.succeed(existing);
-        return Effect.map(ActivityHub.make(sessionId), (hub) => {
+        return Effect.map(ActivityHub.make(sessionId, { retention }), (hub) => {
           const again = locals.get(sessionId);
           if (again) return again;
           const created: SessionLocal = {
@@ -126,6 +127,8 @@ export const makeRuntime = (options: RuntimeOptions) =>
         Effect.zipRight(
           store.deleteSession(id),
           Effect.sync(() => {
+            const l = locals.get(id);
+            if (l) retention.forget(l.hub);
             locals.delete(id);
             grants.delete(id);
             rt.calibration.forget(id);
@@ -135,7 +138,7 @@ export const makeRuntime = (options: RuntimeOptions) =>
         ),
       acquireLease: leases.acquire,
       releaseLease: leases.release,
-      observe: (sessionId, cursor = 0) =>
+      observe: (sessionId, cursor) =>
         Stream.unwrap(Effect.map(local(sessionId), (l) => l.hub.observe(cursor))),
       pluginStatus: () => pluginHost.status(),
       children: (id) => store.children(id),

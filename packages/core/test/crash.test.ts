@@ -142,6 +142,42 @@ describe("crash-resume (SIGKILL in a child process, reopen the same database)", 
     noDuplicateIds(view.messages);
   });
 
+  it("(a'') during the third LLM stream: the unrecorded environment syncs replay as before; nothing completed is repeated", async () => {
+    // an unchanged environment is recorded once per turn (syncEnvironment): the resumed turn answers
+    // the later rounds' syncs with it, so its replayed model calls match their records
+    const { server, db, counter, baseUrl } = await setup([
+      text("ready"),
+      toolCall("side_effect", "one"),
+      toolCall("side_effect", "two"),
+      { text: "never finished", hangAfterChunks: 1 },
+    ]);
+    const sessionId = await firstTurn(db, baseUrl, counter);
+    const run = start([db, baseUrl, counter, "turn", "none", sessionId]);
+    await server.waitForRequests(4);
+    await kill(run);
+    expect(counterLines(counter)).toEqual(["one", "two"]);
+    server.enqueue(text("all done"));
+    const line = await finish(start([db, baseUrl, counter, "resume", "none", sessionId]));
+    expect(JSON.parse(line.slice(10))).toMatchObject({ text: "all done", resumed: true });
+    // warm-up, calls 1–2, the cut call 3, call 3 again: calls 1 and 2 replayed, not re-requested
+    expect(server.requests).toHaveLength(5);
+    expect(server.requests[4]!.body).toEqual(server.requests[3]!.body);
+    expect(counterLines(counter)).toEqual(["one", "two"]);
+    const view = await inspect(db, baseUrl, counter, sessionId);
+    expect(view.turnCount).toBe(2);
+    expect(view.messages.map((m) => m.role)).toEqual([
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+      "tool",
+      "assistant",
+      "tool",
+      "assistant",
+    ]);
+    noDuplicateIds(view.messages);
+  });
+
   it("(b) while a non-idempotent tool runs: it is not re-run; the model gets an interrupted result", async () => {
     const { server, db, counter, baseUrl } = await setup([text("ready"), toolCall("side_effect", "once")]);
     const sessionId = await firstTurn(db, baseUrl, counter);

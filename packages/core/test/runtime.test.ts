@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest";
-import { Deferred, Effect, Fiber, Stream } from "effect";
+import { Deferred, Effect, Either, Fiber, Stream } from "effect";
 import {
   defineTool,
   outputBudgetPlugin,
@@ -436,7 +436,7 @@ describe("graph operations", () => {
   });
 
   it.effect(
-    "observe: a reader that reconnects with its last cursor gets every later event exactly once",
+    "observe: a reader that reconnects with its last cursor gets every later event exactly once; a cursor older than what is kept is refused",
     () =>
       withRuntime(scriptedProvider([say("one"), say("two"), say("three")]), (rt) =>
         Effect.gen(function* () {
@@ -460,17 +460,22 @@ describe("graph operations", () => {
           yield* rt.turn(s.id, { text: "3" });
           const finishes = [...(yield* Fiber.join(reader))];
           expect(finishes).toHaveLength(2);
+          // the last turn is kept: from the end of turn 2, every event of turn 3 exactly once
           const all = [
             ...(yield* Stream.runCollect(
               rt
-                .observe(s.id, cursor)
+                .observe(s.id, finishes[0]!.seq)
                 .pipe(Stream.takeUntil((e) => e.type === "turnFinished" && e.seq === finishes[1]!.seq)),
             )),
           ];
           const seqs = all.map((e) => e.seq);
-          expect(new Set(seqs).size).toBe(seqs.length);
-          expect(seqs[0]).toBe(cursor + 1);
-          expect(seqs).toEqual(seqs.map((_, i) => cursor + 1 + i));
+          expect(all[0]!.type).toBe("turnStarted");
+          expect(seqs[0]).toBe(finishes[0]!.seq + 1);
+          expect(seqs).toEqual(seqs.map((_, i) => finishes[0]!.seq + 1 + i));
+          // turn 2's events are no longer kept: the old cursor is refused, naming the oldest kept event
+          const old = yield* Effect.either(Stream.runCollect(rt.observe(s.id, cursor)));
+          expect(Either.isLeft(old) && old.left._tag).toBe("ActivityExpired");
+          expect(Either.isLeft(old) && old.left.oldest).toBe(finishes[0]!.seq + 1);
         }),
       ),
   );

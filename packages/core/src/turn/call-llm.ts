@@ -168,10 +168,18 @@ export const callLlm = step("lash.turn.callLlm")(function* (scope: TurnScope, ef
       }
     : undefined;
   // a model's answer still waiting is written before the next call (journal.ts `deferred`: the rule)
-  const call = Effect.zipRight(journal.beforeModelCall(scope.turnId), callModel(scope, request));
-  const r = yield* journal
-    .onceDeferred(scope.ids, scope.keyOf(effect), envelope, call, LlmResult, { answer: true })
-    .pipe(Effect.mapError(scope.failTurn));
+  const r = journal.enabled
+    ? yield* journal
+        .onceDeferred(
+          scope.ids,
+          scope.keyOf(effect),
+          envelope,
+          Effect.zipRight(journal.beforeModelCall(scope.turnId), callModel(scope, request)),
+          LlmResult,
+          { answer: true },
+        )
+        .pipe(Effect.mapError(scope.failTurn))
+    : { value: yield* callModel(scope, request), replayed: false };
   const t1 = yield* Clock.currentTimeMillis;
   if (r.replayed && r.value.ok) {
     const full = r.value.response.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("");

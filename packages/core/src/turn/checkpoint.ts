@@ -6,6 +6,19 @@ import { step, type TurnScope } from "./scope.ts";
 type Checkpoint = Extract<TurnEffect, { kind: "checkpoint" }>;
 const Messages = Schema.Array(Message);
 
+/**
+ * The `checkpoint` effect answered without an effect when no plugin has an `onCheckpoint` hook
+ * and nothing can be replayed (no journal, or a turn begun here): no messages, nothing recorded.
+ * A resumed turn finds no record for it and runs it (no hooks: no messages), as the first run did.
+ */
+export const checkpointNow = (scope: TurnScope, effect: Checkpoint) => {
+  const journal = scope.rt.journal;
+  if (journal.enabled && (scope.resumed || journal.backend)) return undefined;
+  for (const { hooks } of scope.hooks) if (hooks.onCheckpoint) return undefined;
+  return { kind: "checkpointDelivered", effectId: effect.effectId, messages: none } as const;
+};
+const none: Message[] = [];
+
 /** The `checkpoint` effect: plugins' `onCheckpoint` hooks may add messages for the next iteration. */
 export const checkpoint = step("lash.turn.checkpoint")(function* (scope: TurnScope, effect: Checkpoint) {
   const envelope = {

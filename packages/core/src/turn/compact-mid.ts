@@ -8,7 +8,6 @@ import {
   midPlanKey,
   summaryMessage,
 } from "../compaction/compact.ts";
-import { requestTokens } from "../compaction/estimate.ts";
 import { TurnError } from "../runtime-api.ts";
 import type { GraphNode } from "../store.ts";
 import type { TurnScope } from "./scope.ts";
@@ -50,6 +49,17 @@ export const compactBetweenRounds = (
   key: string,
   request: LlmRequest,
 ): Effect.Effect<LlmRequest, TurnError> =>
+  // no window to fit (or the turn's first call): the request as it is, without an effect per round
+  round === 0 || windowOf(scope) === undefined
+    ? Effect.succeed(substituted(scope, request))
+    : compactIfNeeded(scope, round, key, request);
+
+const compactIfNeeded = (
+  scope: TurnScope,
+  round: number,
+  key: string,
+  request: LlmRequest,
+): Effect.Effect<LlmRequest, TurnError> =>
   Effect.gen(function* () {
     const { rt, ids, sessionId } = scope;
     const opts = rt.compaction;
@@ -72,7 +82,8 @@ export const compactBetweenRounds = (
       // a round whose model call was made without a compaction is not compacted on a resume
       const called = yield* rt.journal.lookup(key).pipe(Effect.mapError(scope.failTurn));
       if (called !== undefined) return current;
-      const estimate = rt.calibration.scale(sessionId, requestTokens(current));
+      // counted incrementally: the turn's estimate adds only what is new since its last request
+      const estimate = rt.calibration.scale(sessionId, scope.estimate.of(current));
       if (estimate < (opts.threshold ?? DEFAULT_THRESHOLD) * window) return current;
       // the start of the latest round: everything before it can be summarised
       let start = request.messages.length - 1;

@@ -199,6 +199,9 @@ export function turnEntries(rt: RuntimeContext): TurnEntries {
       const l = yield* rt.local(sessionId);
       const cancel = yield* Deferred.make<void>();
       const from = l.hub.lastSeq;
+      // the turn's events stay kept until the caller's scope closes: its stream is whole however late it is read
+      const unpin = l.hub.pin(from);
+      yield* Effect.addFinalizer(() => Effect.sync(unpin));
       const resultDeferred = yield* Deferred.make<TurnResult, TurnError | SessionNotFound>();
       // a cut-off turn is finished first: then the stream ends after the second turn, not the first
       let turnsLeft = 1;
@@ -221,7 +224,8 @@ export function turnEntries(rt: RuntimeContext): TurnEntries {
         return turnsLeft === 0;
       };
       return {
-        events: l.hub.observe(from).pipe(Stream.takeUntil(ends)),
+        // pinned: `ActivityExpired` only when the turn outgrew the hub's capacity before it was read
+        events: Stream.suspend(() => l.hub.observe(from).pipe(Stream.takeUntil(ends), Stream.orDie)),
         result: Deferred.await(resultDeferred),
         cancel: Deferred.succeed(cancel, undefined).pipe(Effect.asVoid),
       };

@@ -2,11 +2,11 @@ import { costOf, type TurnEffect, type TurnMachine } from "@lash/sansio";
 import * as Effect from "effect/Effect";
 import { TurnError } from "../runtime-api.ts";
 import { callLlm } from "./call-llm.ts";
-import { checkpoint } from "./checkpoint.ts";
+import { checkpoint, checkpointNow } from "./checkpoint.ts";
 import { runCell } from "./run-cell.ts";
 import { runTools } from "./run-tools.ts";
 import type { TurnScope } from "./scope.ts";
-import { syncEnvironment } from "./sync-environment.ts";
+import { syncEnvironment, syncNow } from "./sync-environment.ts";
 
 export type Done = Extract<TurnEffect, { kind: "done" }>;
 
@@ -80,7 +80,7 @@ export const runLoop = (scope: TurnScope, machine: TurnMachine): Effect.Effect<D
       }
       switch (effect.kind) {
         case "syncEnvironment":
-          machine.respond(yield* syncEnvironment(scope, effect));
+          machine.respond(syncNow(scope, effect) ?? (yield* syncEnvironment(scope, effect)));
           break;
         case "callLlm":
           machine.respond(yield* callLlm(scope, effect));
@@ -95,7 +95,7 @@ export const runLoop = (scope: TurnScope, machine: TurnMachine): Effect.Effect<D
           machine.respond(yield* runCell(scope, effect));
           break;
         case "checkpoint":
-          machine.respond(yield* checkpoint(scope, effect));
+          machine.respond(checkpointNow(scope, effect) ?? (yield* checkpoint(scope, effect)));
           break;
       }
     }

@@ -172,6 +172,7 @@ export const openTurn = (
         projector
           ? Effect.provideService(projector(hook, call, out), Artifacts, artifacts)
           : Effect.succeed<ProjectedResult>({ content: out.content }),
+      projectsAsIs: projector === undefined,
       toolHost,
       failTurn: (e) =>
         e._tag === "ApprovalError"
@@ -192,6 +193,7 @@ export const openTurn = (
             : new TurnError({ sessionId, reason: "store", message: e.message }),
       keyOf: (e) => `${sessionId}:${turnId}:${e.iteration}:${e.kind}:${e.effectId}`,
       catalogNow: initialCatalog,
+      resumed,
       toolCalls: 0,
       turnCost: undefined,
       extraUsage: [],

@@ -46,6 +46,8 @@ export const dispatchTools = (
       journal: scope.rt.journal,
       batchKey,
       emit: scope.emitEffect,
+      emitNow: scope.emit,
+      projectsAsIs: scope.projectsAsIs,
       signal: scope.signal,
       host: scope.toolHost,
       ...(scope.rt.dispatch ? { options: scope.rt.dispatch } : {}),
@@ -53,6 +55,15 @@ export const dispatchTools = (
     },
     calls,
   );
+  // no journal: nothing to record or replay, the batch as it is
+  if (!scope.rt.journal.enabled)
+    return Effect.mapBoth(batch0, {
+      onFailure: scope.failTurn,
+      onSuccess: (value) => {
+        scope.extraUsage.push(...value.usage);
+        return { value, replayed: false };
+      },
+    });
   const batch = hooked ? Effect.zipRight(scope.rt.journal.flush(scope.turnId), batch0) : batch0;
   // each attempt's own records are written as it starts and ends; the batch's is bookkeeping
   return scope.rt.journal.onceDeferred(scope.ids, batchKey, envelope, batch, Batch, { composite: true }).pipe(
@@ -85,13 +96,15 @@ const governanceOf = (scope: TurnScope, governance: GovernanceShape): DispatchGo
 /** The `runTools` effect. A replayed batch re-publishes each result as `toolCompleted`. */
 export const runTools = step("lash.turn.runTools")(function* (scope: TurnScope, effect: RunTools) {
   const key = scope.keyOf(effect);
-  const envelope = {
-    kind: effect.kind,
-    effectId: effect.effectId,
-    iteration: effect.iteration,
-    // lash's call ids are derived, not input: a journal written before they existed still matches
-    calls: effect.calls.map(({ lashCallId: _, ...call }) => call),
-  };
+  const envelope = scope.rt.journal.enabled
+    ? {
+        kind: effect.kind,
+        effectId: effect.effectId,
+        iteration: effect.iteration,
+        // lash's call ids are derived, not input: a journal written before they existed still matches
+        calls: effect.calls.map(({ lashCallId: _, ...call }) => call),
+      }
+    : undefined;
   const r = yield* dispatchTools(scope, effect.calls, key, envelope);
   if (r.replayed) for (const res of r.value.results) scope.emit(replayedResult(res));
   return {

@@ -1,4 +1,11 @@
-import type { ContextProjector, LlmProvider, Message, ModelInfo, ProtocolDriver } from "@lash/sansio";
+import type {
+  ContextProjector,
+  LlmProvider,
+  Message,
+  ModelInfo,
+  ProtocolDriver,
+  ToolSpec,
+} from "@lash/sansio";
 import type * as Deferred from "effect/Deferred";
 import * as Effect from "effect/Effect";
 import type * as Scope from "effect/Scope";
@@ -84,6 +91,8 @@ export interface TurnScope {
     call: Parameters<NonNullable<ReturnType<PluginHostShape["projector"]>>>[1],
     out: Parameters<NonNullable<ReturnType<PluginHostShape["projector"]>>>[2],
   ) => Effect.Effect<ProjectedResult, unknown>;
+  /** No plugin projects tool results: `project` hands the output's content back as it is. */
+  readonly projectsAsIs: boolean;
   readonly toolHost: ToolHost;
   /** A journal or store failure as this turn's error. */
   readonly failTurn: (e: { readonly _tag: string; readonly message: string }) => TurnError;
@@ -94,6 +103,10 @@ export interface TurnScope {
     readonly iteration: number;
   }) => string;
   catalogNow: ReadonlyMap<string, ToolDefinition>;
+  /** The environment the turn's last `syncEnvironment` answered with (absent before the first). */
+  env?: { readonly tools: readonly ToolSpec[]; readonly system?: string } | undefined;
+  /** The turn was cut off and is being resumed from its journal (not begun by this call). */
+  readonly resumed: boolean;
   toolCalls: number;
   turnCost: number | undefined;
   readonly extraUsage: ToolUsage[];
