@@ -169,8 +169,8 @@ report({
         o.nodes.toLocaleString("en-US"),
         o.readViewCpuMs.toFixed(1),
         o.readViewMs.toFixed(1),
-        o.nodes === OPEN_GOAL_NODES ? `≤ ${OPEN_GOAL_MS} ms wall` : "-",
-        o.nodes === OPEN_GOAL_NODES ? (o.readViewMs <= OPEN_GOAL_MS ? "met" : "**missed**") : "-",
+        o.nodes === OPEN_GOAL_NODES ? `≤ ${OPEN_GOAL_MS} ms CPU` : "-",
+        o.nodes === OPEN_GOAL_NODES ? (o.readViewCpuMs <= OPEN_GOAL_MS ? "met" : "**missed**") : "-",
       ]),
     ),
     "",
@@ -190,10 +190,10 @@ report({
     rounds: ROUNDS,
     sessions: SESSIONS,
   },
-  goals: `Open (issue 16): a ${OPEN_GOAL_NODES.toLocaleString("en-US")}-node session in ≤ ${OPEN_GOAL_MS} ms — ${(() => {
+  goals: `Open (issue 16): a ${OPEN_GOAL_NODES.toLocaleString("en-US")}-node session's transcript (readView: every message decoded) in ≤ ${OPEN_GOAL_MS} ms CPU — ${(() => {
     const o = opens.find((x) => x.nodes === OPEN_GOAL_NODES);
     return o
-      ? `${o.readViewMs.toFixed(0)} ms wall, ${o.readViewMs <= OPEN_GOAL_MS ? "met" : "missed"}`
+      ? `${o.readViewCpuMs.toFixed(0)} ms CPU (${o.readViewMs.toFixed(0)} wall), ${o.readViewCpuMs <= OPEN_GOAL_MS ? "met" : "missed"}; the active path alone (no payload decoded): core-store`
       : "not measured";
   })()}. Round trip: no goal here (issue 16 sets it against the raw SDK loop: see peers). Memory per session: no goal set.`,
   notes: [
