@@ -2,7 +2,7 @@
 // MemoryStore (journal off) or SqliteStore + journal, scripted provider (no HTTP), one trivial
 // promise tool call per round. Prints CPU and wall per round trip (median of RUNS runs after a
 // warm-up). Profile with: node --cpu-prof --cpu-prof-dir=/tmp/prof bench/perf/core/loop.ts
-// Options: --sqlite, --runs N, --sessions N
+// Options: --sqlite, --journal / --no-journal, --runs N, --sessions N
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,6 +19,12 @@ const ROUNDS = arg("--rounds", 20);
 const SESSIONS = arg("--sessions", 50);
 const RUNS = arg("--runs", 5);
 const sqlite = process.argv.includes("--sqlite");
+// the journal: on with SqliteStore, off with MemoryStore, unless --journal / --no-journal says otherwise
+const journal = process.argv.includes("--journal")
+  ? true
+  : process.argv.includes("--no-journal")
+    ? false
+    : sqlite;
 
 const echo = defineTool<{ n: number }>({
   name: "echo",
@@ -36,7 +42,7 @@ for (let run = 0; run <= RUNS; run++) {
     store: sqlite ? SqliteStore.layer({ filename: join(dir, "lash.db") }) : MemoryStore,
     provider: new ScriptedProvider((req) => loopScript(req, ROUNDS)),
     plugins: [{ name: "bench", tools: [echo] }],
-    journal: sqlite,
+    journal,
     maxTurns: ROUNDS + 5,
   });
   const sessions = [];
@@ -56,5 +62,5 @@ for (let run = 0; run <= RUNS; run++) {
   wall.push(((t1 - t0) * 1000) / (SESSIONS * (ROUNDS + 1)));
 }
 console.log(
-  `${sqlite ? "sqlite+journal" : "memory"}: CPU ${median(cpu).toFixed(0)} µs / round trip, wall ${median(wall).toFixed(0)} µs (median of ${RUNS}; runs ${cpu.map((x) => x.toFixed(0)).join(" ")})`,
+  `${sqlite ? "sqlite" : "memory"}${journal ? "+journal" : ""}: CPU ${median(cpu).toFixed(0)} µs / round trip, wall ${median(wall).toFixed(0)} µs (median of ${RUNS}; runs ${cpu.map((x) => x.toFixed(0)).join(" ")})`,
 );

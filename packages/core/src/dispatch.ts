@@ -699,14 +699,19 @@ export function runToolBatch(
 
 /**
  * The common batch — one call of a promise tool (`defineTool`), no hooks, no approval step, no
- * projector, no journal, no retries — as one `Effect.async`: the same steps as `runToolBatch`
- * (events, supervision, redaction, the result), without an effect per step. `undefined` when
- * the batch is not that one (the general path runs it).
+ * projector, no retries, and no journal or the store's journal in a turn begun in this process
+ * (nothing recorded to replay) — as one `Effect.async`: the same steps as `runToolBatch`
+ * (events, supervision, redaction, the journal's attempt records, the result), without an
+ * effect per step. `undefined` when the batch is not that one (the general path runs it).
  */
-function loneCall(ctx: DispatchContext, call: PendingToolCall): Effect.Effect<BatchResult> | undefined {
+function loneCall(
+  ctx: DispatchContext,
+  call: PendingToolCall,
+): Effect.Effect<BatchResult, StoreError> | undefined {
   const emitNow = ctx.emitNow;
-  if (!emitNow || !ctx.projectsAsIs || ctx.governance || ctx.journal.enabled || ctx.signal.aborted)
-    return undefined;
+  const journal = ctx.journal;
+  if (!emitNow || !ctx.projectsAsIs || ctx.governance || ctx.signal.aborted) return undefined;
+  if (journal.enabled && !journal.begunHere(ctx.hook.turnId)) return undefined;
   if (ctx.hooks.some((h) => h.hooks.beforeToolCall || h.hooks.afterToolCall)) return undefined;
   const found = lookup(ctx, call, 0);
   if ("kind" in found) return undefined;
@@ -720,8 +725,13 @@ function loneCall(ctx: DispatchContext, call: PendingToolCall): Effect.Effect<Ba
   const timeoutMs = tool.timeoutMs ?? ctx.options?.defaultTimeoutMs ?? 120_000;
   const graceMs = ctx.options?.cancelGraceMs ?? 100;
   const lash = call.lashCallId !== undefined ? { lashCallId: call.lashCallId } : undefined;
-  return withTimers((clock, rt) =>
-    Effect.async<BatchResult>((resume) => {
+  const key = `${ctx.batchKey}:child:0:${call.callId}:attempt:1`;
+  const ids = { sessionId: ctx.hook.session.id, turnId: ctx.hook.turnId };
+  // journaled as `execute` does: "started" (or the waiting records) before it runs, "completed" after
+  const hash = journal.enabled ? hashOf(p) : "";
+  const before = journal.enabled ? journal.attemptStarted(ids, key, hash, isIdempotent(tool)) : Effect.void;
+  const lone = withTimers((clock, rt) =>
+    Effect.async<BatchResult, StoreError>((resume) => {
       if (ctx.signal.aborted) {
         // cancelled before it started: it does not start (as in the general path)
         const content = [
@@ -756,7 +766,6 @@ function loneCall(ctx: DispatchContext, call: PendingToolCall): Effect.Effect<Ba
         ...(tool.family ? { family: tool.family } : {}),
       });
       const controller = new AbortController();
-      const key = `${ctx.batchKey}:child:0:${call.callId}:attempt:1`;
       const context = {
         sessionId: ctx.hook.session.id,
         callId: call.callId,
@@ -783,7 +792,7 @@ function loneCall(ctx: DispatchContext, call: PendingToolCall): Effect.Effect<Ba
         clearGrace?.();
         ctx.signal.removeEventListener("abort", onAbort);
       };
-      const finish = (output: ToolOutput | undefined) => {
+      const finish = (output: ToolOutput | undefined, failure?: AttemptRecord) => {
         if (settled) return;
         detach();
         const now = clock.unsafeCurrentTimeMillis();
@@ -829,26 +838,36 @@ function loneCall(ctx: DispatchContext, call: PendingToolCall): Effect.Effect<Ba
           ...(out.control !== undefined && !out.isError ? { control: out.control } : {}),
           durationMs: now - startedAt,
         };
-        emitNow({
-          type: "toolCompleted",
-          callId: completed.callId,
-          ...lash,
-          name: completed.name,
-          isError: completed.isError,
-          content: completed.content,
-          ...(completed.details !== undefined ? { details: completed.details } : {}),
-          durationMs: completed.durationMs ?? 0,
-          replayed: false,
-        });
-        resume(
-          Effect.succeed({
+        const done = (): BatchResult => {
+          emitNow({
+            type: "toolCompleted",
+            callId: completed.callId,
+            ...lash,
+            name: completed.name,
+            isError: completed.isError,
+            content: completed.content,
+            ...(completed.details !== undefined ? { details: completed.details } : {}),
+            durationMs: completed.durationMs ?? 0,
+            replayed: false,
+          });
+          return {
             results: [completed],
             cancelled: ctx.signal.aborted,
             usage: out.usage ? [...out.usage] : [],
-          }),
-        );
+          };
+        };
+        if (!journal.enabled) return resume(Effect.succeed(done()));
+        // the completed attempt is on disk before anything else happens
+        const record: AttemptRecord = failure ?? { ok: true, output: redactOutput(clean, output) };
+        resume(Effect.map(journal.record(ids, key, hash, "completed", record), done));
       };
-      const failed = (f: ToolFailure) => finish(errorOutput(redactText(clean, f.message)));
+      const failed = (f: ToolFailure) => {
+        const message = redactText(clean, f.message);
+        finish(errorOutput(message), {
+          ok: false,
+          failure: { class: f.class, message, ...(f.retry ? { retry: f.retry } : {}) },
+        });
+      };
       const stop = (why: "timeout" | "cancelled") => {
         if (settled) return;
         controller.abort();
@@ -890,4 +909,5 @@ function loneCall(ctx: DispatchContext, call: PendingToolCall): Effect.Effect<Ba
       });
     }),
   );
+  return journal.enabled ? Effect.zipRight(before, lone) : lone;
 }

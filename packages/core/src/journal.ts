@@ -151,6 +151,11 @@ export class Journal {
     );
   }
 
+  /** True while `turnId` runs as begun in this process on the store's journal (see `fresh`). */
+  begunHere(turnId: string): boolean {
+    return this.store !== undefined && this.fresh.has(turnId);
+  }
+
   get enabled(): boolean {
     return this.store !== undefined || this.backend !== undefined;
   }

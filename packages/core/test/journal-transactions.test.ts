@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { LlmEvent, LlmRequest } from "@lash/sansio";
 import { Effect } from "effect";
 import { afterEach, describe, expect, it } from "vitest";
-import { SqliteStore, type ToolDefinition, textOutput } from "../src/index.ts";
+import { defineTool, SqliteStore, type ToolDefinition, textOutput } from "../src/index.ts";
 import { callTools, say, scriptedProvider, withRuntime } from "./support.ts";
 
 const dirs: string[] = [];
@@ -33,13 +33,21 @@ function walCommits(db: string): number {
   return commits;
 }
 
-const tool = (name: string, idempotent: boolean): ToolDefinition => ({
-  name,
-  description: `${name} (${idempotent ? "idempotent" : "not idempotent"})`,
-  inputSchema: { type: "object", properties: { n: { type: "number" } } },
-  idempotent,
-  execute: (args) => Effect.succeed(textOutput(`ok ${(args as { n: number }).n}`)),
-});
+/** An Effect tool (dispatch's general path) or a promise tool (`defineTool`: its short path, `loneCall`). */
+const tool = (name: string, idempotent: boolean, promise: boolean): ToolDefinition => {
+  const base = {
+    name,
+    description: `${name} (${idempotent ? "idempotent" : "not idempotent"})`,
+    inputSchema: { type: "object", properties: { n: { type: "number" } } },
+    idempotent,
+  };
+  if (promise)
+    return defineTool<{ n: number }>({
+      ...base,
+      run: async ({ n }) => textOutput(`ok ${n}`),
+    }) as ToolDefinition;
+  return { ...base, execute: (args) => Effect.succeed(textOutput(`ok ${(args as { n: number }).n}`)) };
+};
 
 /** A model that calls `name` `rounds` times in a turn (counted from the turn's user message), then answers. */
 const loop =
@@ -55,11 +63,13 @@ const loop =
   };
 
 describe("journal transactions per tool round trip (real SqliteStore, counted in its WAL)", () => {
-  for (const [name, idempotent] of [
-    ["lookup", true],
-    ["side_effect", false],
+  for (const [name, idempotent, promise] of [
+    ["lookup", true, false],
+    ["side_effect", false, false],
+    ["lookup", true, true],
+    ["side_effect", false, true],
   ] as const) {
-    it(`a ${idempotent ? "read-only (idempotent)" : "non-idempotent"} tool: two transactions per round trip`, async () => {
+    it(`a ${idempotent ? "read-only (idempotent)" : "non-idempotent"} ${promise ? "promise" : "Effect"} tool: two transactions per round trip`, async () => {
       const dir = mkdtempSync(join(tmpdir(), "lash-journal-tx-"));
       dirs.push(dir);
       const db = join(dir, "lash.db");
@@ -86,7 +96,7 @@ describe("journal transactions per tool round trip (real SqliteStore, counted in
             }),
           {
             store: SqliteStore.layer({ filename: db }),
-            plugins: [{ name: "t", tools: [tool(name, idempotent)] }],
+            plugins: [{ name: "t", tools: [tool(name, idempotent, promise)] }],
           },
         ),
       );

@@ -1,6 +1,7 @@
-// A lone promise-tool call without a journal, hooks or projector runs on dispatch's short path
-// (`loneCall`: one Effect.async); with the journal on the same call takes the general path. Both
-// must give the model the same result and publish the same tool events, whatever the tool does.
+// A lone promise-tool call without hooks or projector runs on dispatch's short path (`loneCall`:
+// one Effect.async), with the journal off or on (a turn begun in this process); a no-op
+// `beforeToolCall` hook sends the same call down the general path. All must give the model the
+// same result and publish the same tool events, whatever the tool does.
 import { describe, expect, it } from "@effect/vitest";
 import { Deferred, Effect } from "effect";
 import {
@@ -13,7 +14,15 @@ import {
 } from "../src/index.ts";
 import { callTools, say, scriptedProvider, withRuntime } from "./support.ts";
 
-const plugin = (tool: ToolDefinition): Plugin => ({ name: "t", tools: [tool] });
+/** How the call runs: the short path without or with the journal, or the general path (journal on). */
+type Path = "short" | "short+journal" | "general";
+
+const plugin = (tool: ToolDefinition, path: Path = "short"): Plugin => ({
+  name: "t",
+  tools: [tool],
+  // a hook that changes nothing: enough to send the batch down the general path
+  ...(path === "general" ? { hooks: { beforeToolCall: () => Effect.succeed(undefined) } } : {}),
+});
 
 /** The tool events of a turn without what differs run to run (seq, time, durations). */
 const toolEvents = (events: readonly TurnActivity[]) =>
@@ -31,7 +40,7 @@ const toolEvents = (events: readonly TurnActivity[]) =>
   });
 
 /** One turn calling `tool` once; what the model was sent back and the tool events. */
-const once = (tool: ToolDefinition, journal: boolean) =>
+const once = (tool: ToolDefinition, path: Path) =>
   Effect.gen(function* () {
     const provider = scriptedProvider([callTools({ id: "c1", name: tool.name, args: { n: 1 } }), say("ok")]);
     const events: TurnActivity[] = [];
@@ -42,7 +51,7 @@ const once = (tool: ToolDefinition, journal: boolean) =>
           const s = yield* rt.createSession({ model: "test/model" });
           yield* rt.turn(s.id, { text: "go" }, { onEvent: (e) => events.push(e) });
         }),
-      { plugins: [plugin(tool)], journal },
+      { plugins: [plugin(tool, path)], journal: path !== "short" },
     );
     const last = provider.requests[1]!.messages.at(-1)!;
     const parts = last.parts.map((p) => (p.type === "toolResult" ? { ...p, durationMs: undefined } : p));
@@ -90,13 +99,15 @@ const tools: Record<string, ToolDefinition> = {
   }) as ToolDefinition,
 };
 
-describe("a lone promise-tool call: the short path (no journal) matches the general path (journal)", () => {
+describe("a lone promise-tool call: the short path (journal off or on) matches the general path", () => {
   for (const [name, tool] of Object.entries(tools)) {
     it.live(name, () =>
       Effect.gen(function* () {
-        const general = yield* once(tool, true);
-        const short = yield* once(tool, false);
+        const general = yield* once(tool, "general");
+        const short = yield* once(tool, "short");
+        const journaled = yield* once(tool, "short+journal");
         expect(short).toEqual(general);
+        expect(journaled).toEqual(general);
         expect(short.events.map((e) => e.type)).toContain("toolCompleted");
       }),
     );
@@ -105,7 +116,7 @@ describe("a lone promise-tool call: the short path (no journal) matches the gene
   it.live("a cancel while the call runs: cancelled the same way on both paths", () =>
     Effect.gen(function* () {
       const outcomes: unknown[] = [];
-      for (const journal of [true, false]) {
+      for (const path of ["general", "short", "short+journal"] as const) {
         const running = yield* Deferred.make<void>();
         let signal: AbortSignal | undefined;
         const slow = defineTool<Record<string, never>>({
@@ -137,10 +148,11 @@ describe("a lone promise-tool call: the short path (no journal) matches the gene
                 events: toolEvents(events),
               });
             }),
-          { plugins: [plugin(slow as ToolDefinition)], journal },
+          { plugins: [plugin(slow as ToolDefinition, path)], journal: path !== "short" },
         );
       }
       expect(outcomes[1]).toEqual(outcomes[0]);
+      expect(outcomes[2]).toEqual(outcomes[0]);
       expect(JSON.stringify(outcomes[1])).toContain("Cancelled: the turn was stopped before slow finished.");
     }),
   );

@@ -2,11 +2,13 @@
 // in a SQLite database against the mock wire server, and announces on stdout
 // the points where the parent test kills it.
 //   node worker.ts <db> <baseUrl> <counterFile> <mode: turn|resume|abandon|inspect> <killAt: none|tool|beforeCommit|afterCommit|abort> [sessionId]
+// CRASH_TOOLS=promise: the tools are promise tools (`defineTool`: dispatch's short path), else Effect tools.
 // `abort`: the `crash_effect` tool (idempotent, so every resume runs it again) really crashes the process.
 import { appendFileSync } from "node:fs";
 import { createProvider } from "@lash/providers";
 import { Effect, Layer } from "effect";
 import {
+  defineTool,
   IdGenerator,
   LashRuntime,
   LlmProviders,
@@ -28,7 +30,32 @@ const [db, baseUrl, counterFile, mode, killAt, sessionArg] = process.argv.slice(
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
-const counted = (name: string, idempotent: boolean): ToolDefinition => ({
+/** The same tool as a promise tool (`defineTool`): a lone call runs on dispatch's short path. */
+const countedPromise = (name: string, idempotent: boolean): ToolDefinition =>
+  defineTool<{ label?: string }>({
+    name,
+    description: `Appends a line to the side-effect counter (${idempotent ? "idempotent" : "not idempotent"}).`,
+    inputSchema: { type: "object", properties: { label: { type: "string" } } },
+    idempotent,
+    run: async (args) => {
+      const label = args.label ?? name;
+      appendFileSync(counterFile, `${label}\n`);
+      if (killAt === "abort" && name === "crash_effect") {
+        say("ABORTING");
+        process.abort();
+      }
+      if (killAt === "tool") {
+        say("TOOL_RUNNING");
+        return new Promise(() => {});
+      }
+      return textOutput(`did ${label}`);
+    },
+  }) as ToolDefinition;
+
+const counted = (name: string, idempotent: boolean): ToolDefinition =>
+  process.env.CRASH_TOOLS === "promise" ? countedPromise(name, idempotent) : countedEffect(name, idempotent);
+
+const countedEffect = (name: string, idempotent: boolean): ToolDefinition => ({
   name,
   description: `Appends a line to the side-effect counter (${idempotent ? "idempotent" : "not idempotent"}).`,
   inputSchema: { type: "object", properties: { label: { type: "string" } } },
