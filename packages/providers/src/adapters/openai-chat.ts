@@ -1,5 +1,5 @@
 import type { LlmError, LlmProvider, LlmRequest, StopReason, Usage } from "@lash/sansio";
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type {
   ChatCompletionChunk,
   ChatCompletionContentPart,
@@ -14,7 +14,7 @@ import { incompleteStream } from "../errors.ts";
 import { wireModelName } from "../model-id.ts";
 import { outputFormat } from "../structured.ts";
 import { headersOf } from "./http.ts";
-import { openaiClient, openaiTransport } from "./openai-responses.ts";
+import { openaiClient, openaiEventData, openaiTransport } from "./openai-responses.ts";
 import type { AdapterConfig, Emit, Translator } from "./shared.ts";
 import {
   attachmentPlaceholder,
@@ -301,27 +301,10 @@ class ChatTranslator implements Translator<ChatCompletionChunk> {
   }
 }
 
-/**
- * One Chat Completions event, as the SDK's stream reads it: `data: [DONE]` ends the stream; an
- * `error` event or an `error` payload throws the SDK's `APIError`.
- */
+/** One Chat Completions event (`openaiEventData`: `data: [DONE]` ends the stream; errors as the SDK's). */
 function chatEvent(headers: () => Headers): SseEvent<ChatCompletionChunk> {
-  return (event, data, state) => {
-    if (data === "[DONE]") {
-      state.done = true;
-      return undefined;
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(data);
-    } catch {
-      throw new SyntaxError("Error reading response: malformed server-sent event JSON.");
-    }
-    const error = (parsed as { error?: unknown } | null)?.error;
-    if (event === "error" || error)
-      throw new OpenAI.APIError(undefined, (error ?? parsed) as object, undefined, headers());
-    return parsed as ChatCompletionChunk;
-  };
+  return (event, data, state) =>
+    openaiEventData(event, data, state, headers) as ChatCompletionChunk | undefined;
 }
 
 /**

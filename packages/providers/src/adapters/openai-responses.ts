@@ -23,7 +23,7 @@ import {
   runSdkStream,
   usageOf,
 } from "./shared.ts";
-import { BatchTranslator, httpItems, type SseEvent, SseParser } from "./sse.ts";
+import { BatchTranslator, httpItems, type SseEvent, SseParser, type SseState } from "./sse.ts";
 
 const PROVIDER = "openai";
 
@@ -422,28 +422,41 @@ export function openaiTransport(client: OpenAI, config: AdapterConfig, path: str
 const terminalResponseEvents = new Set(["response.completed", "response.incomplete", "response.failed"]);
 
 /**
- * One Responses API event, as the SDK's stream reads it (an `error` event or an `error` payload
- * throws the SDK's `APIError`); the terminal events end the stream, so the rest of the body is
- * drained and the connection reused.
+ * The JSON of one server-sent event of an OpenAI stream, as the SDK's stream reads it (both APIs):
+ * `data: [DONE]` ends the stream (`undefined`); an `error` event or an `error` payload throws the
+ * SDK's `APIError`; malformed JSON throws the SDK's `SyntaxError` message.
+ */
+export function openaiEventData(
+  event: string | undefined,
+  data: string,
+  state: SseState,
+  headers: () => Headers,
+): unknown {
+  if (data === "[DONE]") {
+    state.done = true;
+    return undefined;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data);
+  } catch {
+    throw new SyntaxError("Error reading response: malformed server-sent event JSON.");
+  }
+  const error = (parsed as { error?: unknown } | null)?.error;
+  if (event === "error" || error)
+    throw new OpenAI.APIError(undefined, (error ?? parsed) as object, undefined, headers());
+  return parsed;
+}
+
+/**
+ * One Responses API event (`openaiEventData`); the terminal events end the stream, so the rest of
+ * the body is drained and the connection reused.
  */
 function responsesEvent(headers: () => Headers): SseEvent<ResponseStreamEvent> {
   return (event, data, state) => {
-    if (data === "[DONE]") {
-      state.done = true;
-      return undefined;
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(data);
-    } catch {
-      throw new SyntaxError("Error reading response: malformed server-sent event JSON.");
-    }
-    const p = parsed as { error?: unknown; type?: unknown } | null;
-    if (event === "error")
-      throw new OpenAI.APIError(undefined, (p?.error ?? p) as object, undefined, headers());
-    if (p?.error) throw new OpenAI.APIError(undefined, p.error as object, undefined, headers());
+    const p = openaiEventData(event, data, state, headers) as { type?: unknown } | undefined;
     if (typeof p?.type === "string" && terminalResponseEvents.has(p.type)) state.done = true;
-    return parsed as ResponseStreamEvent;
+    return p as ResponseStreamEvent | undefined;
   };
 }
 
