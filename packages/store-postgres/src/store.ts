@@ -20,6 +20,7 @@ import {
   chunks,
   commitIds,
   corruptRow,
+  decideLease,
   decodePayload,
   decoderFor,
   decodeToolOutput,
@@ -28,7 +29,6 @@ import {
   type GraphNode,
   type JournalEntry,
   type JournalRow,
-  type LeaseAttempt,
   type LeaseRequest,
   type LeaseRow,
   type ListOptions,
@@ -40,7 +40,6 @@ import {
   revisionConflict,
   SchemaTooNew,
   type SessionColumns,
-  type SessionLease,
   type SessionNotFound,
   type SessionRecord,
   SessionStore,
@@ -640,18 +639,9 @@ function makeShape(
           yield* lockSession(req.sessionId);
           const row =
             (yield* sql<LeaseRow>`SELECT * FROM session_leases WHERE session_id = ${req.sessionId}`)[0];
-          const ours = row?.holder === req.holder;
-          if (row && !ours && row.holder !== req.replacing && req.now < row.expires_at)
-            return { acquired: false, lease: toLease(row) } as LeaseAttempt;
-          const lease: SessionLease = {
-            sessionId: req.sessionId,
-            holder: req.holder,
-            pid: req.pid,
-            host: req.host,
-            acquiredAt: ours && row ? row.acquired_at : req.now,
-            heartbeatAt: req.now,
-            expiresAt: req.now + req.ttlMs,
-          };
+          const attempt = decideLease(row && toLease(row), req);
+          if (!attempt.acquired) return attempt;
+          const lease = attempt.lease;
           yield* sql`INSERT INTO session_leases ${sql.insert({
             session_id: lease.sessionId,
             holder: lease.holder,
@@ -663,7 +653,7 @@ function makeShape(
           })} ON CONFLICT (session_id) DO UPDATE SET holder = EXCLUDED.holder, pid = EXCLUDED.pid,
             host = EXCLUDED.host, acquired_at = EXCLUDED.acquired_at, heartbeat_at = EXCLUDED.heartbeat_at,
             expires_at = EXCLUDED.expires_at`;
-          return { acquired: true, lease } as LeaseAttempt;
+          return attempt;
         }),
       ),
 

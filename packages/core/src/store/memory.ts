@@ -36,6 +36,7 @@ import {
   stampKey,
   turnHashConflict,
 } from "./errors.ts";
+import { decideLease } from "./rows.ts";
 
 interface SessionEntry {
   record: SessionRecord;
@@ -331,21 +332,9 @@ export const makeMemoryStore = (): Effect.Effect<SessionStoreShape> =>
       acquireLease: (req) =>
         Effect.suspend((): Effect.Effect<LeaseAttempt, StoreFailure> => {
           if (!live(req.sessionId)) return Effect.fail(sessionNotFound(req.sessionId));
-          const current = leases.get(req.sessionId);
-          const ours = current?.holder === req.holder;
-          if (current && !ours && current.holder !== req.replacing && req.now < current.expiresAt)
-            return Effect.succeed({ acquired: false, lease: current });
-          const lease: SessionLease = {
-            sessionId: req.sessionId,
-            holder: req.holder,
-            pid: req.pid,
-            host: req.host,
-            acquiredAt: ours && current ? current.acquiredAt : req.now,
-            heartbeatAt: req.now,
-            expiresAt: req.now + req.ttlMs,
-          };
-          leases.set(req.sessionId, lease);
-          return Effect.succeed({ acquired: true, lease });
+          const attempt = decideLease(leases.get(req.sessionId), req);
+          if (attempt.acquired) leases.set(req.sessionId, attempt.lease);
+          return Effect.succeed(attempt);
         }),
 
       renewLease: (sessionId, holder, now, ttlMs) =>

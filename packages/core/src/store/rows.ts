@@ -5,6 +5,8 @@ import * as Schema from "effect/Schema";
 import type {
   ArtifactInfo,
   JournalEntry,
+  LeaseAttempt,
+  LeaseRequest,
   NodeKind,
   PendingTurn,
   SessionLease,
@@ -214,6 +216,29 @@ export const toLease = (r: LeaseRow): SessionLease => ({
   heartbeatAt: r.heartbeat_at,
   expiresAt: r.expires_at,
 });
+
+/**
+ * Whether `req` may take the session's lease, given the one held now (`current`): a live lease
+ * of another holder (not the one `req` replaces) refuses it; otherwise the new lease to write
+ * (the holder's own acquisition time kept when it renews its own).
+ */
+export function decideLease(current: SessionLease | undefined, req: LeaseRequest): LeaseAttempt {
+  const ours = current?.holder === req.holder;
+  if (current && !ours && current.holder !== req.replacing && req.now < current.expiresAt)
+    return { acquired: false, lease: current };
+  return {
+    acquired: true,
+    lease: {
+      sessionId: req.sessionId,
+      holder: req.holder,
+      pid: req.pid,
+      host: req.host,
+      acquiredAt: ours && current ? current.acquiredAt : req.now,
+      heartbeatAt: req.now,
+      expiresAt: req.now + req.ttlMs,
+    },
+  };
+}
 
 /** What a commit brings (`fresh`: its node ids) and points at outside itself (`outside`: parents, the leaf). */
 export interface CommitIds {

@@ -23,6 +23,7 @@ import { sessionExists, sessionNotFound, turnHashConflict } from "./errors.ts";
 import {
   checkCommitIds,
   commitIds,
+  decideLease,
   type JournalRow,
   type LeaseRow,
   type PendingRow,
@@ -312,18 +313,9 @@ export function prepareWrites(db: Sqlite.Database): SqliteWrites {
   const acquireLease = db.transaction((req: LeaseRequest): LeaseAttempt => {
     headOf(req.sessionId);
     const row = st.leaseGet.get(req.sessionId) as LeaseRow | undefined;
-    const ours = row?.holder === req.holder;
-    if (row && !ours && row.holder !== req.replacing && req.now < row.expires_at)
-      return { acquired: false, lease: toLease(row) };
-    const lease: SessionLease = {
-      sessionId: req.sessionId,
-      holder: req.holder,
-      pid: req.pid,
-      host: req.host,
-      acquiredAt: ours && row ? row.acquired_at : req.now,
-      heartbeatAt: req.now,
-      expiresAt: req.now + req.ttlMs,
-    };
+    const attempt = decideLease(row && toLease(row), req);
+    if (!attempt.acquired) return attempt;
+    const lease = attempt.lease;
     st.leasePut.run(
       lease.sessionId,
       lease.holder,
@@ -333,7 +325,7 @@ export function prepareWrites(db: Sqlite.Database): SqliteWrites {
       lease.heartbeatAt,
       lease.expiresAt,
     );
-    return { acquired: true, lease };
+    return attempt;
   });
 
   return {
