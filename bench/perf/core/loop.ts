@@ -2,7 +2,7 @@
 // MemoryStore (journal off) or SqliteStore + journal, scripted provider (no HTTP), one trivial
 // promise tool call per round. Prints CPU and wall per round trip (median of RUNS runs after a
 // warm-up). Profile with: node --cpu-prof --cpu-prof-dir=/tmp/prof bench/perf/core/loop.ts
-// Options: --sqlite, --journal / --no-journal, --runs N, --sessions N
+// Options: --sqlite, --journal / --no-journal, --runs N, --sessions N, --concurrency N
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +18,8 @@ const arg = (name: string, d: number) => {
 const ROUNDS = arg("--rounds", 20);
 const SESSIONS = arg("--sessions", 50);
 const RUNS = arg("--runs", 5);
+// sessions in flight at once (the peers workload runs 20)
+const CONCURRENCY = arg("--concurrency", 1);
 const sqlite = process.argv.includes("--sqlite");
 // the journal: on with SqliteStore, off with MemoryStore, unless --journal / --no-journal says otherwise
 const journal = process.argv.includes("--journal")
@@ -35,6 +37,7 @@ const echo = defineTool<{ n: number }>({
 });
 
 const cpu: number[] = [];
+const sys: number[] = [];
 const wall: number[] = [];
 for (let run = 0; run <= RUNS; run++) {
   const dir = mkdtempSync(join(tmpdir(), "lash-bench-loop-"));
@@ -45,22 +48,27 @@ for (let run = 0; run <= RUNS; run++) {
     journal,
     maxTurns: ROUNDS + 5,
   });
-  const sessions = [];
+  const sessions: Awaited<ReturnType<typeof lash.createSession>>[] = [];
   for (let i = 0; i < SESSIONS; i++) sessions.push(await lash.createSession({ model: "test/model" }));
   const c0 = process.cpuUsage();
   const t0 = performance.now();
-  for (const s of sessions) {
-    const r = await s.turn("go").result;
-    if (r.toolCalls !== ROUNDS) throw new Error(`expected ${ROUNDS} tool calls, got ${r.toolCalls}`);
-  }
+  let next = 0;
+  const lane = async () => {
+    while (next < sessions.length) {
+      const r = await sessions[next++]!.turn("go").result;
+      if (r.toolCalls !== ROUNDS) throw new Error(`expected ${ROUNDS} tool calls, got ${r.toolCalls}`);
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, lane));
   const t1 = performance.now();
   const c = process.cpuUsage(c0);
   await lash.close();
   rmSync(dir, { recursive: true, force: true });
   if (run === 0) continue;
   cpu.push((c.user + c.system) / (SESSIONS * (ROUNDS + 1)));
+  sys.push(c.system / (SESSIONS * (ROUNDS + 1)));
   wall.push(((t1 - t0) * 1000) / (SESSIONS * (ROUNDS + 1)));
 }
 console.log(
-  `${sqlite ? "sqlite" : "memory"}${journal ? "+journal" : ""}: CPU ${median(cpu).toFixed(0)} µs / round trip, wall ${median(wall).toFixed(0)} µs (median of ${RUNS}; runs ${cpu.map((x) => x.toFixed(0)).join(" ")})`,
+  `${sqlite ? "sqlite" : "memory"}${journal ? "+journal" : ""}: CPU ${median(cpu).toFixed(0)} µs / round trip, wall ${median(wall).toFixed(0)} µs, of it system CPU ${median(sys).toFixed(0)} µs (median of ${RUNS}; runs ${cpu.map((x) => x.toFixed(0)).join(" ")})`,
 );

@@ -120,7 +120,7 @@ for (const kind of ["effect", "promise"] as const)
       await server.waitForRequests(3);
       await kill(run);
       expect(counterLines(counter)).toEqual(["read"]);
-      // on disk at the kill: the first answer and the attempt's completion; the batch's own record waits
+      // on disk at the kill: the first answer and the attempt's completion; the batch has no record of its own
       const opened = await openSqliteStore({ filename: db });
       const pending = await opened.store.pendingTurn(sessionId);
       const journal = await opened.store.journalForTurn(sessionId, pending!.turnId);
@@ -163,6 +163,15 @@ for (const kind of ["effect", "promise"] as const)
       await server.waitForRequests(4);
       await kill(run);
       expect(counterLines(counter)).toEqual(["one", "two"]);
+      // on disk: both answers and both attempts; no batch record (a batch is derived from its attempts')
+      const opened = await openSqliteStore({ filename: db });
+      const pending = await opened.store.pendingTurn(sessionId);
+      const journal = await opened.store.journalForTurn(sessionId, pending!.turnId);
+      await opened.close();
+      const statusOf = (re: RegExp) => journal.filter((e) => re.test(e.key)).map((e) => e.status);
+      expect(statusOf(/:callLlm:\d+$/)).toEqual(["completed", "completed"]);
+      expect(statusOf(/:runTools:\d+:child:.*:attempt:1$/)).toEqual(["completed", "completed"]);
+      expect(statusOf(/:runTools:\d+$/)).toEqual([]);
       server.enqueue(text("all done"));
       const line = await finish(start([db, baseUrl, counter, "resume", "none", sessionId]));
       expect(JSON.parse(line.slice(10))).toMatchObject({ text: "all done", resumed: true });

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, hash } from "node:crypto";
 
 /**
  * Canonical JSON: object keys sorted by code unit, no whitespace, `undefined`
@@ -50,9 +50,9 @@ function write(value: unknown): string {
   }
 }
 
-/** Hex SHA-256 of a string (UTF-8). */
+/** Hex SHA-256 of a string (UTF-8); one-shot `crypto.hash`, no Hash object per call. */
 export function sha256Hex(text: string): string {
-  return createHash("sha256").update(text, "utf8").digest("hex");
+  return hash("sha256", text, "hex");
 }
 
 /** The sha256 of raw bytes, hex (the id of a content-addressed artifact). */

@@ -65,13 +65,15 @@ export const dispatchTools = (
       },
     });
   const batch = hooked ? Effect.zipRight(scope.rt.journal.flush(scope.turnId), batch0) : batch0;
-  // each attempt's own records are written as it starts and ends; the batch's is bookkeeping
-  return scope.rt.journal.onceDeferred(scope.ids, batchKey, envelope, batch, Batch, { composite: true }).pipe(
-    Effect.mapError(scope.failTurn),
-    Effect.tap((r) => {
-      scope.extraUsage.push(...r.value.usage);
-    }),
-  );
+  // each attempt's own records are written as it starts and ends; the batch is derived from them
+  return scope.rt.journal
+    .onceDeferred(scope.ids, batchKey, envelope, batch, Batch, { composite: true, derived: true })
+    .pipe(
+      Effect.mapError(scope.failTurn),
+      Effect.tap((r) => {
+        scope.extraUsage.push(...r.value.usage);
+      }),
+    );
 };
 
 /** The approval step's view of the turn: the runtime's governance and approver, the session's grants, the audit. */
@@ -96,7 +98,8 @@ const governanceOf = (scope: TurnScope, governance: GovernanceShape): DispatchGo
 /** The `runTools` effect. A replayed batch re-publishes each result as `toolCompleted`. */
 export const runTools = step("lash.turn.runTools")(function* (scope: TurnScope, effect: RunTools) {
   const key = scope.keyOf(effect);
-  const envelope = scope.rt.journal.enabled
+  // only a journal backend records a batch (the store's journal derives it from its attempts: `derived`)
+  const envelope = scope.rt.journal.backend
     ? {
         kind: effect.kind,
         effectId: effect.effectId,
