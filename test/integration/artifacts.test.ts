@@ -5,7 +5,7 @@
 // into another LASH_HOME carries it, and `lash sessions gc` removes it only once the session
 // that refers to it is deleted.
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -42,8 +42,12 @@ function counts(dbFile: string) {
         "SELECT count(*) AS n, sum(length(data)) AS bytes FROM artifact_chunks",
       ),
       nodeBytes: one<{ bytes: number }>("SELECT sum(length(payload_json)) AS bytes FROM nodes").bytes,
-      journalBytes: one<{ bytes: number | null }>("SELECT sum(length(outcome_json)) AS bytes FROM journal")
-        .bytes,
+      // the journal: rows an older lash wrote, and the files of turns in flight (none once committed)
+      journalBytes:
+        (one<{ bytes: number | null }>("SELECT sum(length(outcome_json)) AS bytes FROM journal").bytes ?? 0) +
+        (existsSync(`${dbFile}.turns`)
+          ? readdirSync(`${dbFile}.turns`).reduce((n, f) => n + statSync(join(`${dbFile}.turns`, f)).size, 0)
+          : 0),
     };
   } finally {
     db.close();

@@ -2,7 +2,7 @@
 // stamped with the time) started in child processes, the mock servers and children closed after
 // each test, and the store's own SQLite driver to read the journal a killed process left behind.
 import type { ChildProcess } from "node:child_process";
-import { createRequire } from "node:module";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { MockLlmServer } from "@lash/providers/testing";
 import { afterEach } from "vitest";
@@ -10,12 +10,28 @@ import { startWorker, type WorkerRun } from "../../packages/core/test/crash/proc
 
 const worker = join(import.meta.dirname, "rlm-crash-worker.ts");
 
-export const JournalDb = createRequire(join(import.meta.dirname, "../../packages/core/package.json"))(
-  "better-sqlite3",
-) as new (
-  file: string,
-  o: { readonly: boolean },
-) => { prepare(sql: string): { all(): { key: string; outcome_json: string }[] }; close(): void };
+/**
+ * The journal entries of the turns in flight in database `db`, as a crash left them: the lines of
+ * its turn files (`<db>.turns/<session>.<turn>.jsonl`, store/journal-file.ts), read without opening
+ * the store; a line cut off by the kill is skipped, as the store skips it. A later entry of a key
+ * replaces the earlier one.
+ */
+export function journalRows(db: string): { key: string; outcome_json: string }[] {
+  const dir = `${db}.turns`;
+  const byKey = new Map<string, { key: string; outcome_json: string }>();
+  for (const f of existsSync(dir) ? readdirSync(dir) : [])
+    for (const line of readFileSync(join(dir, f), "utf8").split("\n")) {
+      let batch: { key: string; outcome?: unknown }[];
+      try {
+        batch = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      for (const e of batch)
+        byKey.set(e.key, { key: e.key, outcome_json: JSON.stringify(e.outcome ?? null) });
+    }
+  return [...byKey.values()];
+}
 
 /** Registers the clean-up; `start` runs the worker with `turnText` as the turn's input. */
 export function processCrashRig(turnText: string): {

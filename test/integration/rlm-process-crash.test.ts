@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockServer } from "@lash/providers/testing";
 import { describe, expect, it } from "vitest";
-import { JournalDb as Database, processCrashRig } from "./rlm-process-crash-support.ts";
+import { journalRows, processCrashRig } from "./rlm-process-crash-support.ts";
 import { cell } from "./rlm-support.ts";
 
 const { servers, start } = processCrashRig("start two processes");
@@ -48,9 +48,7 @@ describe("rlm processes: crash-resume (SIGKILL in a child process, same SQLite f
     expect(server.requests).toHaveLength(1);
 
     // the sleeper's wake-up time was recorded once, before the kill
-    const conn = new Database(db, { readonly: true });
-    const sleeps = conn.prepare("SELECT key, outcome_json FROM journal WHERE key LIKE '%:sleep:%'").all();
-    conn.close();
+    const sleeps = journalRows(db).filter((r) => r.key.includes(":sleep:"));
     expect(sleeps).toHaveLength(1);
     expect(sleeps[0]!.key).toContain("process:sleeper");
     const deadline = JSON.parse(sleeps[0]!.outcome_json) as number;

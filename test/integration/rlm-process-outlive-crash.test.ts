@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMockServer } from "@lash/providers/testing";
 import { describe, expect, it } from "vitest";
-import { JournalDb as Database, processCrashRig } from "./rlm-process-crash-support.ts";
+import { journalRows, processCrashRig } from "./rlm-process-crash-support.ts";
 import { cell } from "./rlm-support.ts";
 
 const { servers, start } = processCrashRig("start two processes, then signal and await them");
@@ -64,9 +64,7 @@ describe("rlm process runs across cells: crash-resume (SIGKILL in a child proces
     expect(labels().filter((l) => l !== "woke")).toEqual(["first", "second", "sent"]);
     expect(server.requests).toHaveLength(2);
 
-    const conn = new Database(db, { readonly: true });
-    const rows = conn.prepare("SELECT key, outcome_json FROM journal ORDER BY key").all();
-    conn.close();
+    const rows = journalRows(db).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     // both signals are entries of the worker's signal log, in order; the first was consumed
     const log = rows.filter((r) => r.key.includes(":signals:"));
     expect(log.map((r) => (JSON.parse(r.outcome_json) as { value: number }).value)).toEqual([7, 8]);

@@ -36,11 +36,8 @@ describe("Journal.once with a schema", () => {
 
         const first = yield* journal.once(ids, "s1:t1:0:llm:1", { ask: 1 }, call, Reply);
         expect(first.replayed).toBe(false);
-        const row = yield* withRaw(
-          filename,
-          (sql) => sql<{ outcome_json: string }>`SELECT outcome_json FROM journal`,
-        );
-        expect(JSON.parse(row[0]!.outcome_json)).toEqual({ text: "hello", at: 86_400_000 });
+        const recorded = yield* store.journalGet("s1:t1:0:llm:1");
+        expect(recorded?.outcome).toEqual({ text: "hello", at: 86_400_000 });
 
         const again = yield* journal.once(ids, "s1:t1:0:llm:1", { ask: 1 }, call, Reply);
         expect(again.replayed).toBe(true);
@@ -55,10 +52,8 @@ describe("Journal.once with a schema", () => {
           (yield* journal.once(ids, "s1:t1:0:tool:2", { ask: 2 }, Effect.succeed({ n: 2 }))).value,
         ).toEqual(plain.value);
 
-        yield* withRaw(
-          filename,
-          (sql) => sql`UPDATE journal SET outcome_json = '{"text":5}' WHERE key = 's1:t1:0:llm:1'`,
-        );
+        // a record whose outcome no longer fits the schema (same key and envelope hash)
+        yield* store.journalPut({ ...recorded!, outcome: { text: 5 } });
         const exit = yield* Effect.exit(journal.once(ids, "s1:t1:0:llm:1", { ask: 1 }, call, Reply));
         expect(Exit.isFailure(exit)).toBe(true);
         // a typed failure, not a defect
@@ -101,10 +96,8 @@ describe("Journal.onceDeferred", () => {
         expect(replayed).toEqual({ value: { n: 1 }, replayed: true });
 
         // an outcome that does not fit the schema is a StoreError naming the entry
-        yield* withRaw(
-          filename,
-          (sql) => sql`UPDATE journal SET outcome_json = '{"n":"one"}' WHERE key = 's1:t1:0:a:1'`,
-        );
+        const fits = (yield* store.journalGet("s1:t1:0:a:1"))!;
+        yield* store.journalPut({ ...fits, outcome: { n: "one" } });
         const bad = yield* Effect.exit(
           again.onceDeferred(ids, "s1:t1:0:a:1", { q: 1 }, Effect.die("ran"), Answer),
         );

@@ -1,6 +1,8 @@
-// How many SQLite transactions a tool round trip writes (journal.ts `deferred`: the rule): counted
-// in the real database's write-ahead log — one commit frame per transaction — of a SqliteStore.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+// How many journal writes a tool round trip makes (journal.ts `deferred`: the rule), on a real
+// SqliteStore: each write is one appended line of the turn's journal file (store/journal-file.ts),
+// counted by the tool itself as it runs; and the round trips add no SQLite transaction — counted in
+// the database's write-ahead log, one commit frame per transaction.
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LlmEvent, LlmRequest } from "@lash/sansio";
@@ -33,8 +35,29 @@ function walCommits(db: string): number {
   return commits;
 }
 
-/** An Effect tool (dispatch's general path) or a promise tool (`defineTool`: its short path, `loneCall`). */
-const tool = (name: string, idempotent: boolean, promise: boolean): ToolDefinition => {
+/** Lines written so far to the journal files of the turns in flight (`<db>.turns/<session>.<turn>.jsonl`). */
+function journalLines(db: string): number {
+  const dir = `${db}.turns`;
+  if (!existsSync(dir)) return 0;
+  let lines = 0;
+  for (const f of readdirSync(dir))
+    lines += readFileSync(join(dir, f), "utf8")
+      .split("\n")
+      .filter((l) => l !== "").length;
+  return lines;
+}
+
+/**
+ * An Effect tool (dispatch's general path) or a promise tool (`defineTool`: its short path,
+ * `loneCall`); each call notes how many journal lines its turn has written when it runs.
+ */
+const tool = (
+  name: string,
+  idempotent: boolean,
+  promise: boolean,
+  seen: number[],
+  db: string,
+): ToolDefinition => {
   const base = {
     name,
     description: `${name} (${idempotent ? "idempotent" : "not idempotent"})`,
@@ -44,9 +67,19 @@ const tool = (name: string, idempotent: boolean, promise: boolean): ToolDefiniti
   if (promise)
     return defineTool<{ n: number }>({
       ...base,
-      run: async ({ n }) => textOutput(`ok ${n}`),
+      run: async ({ n }) => {
+        seen.push(journalLines(db));
+        return textOutput(`ok ${n}`);
+      },
     }) as ToolDefinition;
-  return { ...base, execute: (args) => Effect.succeed(textOutput(`ok ${(args as { n: number }).n}`)) };
+  return {
+    ...base,
+    execute: (args) =>
+      Effect.sync(() => {
+        seen.push(journalLines(db));
+        return textOutput(`ok ${(args as { n: number }).n}`);
+      }),
+  };
 };
 
 /** A model that calls `name` `rounds` times in a turn (counted from the turn's user message), then answers. */
@@ -62,19 +95,20 @@ const loop =
     return done < rounds ? callTools({ id: `c${done}`, name, args: { n: done } }) : say("done");
   };
 
-describe("journal transactions per tool round trip (real SqliteStore, counted in its WAL)", () => {
+describe("journal writes per tool round trip (real SqliteStore: its turn files and its WAL)", () => {
   for (const [name, idempotent, promise] of [
     ["lookup", true, false],
     ["side_effect", false, false],
     ["lookup", true, true],
     ["side_effect", false, true],
   ] as const) {
-    it(`a ${idempotent ? "read-only (idempotent)" : "non-idempotent"} ${promise ? "promise" : "Effect"} tool: two transactions per round trip`, async () => {
+    it(`a ${idempotent ? "read-only (idempotent)" : "non-idempotent"} ${promise ? "promise" : "Effect"} tool: two journal writes and no SQLite transaction per round trip`, async () => {
       const dir = mkdtempSync(join(tmpdir(), "lash-journal-tx-"));
       dirs.push(dir);
       const db = join(dir, "lash.db");
       const script = [...Array(3).fill(loop(name, 2)), ...Array(6).fill(loop(name, 5))];
       const provider = scriptedProvider(script);
+      const seen: number[] = [];
       const commits = await Effect.runPromise(
         withRuntime(
           provider,
@@ -96,7 +130,7 @@ describe("journal transactions per tool round trip (real SqliteStore, counted in
             }),
           {
             store: SqliteStore.layer({ filename: db }),
-            plugins: [{ name: "t", tools: [tool(name, idempotent, promise)] }],
+            plugins: [{ name: "t", tools: [tool(name, idempotent, promise, seen, db)] }],
           },
         ),
       );
@@ -104,8 +138,15 @@ describe("journal transactions per tool round trip (real SqliteStore, counted in
       expect(before).toBeGreaterThan(0); // the session row is in the WAL: the count reads this database
       const short = afterShort - before;
       const long = afterLong - afterShort;
-      // three more round trips (each a model answer and a tool call); what a turn writes once cancels out
-      expect((long - short) / 3).toBe(2);
+      // three more round trips (each a model answer and a tool call) add no SQLite transaction:
+      // what a turn writes once (begin, commit …) cancels out
+      expect(long - short).toBe(0);
+      // between two tool calls of a turn: the call's completion, then the next model answer (with
+      // the next call's "started" when the tool is not idempotent) — two writes; the first call of
+      // a turn sees one (the environment and the model's answer, written together)
+      expect(seen).toEqual([1, 3, 1, 3, 5, 7, 9]);
+      // each turn's file is gone with its commit
+      expect(journalLines(db)).toBe(0);
     });
   }
 });

@@ -1,4 +1,5 @@
-// SqliteStore's write path — sessions, turns, commits, the effect journal, leases — on the
+// SqliteStore's write path — sessions, turns, commits, leases (the effect journal is appended to
+// files: journal-file.ts; this file reads only the rows an older version wrote) — on the
 // better-sqlite3 handle: statements prepared once, each store method one synchronous
 // `BEGIN IMMEDIATE … COMMIT` (`db.transaction(…).immediate`) of plain driver calls: no
 // statement compiler, no fiber, nothing else between BEGIN and COMMIT. A refused write
@@ -64,11 +65,10 @@ export interface SqliteWrites {
   /** Read beside the write that makes it (the turn's entry asks it once per turn). */
   readonly pendingTurn: (sessionId: string) => PendingTurn | undefined;
   readonly commit: (c: TurnCommit) => CommitResult;
+  /** An entry of the `journal` table (what a version before the turn journal files wrote). */
   readonly journalGet: (key: string) => JournalEntry | undefined;
-  /** One entry: one autocommit statement. */
-  readonly journalPut: (e: JournalEntry) => void;
-  /** The entries in one transaction. */
-  readonly journalPutMany: (entries: readonly JournalEntry[]) => void;
+  /** Every turn begun and not yet committed or abandoned. */
+  readonly pendingTurns: () => readonly { sessionId: string; turnId: string }[];
   readonly acquireLease: (req: LeaseRequest) => LeaseAttempt;
   readonly renewLease: (
     sessionId: string,
@@ -131,13 +131,7 @@ export function prepareWrites(db: Sqlite.Database): SqliteWrites {
     deleteJournal: db.prepare("DELETE FROM journal WHERE session_id = ? AND turn_id = ?"),
     deletePending: db.prepare("DELETE FROM pending_turns WHERE session_id = ? AND turn_id = ?"),
     journalGet: db.prepare("SELECT * FROM journal WHERE key = ?"),
-    journalPut: db.prepare(
-      `INSERT INTO journal (key, session_id, turn_id, hash, status, outcome_json, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (key) DO UPDATE SET session_id = excluded.session_id, turn_id = excluded.turn_id,
-         hash = excluded.hash, status = excluded.status, outcome_json = excluded.outcome_json,
-         updated_at = excluded.updated_at`,
-    ),
+    pendingTurns: db.prepare("SELECT session_id AS sessionId, turn_id AS turnId FROM pending_turns"),
     leaseGet: db.prepare("SELECT * FROM session_leases WHERE session_id = ?"),
     leasePut: db.prepare(
       `INSERT OR REPLACE INTO session_leases (session_id, holder, pid, host, acquired_at, heartbeat_at, expires_at)
@@ -153,11 +147,6 @@ export function prepareWrites(db: Sqlite.Database): SqliteWrites {
   const headOf = (sessionId: string): number => {
     const head = st.head.get(sessionId) as number | undefined;
     return head === undefined ? refuse(sessionNotFound(sessionId)) : head;
-  };
-
-  const putJournal = (e: JournalEntry) => {
-    const outcome = e.outcome === undefined ? null : JSON.stringify(e.outcome);
-    st.journalPut.run(e.key, e.sessionId, e.turnId, e.hash, e.status, outcome, e.updatedAt);
   };
 
   /**
@@ -298,16 +287,13 @@ export function prepareWrites(db: Sqlite.Database): SqliteWrites {
         u.usage.cacheWrite ?? null,
         u.costUsd ?? null,
       );
-    // 6. The stamp; the turn's journal and pending row are done with.
+    // 6. The stamp; the turn's pending row and its journal rows (written by a version before the
+    // journal files; the file itself goes after this transaction) are done with.
     const result = { headRevision, leafId: c.leafId };
     st.insertStamp.run(c.sessionId, c.turnId, c.hash, JSON.stringify(result));
     st.deleteJournal.run(c.sessionId, c.turnId);
     st.deletePending.run(c.sessionId, c.turnId);
     return { ...result, duplicate: false };
-  });
-
-  const journalPutMany = db.transaction((entries: readonly JournalEntry[]) => {
-    for (const e of entries) putJournal(e);
   });
 
   const acquireLease = db.transaction((req: LeaseRequest): LeaseAttempt => {
@@ -340,11 +326,7 @@ export function prepareWrites(db: Sqlite.Database): SqliteWrites {
       const row = st.journalGet.get(key) as JournalRow | undefined;
       return row ? toJournal(row) : undefined;
     },
-    journalPut: putJournal,
-    journalPutMany: (entries) => {
-      if (entries.length === 1) putJournal(entries[0]!);
-      else if (entries.length > 1) journalPutMany.immediate(entries);
-    },
+    pendingTurns: () => st.pendingTurns.all() as { sessionId: string; turnId: string }[],
     acquireLease: (req) => acquireLease.immediate(req),
     renewLease: (sessionId, holder, now, ttlMs) => {
       const row = st.leaseRenew.get(now, now + ttlMs, sessionId, holder) as LeaseRow | undefined;

@@ -44,6 +44,7 @@ import {
   sessionExists,
   sessionNotFound,
 } from "./errors.ts";
+import { type TurnJournals, turnJournalDir, turnJournals } from "./journal-file.ts";
 import { describeLockHolders } from "./lock-holders.ts";
 import {
   type ArtifactColumns,
@@ -222,7 +223,10 @@ export const makeSqliteStore = (
       );
     }).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(toOpenError(e))));
 
-    return makeShape(sql, immediate, filename, options.artifactFileBytes ?? ARTIFACT_FILE_BYTES);
+    // the journals of turns in flight: files beside the database (store/journal-file.ts)
+    const journals = turnJournals(turnJournalDir(filename));
+    yield* Effect.addFinalizer(() => Effect.sync(() => journals.close()));
+    return makeShape(sql, immediate, filename, options.artifactFileBytes ?? ARTIFACT_FILE_BYTES, journals);
   }).pipe(Effect.withSpan("SqliteStore.open"));
 
 /** How much of the database file reads map into memory (address space, not resident memory). */
@@ -333,6 +337,7 @@ function makeShape(
   immediate: ReturnType<typeof immediateTransaction>,
   filename: string,
   artifactFileBytes: number,
+  journals: TurnJournals,
 ): SessionStoreShape {
   const toStoreError = fromSqlError(filename);
   const nodeCache = new NodeCache(NODE_CACHE_LIMIT);
@@ -636,6 +641,18 @@ function makeShape(
       },
     );
 
+  // a turn file whose turn is no longer pending is a leftover of a crash between a commit and the
+  // file's deletion (store/journal-file.ts): housekeeping, so a failure here waits for the next open
+  if (db)
+    try {
+      journals.sweep(() => {
+        writes ??= prepareWrites(db);
+        return writes.pendingTurns();
+      });
+    } catch {
+      // the next open sweeps again
+    }
+
   const store: SessionStoreShape = {
     createSession: (record: SessionRecord) => hot((w) => w.createSession(record)),
 
@@ -683,6 +700,7 @@ function makeShape(
           else yield* purge(id);
         }),
       );
+      yield* hot(() => journals.dropSession(id));
     }),
 
     activePath: Effect.fn("SqliteStore.activePath")(function* (sessionId: string, leafId?: string | null) {
@@ -728,7 +746,13 @@ function makeShape(
       );
     }),
 
-    commit: (c: TurnCommit) => hot<CommitResult, SessionNotFound | StoreConflict>((w) => w.commit(c)),
+    // the turn's journal file goes once the commit (which ends the turn's pending row) is in
+    commit: (c: TurnCommit) =>
+      hot<CommitResult, SessionNotFound | StoreConflict>((w) => {
+        const result = w.commit(c);
+        journals.dropTurn(c.sessionId, c.turnId);
+        return result;
+      }),
 
     setLeaf: Effect.fn("SqliteStore.setLeaf")(function* (
       sessionId: string,
@@ -793,19 +817,19 @@ function makeShape(
       );
     }),
 
-    // The journal is written at every step of a turn: prepared statements, run directly
-    // (one autocommit statement for one entry, one transaction for several).
-    journalGet: (key: string) => hot((w) => w.journalGet(key)),
+    // The journal is written at every step of a turn: one append to the turn's file (store/
+    // journal-file.ts); the `journal` table holds only what a version before it wrote.
+    journalGet: (key: string) => hot((w) => journals.get(key) ?? w.journalGet(key)),
 
-    journalPut: (e: JournalEntry) => hot((w) => w.journalPut(e)),
+    journalPut: (e: JournalEntry) => hot(() => journals.put([e])),
 
-    journalPutMany: (entries: readonly JournalEntry[]) => hot((w) => w.journalPutMany(entries)),
+    journalPutMany: (entries: readonly JournalEntry[]) => hot(() => journals.put(entries)),
 
     journalForTurn: Effect.fn("SqliteStore.journalForTurn")(function* (sessionId: string, turnId: string) {
       return yield* guard(
         Effect.map(
           sql<JournalRow>`SELECT * FROM journal WHERE session_id = ${sessionId} AND turn_id = ${turnId} ORDER BY rowid`,
-          (rows) => rows.map(toJournal),
+          (rows) => journals.forTurn(sessionId, turnId, rows.map(toJournal)),
         ),
       );
     }),
@@ -821,6 +845,7 @@ function makeShape(
           yield* sql`DELETE FROM pending_turns WHERE session_id = ${sessionId} AND turn_id = ${turnId}`;
         }),
       );
+      yield* hot(() => journals.dropTurn(sessionId, turnId));
     }),
 
     countResumeAttempt: Effect.fn("SqliteStore.countResumeAttempt")(function* (
@@ -976,13 +1001,16 @@ function makeShape(
       const gone = yield* write(
         Effect.gen(function* () {
           // references from nodes that no longer exist (their session was deleted) no longer count;
-          // a turn not yet committed refers to its artifacts from its journal
+          // a turn not yet committed refers to its artifacts from its journal (its file, or the
+          // `journal` table a version before the files wrote)
           yield* sql`DELETE FROM artifact_refs WHERE NOT EXISTS
             (SELECT 1 FROM nodes n WHERE n.id = artifact_refs.node_id)`;
-          const rows = yield* sql<ArtifactRow>`SELECT * FROM artifacts a
+          const candidates = yield* sql<ArtifactRow>`SELECT * FROM artifacts a
             WHERE a.created_at <= ${options.storedBefore}
               AND NOT EXISTS (SELECT 1 FROM artifact_refs r WHERE r.artifact_id = a.id)
               AND NOT EXISTS (SELECT 1 FROM journal j WHERE instr(j.outcome_json, 'artifact:' || a.id) > 0)`;
+          const texts = candidates.length > 0 ? journals.texts() : [];
+          const rows = candidates.filter((r) => !texts.some((t) => t.includes(`artifact:${r.id}`)));
           for (const r of rows) {
             yield* sql`DELETE FROM artifact_chunks WHERE artifact_id = ${r.id}`;
             yield* sql`DELETE FROM artifacts WHERE id = ${r.id}`;

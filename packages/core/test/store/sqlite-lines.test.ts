@@ -114,15 +114,6 @@ describe("SqliteStore: the active path from lines", () => {
             yield* build(store);
             yield* store.createSession(session("big"));
             yield* store.commit(turn("big", "t1", 0, chain("x", "big", null, 3_000)));
-            yield* store.journalPut({
-              key: "k",
-              sessionId: "main",
-              turnId: "t9",
-              hash: "h",
-              status: "completed",
-              outcome: { text: "recorded" },
-              updatedAt: 1,
-            });
           }),
         );
         yield* withRaw(filename, (sql) =>
@@ -141,6 +132,9 @@ describe("SqliteStore: the active path from lines", () => {
             yield* sql.unsafe("ALTER TABLE nodes DROP COLUMN line");
             yield* sql.unsafe("ALTER TABLE nodes DROP COLUMN depth");
             yield* sql.unsafe("PRAGMA user_version = 3");
+            // a journal row as the previous lash wrote it (the `journal` table; now a file per turn)
+            yield* sql`INSERT INTO journal (key, session_id, turn_id, hash, status, outcome_json, updated_at)
+              VALUES ('k', 'main', 't9', 'h', 'completed', '{"text":"recorded"}', 1)`;
           }),
         );
         // The downgraded file has exactly the schema migrations 1–3 create.
@@ -221,18 +215,12 @@ describe("SqliteStore: rows that do not decode", () => {
         yield* store.createSession(session("s1"));
         yield* store.createSession(session("s2"));
         yield* store.commit(turn("s1", "t1", 0, chain("n", "s1", null, 2)));
-        yield* store.journalPut({
-          key: "j1",
-          sessionId: "s1",
-          turnId: "t2",
-          hash: "h",
-          status: "started",
-          updatedAt: 1,
-        });
         yield* withRaw(filename, (sql) =>
           Effect.all([
             sql`UPDATE nodes SET kind = 'mystery' WHERE id = 'n1'`,
-            sql`UPDATE journal SET outcome_json = 'nope', status = 'completed' WHERE key = 'j1'`,
+            // a journal row of the `journal` table (what a version before the turn files wrote)
+            sql`INSERT INTO journal (key, session_id, turn_id, hash, status, outcome_json, updated_at)
+              VALUES ('j1', 's1', 't2', 'h', 'completed', 'nope', 1)`,
             sql`UPDATE sessions SET state_json = '[1,2]' WHERE id = 's2'`,
           ]),
         );

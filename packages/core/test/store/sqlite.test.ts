@@ -59,7 +59,8 @@ describe("SqliteStore: file", () => {
     Effect.gen(function* () {
       const filename = yield* tempDb;
       yield* seeded(filename);
-      expect(siblings(filename)).toEqual(["lash.db"]);
+      // no -wal or -shm left; the journal of the turn still pending (t2) is its file beside the database
+      expect(siblings(filename)).toEqual(["lash.db", "lash.db.turns"]);
       const store = yield* makeSqliteStore({ filename });
       const s = yield* store.getSession("s1");
       expect(s).toMatchObject({
