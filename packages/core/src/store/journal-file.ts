@@ -55,7 +55,7 @@ const turnOf = (sessionId: string, turnId: string) => `${sessionId}\u0000${turnI
 export interface TurnJournals {
   /** Append `entries` (one write per turn they belong to); returns once written. */
   readonly put: (entries: readonly JournalEntry[]) => void;
-  /** The entry recorded under `key`: this process's writes first, then every turn file. */
+  /** The entry recorded under `key` (the newest write of it), from every turn file: a resumed turn's lookups. */
   readonly get: (key: string) => JournalEntry | undefined;
   /** A turn's entries in first-write order; `legacy` are its rows from the `journal` table. */
   readonly forTurn: (sessionId: string, turnId: string, legacy?: readonly JournalEntry[]) => JournalEntry[];
@@ -78,11 +78,8 @@ interface Open {
 /** The turn journals of one database (`dir` from `turnJournalDir`; undefined: in memory). */
 export function turnJournals(dir: string | undefined): TurnJournals {
   const open = new Map<string, Open>();
-  /**
-   * What this process wrote, by turn (in memory: the whole journal). A lookup is answered from
-   * here first — a process's own writes are the newest of a turn it runs — then from the files.
-   */
-  const written = new Map<string, Map<string, JournalEntry>>();
+  /** An in-memory database's journal, by turn (a database on disk keeps nothing here: its files are it). */
+  const memory = new Map<string, Map<string, JournalEntry>>();
   let made = false;
   /** A turn's file: `<session>.<turn>.jsonl` (a safe id has no dot, so the name splits one way). */
   const fileOf = (sessionId: string, turnId: string) =>
@@ -176,18 +173,19 @@ export function turnJournals(dir: string | undefined): TurnJournals {
         } catch (cause) {
           fail(`cannot write the journal of turn ${turnId} of session ${sessionId}`, cause);
         }
+        continue;
       }
-      let mine = written.get(turn);
+      let mine = memory.get(turn);
       if (!mine) {
         mine = new Map();
-        written.set(turn, mine);
+        memory.set(turn, mine);
       }
       for (const e of group) mine.set(e.key, e);
     }
   };
 
   const forget = (turn: string) => {
-    written.delete(turn);
+    memory.delete(turn);
     const o = open.get(turn);
     if (!o) return;
     open.delete(turn);
@@ -201,11 +199,11 @@ export function turnJournals(dir: string | undefined): TurnJournals {
   return {
     put,
     get: (key) => {
-      for (const entries of written.values()) {
+      for (const entries of memory.values()) {
         const e = entries.get(key);
         if (e) return e;
       }
-      // a turn another process began (resumed here after a crash): its file, read as it is now
+      // read as the files are now (a lookup is for a turn resumed here, not on the per-step path)
       const quoted = JSON.stringify(key);
       for (const file of files()) {
         let text: string;
@@ -223,7 +221,7 @@ export function turnJournals(dir: string | undefined): TurnJournals {
     forTurn: (sessionId, turnId, legacy = []) => {
       const entries =
         dir === undefined
-          ? (written.get(turnOf(sessionId, turnId)) ?? new Map<string, JournalEntry>())
+          ? (memory.get(turnOf(sessionId, turnId)) ?? new Map<string, JournalEntry>())
           : readFile(fileOf(sessionId, turnId));
       if (legacy.length === 0) return [...entries.values()];
       const merged = new Map<string, JournalEntry>();
@@ -243,13 +241,13 @@ export function turnJournals(dir: string | undefined): TurnJournals {
     },
     dropSession: (sessionId) => {
       const prefix = `${sessionId}\u0000`;
-      for (const turn of [...open.keys(), ...written.keys()]) if (turn.startsWith(prefix)) forget(turn);
+      for (const turn of [...open.keys(), ...memory.keys()]) if (turn.startsWith(prefix)) forget(turn);
       if (dir === undefined) return;
       const mine = `${safe(sessionId)}.`;
       for (const f of list(dir)) if (f.startsWith(mine)) rmSync(join(dir, f), { force: true });
     },
     texts: () => {
-      if (dir === undefined) return [...written.values()].map((m) => JSON.stringify([...m.values()]));
+      if (dir === undefined) return [...memory.values()].map((m) => JSON.stringify([...m.values()]));
       const out: string[] = [];
       for (const file of files())
         try {
