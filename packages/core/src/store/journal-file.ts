@@ -52,6 +52,9 @@ const safe = (id: string): string =>
 
 const turnOf = (sessionId: string, turnId: string) => `${sessionId}\u0000${turnId}`;
 
+/** Journal files a store keeps open at once (one per turn in flight, up to this many). */
+const OPEN_FILES = 64;
+
 export interface TurnJournals {
   /** Append `entries` (one write per turn they belong to); returns once written. */
   readonly put: (entries: readonly JournalEntry[]) => void;
@@ -96,6 +99,9 @@ export function turnJournals(dir: string | undefined): TurnJournals {
   const openFor = (sessionId: string, turnId: string, turn: string): Open => {
     const known = open.get(turn);
     if (known) return known;
+    // at most OPEN_FILES descriptors: the least recently opened turn's file is closed (and reopened
+    // if that turn writes again), so a daemon with many turns in flight stays within its fd limit
+    if (open.size >= OPEN_FILES) closeTurn(open.keys().next().value!);
     const file = fileOf(sessionId, turnId);
     let fd: number;
     try {
@@ -186,6 +192,10 @@ export function turnJournals(dir: string | undefined): TurnJournals {
 
   const forget = (turn: string) => {
     memory.delete(turn);
+    closeTurn(turn);
+  };
+
+  function closeTurn(turn: string): void {
     const o = open.get(turn);
     if (!o) return;
     open.delete(turn);
@@ -194,7 +204,7 @@ export function turnJournals(dir: string | undefined): TurnJournals {
     } catch {
       // already closed: nothing to release
     }
-  };
+  }
 
   return {
     put,

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "@effect/vitest";
 import { sha256BytesHex } from "@lash/sansio";
 import { Effect, Exit } from "effect";
+import { turnJournals } from "../../src/store/journal-file.ts";
 import { makeSqliteStore } from "../../src/store/sqlite.ts";
 import type { JournalEntry, SessionStoreShape } from "../../src/store.ts";
 import { chain, session, turn } from "./helpers.ts";
@@ -259,6 +260,24 @@ describe("SqliteStore: the journal of a turn in flight is a file beside the data
       expect((yield* store.journalForTurn("s1", "t2")).map((e) => e.key)).toEqual(["a", "b"]);
       yield* store.commit(turn("s1", "t2", 1, chain("m", "s1", "s1-n1", 1)));
       expect(yield* store.journalGet("a")).toBeUndefined();
+    }),
+  );
+
+  it.scoped("a store with more turns in flight than it keeps files open reopens them as they write", () =>
+    Effect.gen(function* () {
+      const filename = yield* tempDb;
+      const journals = turnJournals(`${filename}.turns`);
+      const fds = () => readdirSync("/proc/self/fd").length;
+      const before = fds();
+      for (let i = 0; i < 100; i++) journals.put([entry("a", { sessionId: `s${i}`, turnId: "t" })]);
+      expect(fds() - before).toBeLessThanOrEqual(64);
+      expect(readdirSync(`${filename}.turns`)).toHaveLength(100);
+      // the first turns' files were closed; writing again reopens and appends
+      journals.put([entry("b", { sessionId: "s0", turnId: "t" })]);
+      expect(journals.forTurn("s0", "t").map((e) => e.key)).toEqual(["a", "b"]);
+      expect(journals.get("b")?.sessionId).toBe("s0");
+      journals.close();
+      expect(fds()).toBe(before);
     }),
   );
 });
