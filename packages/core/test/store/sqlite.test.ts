@@ -17,6 +17,13 @@ import { chain, ids, node, session, turn } from "./helpers.ts";
 import { dumpTables, sha256, siblings, tempDb, tempDir, withRaw } from "./sqlite-helpers.ts";
 
 storeConformance("SqliteStore", () => Effect.flatMap(tempDb, (filename) => makeSqliteStore({ filename })));
+// A file opened at the current version builds no SQL client at open: each method written with
+// it loads it on first use (sqlite.ts `needSql`). The same contract, on a store opened that way.
+storeConformance("SqliteStore, reopened (SQL client on first use)", () =>
+  Effect.flatMap(tempDb, (filename) =>
+    Effect.zipRight(Effect.scoped(makeSqliteStore({ filename })), makeSqliteStore({ filename })),
+  ),
+);
 
 const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
   if (Exit.isSuccess(exit)) throw new Error("expected a failure");
