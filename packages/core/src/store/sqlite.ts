@@ -440,6 +440,33 @@ function makeShape(
   const requireLive = (id: string): Effect.Effect<SessionRow, SessionNotFound | StoreError> =>
     Effect.flatMap(liveRow(id), (row) => (row ? Effect.succeed(row) : Effect.fail(sessionNotFound(id))));
 
+  /** The reads a resume makes (listing, usage, nodes), prepared once on the handle, by text. */
+  const reads = new Map<string, Statement>();
+  /**
+   * `f` over `read(text)` statements: SQLite's errors become StoreErrors as `guard` makes
+   * them, and a row that does not decode (a thrown StoreError) the same StoreError as before.
+   */
+  const plain = <A>(f: (read: (text: string) => Statement) => A): Effect.Effect<A, StoreError> =>
+    Effect.try({
+      try: () =>
+        f((text) => {
+          let statement = reads.get(text);
+          if (statement === undefined) {
+            statement = db.prepare(text);
+            reads.set(text, statement);
+          }
+          return statement;
+        }),
+      catch: (cause) => {
+        const code = (cause as { code?: unknown } | null)?.code;
+        if (typeof code === "string" && code.startsWith("SQLITE_"))
+          return toStoreError({ cause, message: "Failed to execute statement" });
+        return cause instanceof StoreError
+          ? new StoreError({ message: `${filename}: ${cause.message}`, cause })
+          : new StoreError({ message: `${filename}: ${String(cause)}`, cause });
+      },
+    });
+
   const insertSession = (r: SessionRecord) =>
     sql`INSERT INTO sessions ${sql.insert({
       id: r.id,
@@ -691,17 +718,20 @@ function makeShape(
     }),
 
     listSessions: Effect.fn("SqliteStore.listSessions")(function* (options: ListOptions = {}) {
-      const where = [sql`deleted = 0`];
-      if (!options.includeChildren) where.push(sql`parent_session IS NULL`);
-      if (options.cwd !== undefined) where.push(sql`cwd = ${options.cwd}`);
-      const limit =
-        options.limit !== undefined ? sql`LIMIT ${Math.max(0, Math.floor(options.limit))}` : sql``;
-      return yield* guard(
-        Effect.map(
-          sql<SessionRow>`SELECT * FROM sessions WHERE ${sql.and(where)} ORDER BY updated_at DESC, rowid DESC ${limit}`,
-          (rows) => rows.map(toRecord),
-        ),
-      );
+      const where = ["deleted = 0"];
+      const params: unknown[] = [];
+      if (!options.includeChildren) where.push("parent_session IS NULL");
+      if (options.cwd !== undefined) {
+        where.push("cwd = ?");
+        params.push(options.cwd);
+      }
+      let limit = "";
+      if (options.limit !== undefined) {
+        limit = " LIMIT ?";
+        params.push(Math.max(0, Math.floor(options.limit)));
+      }
+      const text = `SELECT * FROM sessions WHERE ${where.join(" AND ")} ORDER BY updated_at DESC, rowid DESC${limit}`;
+      return yield* plain((read) => (read(text).all(...params) as SessionRow[]).map(toRecord));
     }),
 
     updateSession: Effect.fn("SqliteStore.updateSession")(function* (
@@ -758,21 +788,19 @@ function makeShape(
     }),
 
     sessionNodes: Effect.fn("SqliteStore.sessionNodes")(function* (sessionId: string) {
-      return yield* guard(
-        Effect.gen(function* () {
-          yield* requireLive(sessionId);
-          const rows = yield* sql<NodeRow>`SELECT * FROM nodes WHERE session_id = ${sessionId} ORDER BY seq`;
-          return rows.map(toNode);
-        }),
+      yield* requireLive(sessionId);
+      return yield* plain((read) =>
+        (read("SELECT * FROM nodes WHERE session_id = ? ORDER BY seq").all(sessionId) as NodeRow[]).map(
+          toNode,
+        ),
       );
     }),
 
     getNode: Effect.fn("SqliteStore.getNode")(function* (nodeId: string) {
-      return yield* guard(
-        Effect.map(sql<NodeRow>`SELECT * FROM nodes WHERE id = ${nodeId}`, (rows) =>
-          rows[0] ? toNode(rows[0]) : undefined,
-        ),
-      );
+      return yield* plain((read) => {
+        const row = read("SELECT * FROM nodes WHERE id = ?").get(nodeId) as NodeRow | undefined;
+        return row ? toNode(row) : undefined;
+      });
     }),
 
     commit: (c: TurnCommit) => hot<CommitResult, SessionNotFound | StoreConflict>((w) => w.commit(c)),
@@ -820,23 +848,21 @@ function makeShape(
     }),
 
     usage: Effect.fn("SqliteStore.usage")(function* (sessionId: string) {
-      return yield* guard(
-        Effect.gen(function* () {
-          yield* requireLive(sessionId);
-          const rows =
-            yield* sql<UsageDbRow>`SELECT * FROM usage WHERE session_id = ${sessionId} ORDER BY seq`;
-          return rows.map(toUsage);
-        }),
+      yield* requireLive(sessionId);
+      return yield* plain((read) =>
+        (read("SELECT * FROM usage WHERE session_id = ? ORDER BY seq").all(sessionId) as UsageDbRow[]).map(
+          toUsage,
+        ),
       );
     }),
 
     children: Effect.fn("SqliteStore.children")(function* (sessionId: string) {
-      return yield* guard(
-        Effect.map(
-          sql<SessionRow>`SELECT * FROM sessions WHERE parent_session = ${sessionId} AND deleted = 0
-          ORDER BY created_at, rowid`,
-          (rows) => rows.map(toRecord),
-        ),
+      return yield* plain((read) =>
+        (
+          read(
+            "SELECT * FROM sessions WHERE parent_session = ? AND deleted = 0 ORDER BY created_at, rowid",
+          ).all(sessionId) as SessionRow[]
+        ).map(toRecord),
       );
     }),
 
@@ -1051,7 +1077,8 @@ function makeShape(
 
 /**
  * The methods that run without the @effect/sql client: opening a session (its record and
- * paths, plain statements) and the write path (sqlite-write.ts). Every other method loads the
+ * paths), the reads a resume makes (listing, usage, nodes, children: plain statements) and the
+ * write path (sqlite-write.ts). Every other method loads the
  * client first (`needSql`), so one written with it can never run before it is there.
  */
 const WITHOUT_SQL: ReadonlySet<keyof SessionStoreShape> = new Set<keyof SessionStoreShape>([
@@ -1059,6 +1086,11 @@ const WITHOUT_SQL: ReadonlySet<keyof SessionStoreShape> = new Set<keyof SessionS
   "getSession",
   "activePath",
   "projectionPath",
+  "listSessions",
+  "sessionNodes",
+  "getNode",
+  "usage",
+  "children",
   "commit",
   "journalGet",
   "journalPut",

@@ -303,6 +303,44 @@ describe("SqliteStore: file", () => {
       expect(isDir._tag).toBe("StoreError");
     }),
   );
+
+  it.scoped("a row that does not decode, read by the listing or a node read: a StoreError naming it", () =>
+    Effect.gen(function* () {
+      const filename = yield* tempDb;
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const store = yield* makeSqliteStore({ filename });
+          yield* store.createSession(session("s"));
+          yield* store.createSession(
+            session("kid", { parentLink: { sessionId: "s", callId: "c1", depth: 1 } }),
+          );
+          yield* store.commit(turn("s", "t1", 0, chain("n", "s", null, 3)));
+        }),
+      );
+      yield* withRaw(filename, (sql) =>
+        Effect.all([
+          sql`UPDATE sessions SET state_json = '{not json' WHERE id = 'kid'`,
+          sql`UPDATE nodes SET kind = 'mystery' WHERE id = 'n1'`,
+        ]),
+      );
+      // reopened: these reads run on plain statements, before any SQL client is loaded
+      const store = yield* makeSqliteStore({ filename });
+      const reads: Effect.Effect<unknown, { readonly _tag: string; readonly message: string }>[] = [
+        store.listSessions({ includeChildren: true }),
+        store.children("s"),
+        store.getNode("n1"),
+        store.sessionNodes("s"),
+      ];
+      for (const read of reads) {
+        const err = failureOf(yield* Effect.exit(read));
+        expect(err._tag).toBe("StoreError");
+        expect(err.message).toContain(filename);
+        expect(err.message).toMatch(/(session kid|node n1).*the stored row is not valid.*lash doctor/s);
+      }
+      expect((yield* store.listSessions()).map((r) => r.id)).toEqual(["s"]); // the damaged child is not listed
+      expect(failureOf(yield* Effect.exit(store.usage("nobody")))._tag).toBe("SessionNotFound");
+    }),
+  );
 });
 
 describe("SqliteStore: fork cost", () => {
