@@ -114,5 +114,34 @@ describe("lazy imports", () => {
     expect(loaded.some((u) => u.endsWith("/packages/core/src/store/sqlite.ts"))).toBe(true);
     expect(loaded.some((u) => u.includes("/better-sqlite3/"))).toBe(true);
     expect(loaded.some((u) => u.includes("/@effect/sql/"))).toBe(true);
+
+    // Opening that (now current) file again, reading the session, its path, the listing and the
+    // usage, and committing a turn run on plain better-sqlite3 statements: @effect/sql is loaded
+    // only by the first method written with it (updateSession), which then works.
+    const reopened = loadedBy(
+      cwd,
+      `const { openSqliteStore } = await import("@lash/core");
+       const { store, close } = await openSqliteStore({ filename: ${JSON.stringify(filename)} });
+       const session = await store.getSession("s-lazy");
+       const node = { id: "n1", sessionId: "s-lazy", parentId: null, frameId: "f0", kind: "message",
+         turnId: "t1", payload: { id: "n1", role: "user", parts: [{ type: "text", text: "hi" }] }, createdAt: 2 };
+       await store.commit({ sessionId: "s-lazy", turnId: "t1", hash: "h1", expectedRevision: session.headRevision,
+         nodes: [node], leafId: "n1", usage: [], updatedAt: 2 });
+       const path = await store.activePath("s-lazy");
+       if (path.length !== 1 || path[0].payload.parts[0].text !== "hi") throw new Error("the path did not read back");
+       const listed = await store.listSessions({ limit: 5 });
+       if (listed.length !== 1 || listed[0].leafId !== "n1") throw new Error("listSessions did not list the session");
+       if ((await store.usage("s-lazy")).length !== 0) throw new Error("unexpected usage rows");
+       urls.push("marker:updateSession");
+       await store.updateSession("s-lazy", { title: "renamed", updatedAt: 3 });
+       const renamed = await store.getSession("s-lazy");
+       await close();
+       if (renamed.title !== "renamed") throw new Error("updateSession did not write the title");`,
+    );
+    const marker = reopened.indexOf("marker:updateSession");
+    expect(marker).toBeGreaterThan(0);
+    expect(reopened.slice(0, marker).some((u) => u.includes("/better-sqlite3/"))).toBe(true);
+    expect(reopened.slice(0, marker).filter((u) => u.includes("/@effect/sql/"))).toEqual([]);
+    expect(reopened.slice(marker).some((u) => u.includes("/@effect/sql/"))).toBe(true);
   });
 });

@@ -13,12 +13,12 @@
 // Copyright (c) 2023-present The Contributors, Effect-TS/effect), keeping what
 // the store uses: one connection behind a one-permit semaphore, a prepared
 // statement cache, typed SqlErrors.
-import type * as Reactivity from "@effect/experimental/Reactivity";
+import * as Reactivity from "@effect/experimental/Reactivity";
 import * as Client from "@effect/sql/SqlClient";
 import type { Connection } from "@effect/sql/SqlConnection";
 import { SqlError } from "@effect/sql/SqlError";
 import * as Statement from "@effect/sql/Statement";
-import Sqlite from "better-sqlite3";
+import type Sqlite from "better-sqlite3";
 import * as Cache from "effect/Cache";
 import * as Context from "effect/Context";
 import * as Duration from "effect/Duration";
@@ -26,38 +26,23 @@ import * as Effect from "effect/Effect";
 import * as Scope from "effect/Scope";
 
 export interface SqliteClientConfig {
-  readonly filename: string;
-  readonly readonly?: boolean | undefined;
   readonly prepareCacheSize?: number | undefined;
   readonly prepareCacheTTL?: Duration.DurationInput | undefined;
-  readonly disableWAL?: boolean | undefined;
 }
-
-const databases = new WeakMap<Client.SqlClient, Sqlite.Database>();
 
 /**
- * The better-sqlite3 handle behind a client made by `make`, for the store's few hot
- * statements (prepared once, run without the statement compiler). Safe beside the
- * client's own use: the store's write transactions never yield between BEGIN and
- * COMMIT, so a statement run from another fiber cannot land inside one.
+ * An `SqlClient` over `db`, an open better-sqlite3 handle that the caller owns (and closes).
+ * The SqliteStore opens its database and reads paths with plain better-sqlite3 statements and
+ * loads this module — @effect/sql and its Reactivity — only when a statement that is written
+ * with the client first runs (a migration, a listing, a delete …; issue 16: a fresh process
+ * opening a session does not pay for it).
  */
-export function databaseOf(client: Client.SqlClient): Sqlite.Database | undefined {
-  return databases.get(client);
-}
-
-/** Open `config.filename` as an `SqlClient`; the database closes with the scope. */
 export const make = (
-  options: SqliteClientConfig,
-): Effect.Effect<Client.SqlClient, never, Scope.Scope | Reactivity.Reactivity> =>
+  db: Sqlite.Database,
+  options: SqliteClientConfig = {},
+): Effect.Effect<Client.SqlClient, never, Reactivity.Reactivity> =>
   Effect.gen(function* () {
     const compiler = Statement.makeCompilerSqlite();
-    const scope = yield* Effect.scope;
-    const db = new Sqlite(options.filename, { readonly: options.readonly ?? false });
-    yield* Scope.addFinalizer(
-      scope,
-      Effect.sync(() => db.close()),
-    );
-    if (options.disableWAL !== true) db.pragma("journal_mode = WAL");
 
     const prepareCache = yield* Cache.make({
       capacity: options.prepareCacheSize ?? 200,
@@ -133,12 +118,48 @@ export const make = (
       ),
     );
 
-    const client = yield* Client.make({
+    return yield* Client.make({
       acquirer,
       compiler,
       transactionAcquirer,
       spanAttributes: [["db.system.name", "sqlite"]],
     });
-    databases.set(client, db);
-    return client;
   });
+
+/** The client and its `BEGIN IMMEDIATE` transaction combinator. */
+export interface SqlParts {
+  readonly sql: Client.SqlClient;
+  readonly immediate: ReturnType<typeof immediateTransaction>;
+}
+
+/** `make` with its Reactivity provided, and `immediateTransaction` of the client. */
+export const sqlParts = (db: Sqlite.Database): Effect.Effect<SqlParts> =>
+  Effect.map(Effect.provide(make(db), Reactivity.layer), (sql) => ({
+    sql,
+    immediate: immediateTransaction(sql),
+  }));
+
+/**
+ * `sql.withTransaction` issues a plain (deferred) `BEGIN`: a transaction that
+ * reads, then writes, fails with SQLITE_BUSY when another connection wrote in
+ * between. This is the same transaction combinator, from @effect/sql's public
+ * `makeWithTransaction`, issuing `BEGIN IMMEDIATE` instead, so the write lock is
+ * taken (waiting up to busy_timeout) before the first read. Statements inside
+ * run on the reserved connection through the client's `TransactionConnection`.
+ */
+export function immediateTransaction(sql: Client.SqlClient) {
+  const run = (conn: Connection, statement: string) => conn.executeUnprepared(statement, [], undefined);
+  return Client.makeWithTransaction({
+    transactionTag: Client.TransactionConnection,
+    spanAttributes: [["db.system.name", "sqlite"]],
+    acquireConnection: Effect.flatMap(Scope.make(), (scope) =>
+      Effect.map(Scope.extend(sql.reserve, scope), (conn) => [scope, conn] as const),
+    ),
+    begin: (conn) => run(conn, "BEGIN IMMEDIATE"),
+    savepoint: (conn, id) => run(conn, `SAVEPOINT effect_sql_${id}`),
+    commit: (conn) => run(conn, "COMMIT"),
+    // a BEGIN that failed (SQLITE_BUSY) left no transaction: its ROLLBACK error must not hide the BEGIN's
+    rollback: (conn) => Effect.ignore(run(conn, "ROLLBACK")),
+    rollbackSavepoint: (conn, id) => run(conn, `ROLLBACK TO SAVEPOINT effect_sql_${id}`),
+  });
+}

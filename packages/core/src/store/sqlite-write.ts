@@ -67,6 +67,10 @@ export interface SqliteWrites {
   readonly commit: (c: TurnCommit) => CommitResult;
   /** An entry of the `journal` table (what a version before the turn journal files wrote). */
   readonly journalGet: (key: string) => JournalEntry | undefined;
+  /** A turn's rows of the `journal` table (an older lash's), in the order they were written. */
+  readonly journalRows: (sessionId: string, turnId: string) => JournalEntry[];
+  /** End a turn without committing it: its pending row and journal rows go. */
+  readonly abandonTurn: (sessionId: string, turnId: string) => void;
   /** Every turn begun and not yet committed or abandoned. */
   readonly pendingTurns: () => readonly { sessionId: string; turnId: string }[];
   readonly acquireLease: (req: LeaseRequest) => LeaseAttempt;
@@ -131,6 +135,7 @@ export function prepareWrites(db: Sqlite.Database): SqliteWrites {
     deleteJournal: db.prepare("DELETE FROM journal WHERE session_id = ? AND turn_id = ?"),
     deletePending: db.prepare("DELETE FROM pending_turns WHERE session_id = ? AND turn_id = ?"),
     journalGet: db.prepare("SELECT * FROM journal WHERE key = ?"),
+    journalRows: db.prepare("SELECT * FROM journal WHERE session_id = ? AND turn_id = ? ORDER BY rowid"),
     pendingTurns: db.prepare("SELECT session_id AS sessionId, turn_id AS turnId FROM pending_turns"),
     leaseGet: db.prepare("SELECT * FROM session_leases WHERE session_id = ?"),
     leasePut: db.prepare(
@@ -296,6 +301,11 @@ export function prepareWrites(db: Sqlite.Database): SqliteWrites {
     return { ...result, duplicate: false };
   });
 
+  const abandonTurn = db.transaction((sessionId: string, turnId: string) => {
+    st.deleteJournal.run(sessionId, turnId);
+    st.deletePending.run(sessionId, turnId);
+  });
+
   const acquireLease = db.transaction((req: LeaseRequest): LeaseAttempt => {
     headOf(req.sessionId);
     const row = st.leaseGet.get(req.sessionId) as LeaseRow | undefined;
@@ -327,6 +337,9 @@ export function prepareWrites(db: Sqlite.Database): SqliteWrites {
       return row ? toJournal(row) : undefined;
     },
     pendingTurns: () => st.pendingTurns.all() as { sessionId: string; turnId: string }[],
+    journalRows: (sessionId, turnId) =>
+      (st.journalRows.all(sessionId, turnId) as JournalRow[]).map(toJournal),
+    abandonTurn: (sessionId, turnId) => abandonTurn.immediate(sessionId, turnId),
     acquireLease: (req) => acquireLease.immediate(req),
     renewLease: (sessionId, holder, now, ttlMs) => {
       const row = st.leaseRenew.get(now, now + ttlMs, sessionId, holder) as LeaseRow | undefined;

@@ -5,15 +5,15 @@
 // other processes) queue on the write lock instead of failing mid-transaction.
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import * as Reactivity from "@effect/experimental/Reactivity";
-import * as SqlClient from "@effect/sql/SqlClient";
-import type { Connection } from "@effect/sql/SqlConnection";
-import { SqlError } from "@effect/sql/SqlError";
+// @effect/sql is imported for its types only: its client is loaded with ./sqlite-client.ts
+// when a statement written with it first runs (`needSql`), not to open a store or read a path.
+import type * as SqlClient from "@effect/sql/SqlClient";
+import type { SqlError } from "@effect/sql/SqlError";
 import { sha256BytesHex } from "@lash/sansio";
-import type { Statement } from "better-sqlite3";
+import Sqlite, { type Statement } from "better-sqlite3";
 import * as Effect from "effect/Effect";
 import * as Layer from "effect/Layer";
-import * as Scope from "effect/Scope";
+import type * as Scope from "effect/Scope";
 import {
   type ArtifactInfo,
   type ArtifactPut,
@@ -50,16 +50,14 @@ import {
   type ArtifactColumns,
   chunks,
   decodeToolOutput,
-  type JournalRow,
   type SessionColumns,
   type ToolOutputRow,
   toArtifact,
-  toJournal,
   toRecord,
   toUsage,
   type UsageDbRow,
 } from "./rows.ts";
-import * as SqliteClient from "./sqlite-client.ts";
+import type { SqlParts } from "./sqlite-client.ts";
 import {
   appendSegment,
   NODE_CACHE_LIMIT,
@@ -131,9 +129,15 @@ const ID_CHUNK = 500;
 
 // ---- errors ----
 
+/** What the mapping reads of an SqlError: the driver's error, or the client's message. */
+interface SqlFailure {
+  readonly cause?: unknown;
+  readonly message: string;
+}
+
 const fromSqlError =
   (filename: string) =>
-  (e: SqlError): StoreError => {
+  (e: SqlFailure): StoreError => {
     const cause = e.cause;
     const detail = cause instanceof Error ? cause.message : e.message;
     if (isCorruption(cause)) {
@@ -174,8 +178,14 @@ export const makeSqliteStore = (
 ): Effect.Effect<SessionStoreShape, OpenError, Scope.Scope> =>
   Effect.gen(function* () {
     const filename = options.filename;
-    const toOpenError = (e: SqlError): StoreCorrupt | StoreError =>
+    const toOpenError = (e: SqlFailure): StoreCorrupt | StoreError =>
       isCorruption(e.cause) ? corrupt(filename, describe(e)) : fromSqlError(filename)(e);
+    /** Plain better-sqlite3 statements, their failures mapped as the client's SqlErrors were. */
+    const statements = <A>(f: () => A): Effect.Effect<A, StoreCorrupt | StoreError> =>
+      Effect.try({
+        try: f,
+        catch: (cause) => toOpenError({ cause, message: "Failed to execute statement" }),
+      });
 
     // 1. Read-only checks before SQLite touches the file.
     const pre = preflight(filename);
@@ -183,51 +193,100 @@ export const makeSqliteStore = (
     if (pre.kind === "walPending" || (pre.kind === "checked" && pre.version === 0)) {
       // The header may be stale (a WAL is pending), or the file may be some
       // other program's database: ask SQLite, read-only, before writing anything.
-      const [version, objects] = yield* Effect.scoped(
-        Effect.gen(function* () {
-          const ro = yield* openClient({ filename, readonly: true, disableWAL: true });
-          return yield* Effect.all([userVersion(ro), schemaObjects(ro)]);
-        }),
-      ).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(toOpenError(e))));
+      const ro = yield* openDatabase(filename, true);
+      const [version, objects] = yield* statements(
+        () => [userVersionOf(ro), schemaObjectsOf(ro)] as const,
+      ).pipe(Effect.ensuring(Effect.sync(() => ro.close())));
       if (version > SQLITE_SCHEMA_VERSION) return yield* Effect.fail(tooNew(filename, version));
       if (version === 0 && objects > 0) return yield* Effect.fail(notOurs(filename));
     }
 
-    // 2. Open read-write, set the pragmas, migrate.
-    const sql = yield* openClient({ filename, disableWAL: true });
-    const immediate = immediateTransaction(sql);
-    yield* Effect.gen(function* () {
-      yield* sql.unsafe(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5_000))}`);
-      yield* sql.unsafe("PRAGMA journal_mode = WAL");
-      yield* sql.unsafe("PRAGMA synchronous = NORMAL");
-      yield* sql.unsafe("PRAGMA foreign_keys = ON");
+    // 2. Open read-write, set the pragmas (plain statements), migrate when the file is older.
+    const db = yield* Effect.acquireRelease(openDatabase(filename, false), (db) =>
+      Effect.sync(() => db.close()),
+    );
+    const seen = yield* statements(() => {
+      db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5_000))}`);
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = NORMAL");
+      db.pragma("foreign_keys = ON");
       // Reads map the file instead of copying each page into SQLite's cache (a 100,000-node
       // path read is ~30 MiB of pages; issue 16). Writes still go through the WAL.
-      yield* sql.unsafe(`PRAGMA mmap_size = ${MMAP_BYTES}`);
-      const seen = yield* userVersion(sql);
-      if (seen > SQLITE_SCHEMA_VERSION) return yield* Effect.fail(tooNew(filename, seen));
-      if (seen === SQLITE_SCHEMA_VERSION) return;
-      // Migrate under the write lock, re-reading the version another process may have moved.
-      yield* immediate(
-        Effect.gen(function* () {
-          const version = yield* userVersion(sql);
-          if (version > SQLITE_SCHEMA_VERSION) return yield* Effect.fail(tooNew(filename, version));
-          if (version === 0 && (yield* schemaObjects(sql)) > 0) return yield* Effect.fail(notOurs(filename));
-          for (let v = version; v < SQLITE_SCHEMA_VERSION; v++) {
-            for (const statement of sqliteMigrations[v]!) yield* sql.unsafe(statement);
-            if (v + 1 === LINES_VERSION) yield* backfillLines(sql);
-          }
-          if (version < SQLITE_SCHEMA_VERSION)
-            yield* sql.unsafe(`PRAGMA user_version = ${SQLITE_SCHEMA_VERSION}`);
-        }),
-      );
-    }).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(toOpenError(e))));
-
+      db.pragma(`mmap_size = ${MMAP_BYTES}`);
+      return userVersionOf(db);
+    });
+    if (seen > SQLITE_SCHEMA_VERSION) return yield* Effect.fail(tooNew(filename, seen));
     // the journals of turns in flight: files beside the database (store/journal-file.ts)
     const journals = turnJournals(turnJournalDir(filename));
     yield* Effect.addFinalizer(() => Effect.sync(() => journals.close()));
-    return makeShape(sql, immediate, filename, options.artifactFileBytes ?? ARTIFACT_FILE_BYTES, journals);
+    if (seen === SQLITE_SCHEMA_VERSION)
+      return makeShape(db, filename, options.artifactFileBytes ?? ARTIFACT_FILE_BYTES, undefined, journals);
+
+    // Migrate under the write lock, re-reading the version another process may have moved
+    // (the @effect/sql client is loaded for it, and kept by the store).
+    const parts = yield* loadSql(db, filename);
+    const { sql, immediate } = parts;
+    yield* immediate(
+      Effect.gen(function* () {
+        const version = yield* userVersion(sql);
+        if (version > SQLITE_SCHEMA_VERSION) return yield* Effect.fail(tooNew(filename, version));
+        if (version === 0 && (yield* schemaObjects(sql)) > 0) return yield* Effect.fail(notOurs(filename));
+        for (let v = version; v < SQLITE_SCHEMA_VERSION; v++) {
+          for (const statement of sqliteMigrations[v]!) yield* sql.unsafe(statement);
+          if (v + 1 === LINES_VERSION) yield* backfillLines(sql);
+        }
+        if (version < SQLITE_SCHEMA_VERSION)
+          yield* sql.unsafe(`PRAGMA user_version = ${SQLITE_SCHEMA_VERSION}`);
+      }),
+    ).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(toOpenError(e))));
+
+    return makeShape(db, filename, options.artifactFileBytes ?? ARTIFACT_FILE_BYTES, parts, journals);
   }).pipe(Effect.withSpan("SqliteStore.open"));
+
+/** The module of the @effect/sql client (./sqlite-client.ts), imported once. */
+let sqlModule: Promise<typeof import("./sqlite-client.ts")> | undefined;
+
+/** An @effect/sql client over the store's handle, loading its module on first use. */
+function loadSql(db: Sqlite.Database, filename: string): Effect.Effect<SqlParts, StoreError> {
+  return Effect.flatMap(
+    Effect.tryPromise({
+      try: () => {
+        sqlModule ??= import("./sqlite-client.ts");
+        return sqlModule;
+      },
+      catch: (cause) => {
+        sqlModule = undefined;
+        return new StoreError({
+          message: `${filename}: could not load the SQL client (@effect/sql): ${cause instanceof Error ? cause.message : String(cause)} — reinstall lash`,
+          cause,
+        });
+      },
+    }),
+    (m) => m.sqlParts(db),
+  );
+}
+
+/** Open the database file with better-sqlite3; failures (bad path, permissions …) are typed, not defects. */
+function openDatabase(
+  filename: string,
+  readonly: boolean,
+): Effect.Effect<Sqlite.Database, StoreCorrupt | StoreError> {
+  return Effect.try({
+    try: () => new Sqlite(filename, { readonly }),
+    catch: (defect) =>
+      isCorruption(defect)
+        ? corrupt(filename, String(defect))
+        : new StoreError({ message: `cannot open ${filename}: ${String(defect)}`, cause: defect }),
+  });
+}
+
+function userVersionOf(db: Sqlite.Database): number {
+  return Number(db.pragma("user_version", { simple: true }) ?? 0);
+}
+
+function schemaObjectsOf(db: Sqlite.Database): number {
+  return Number(db.prepare("SELECT count(*) FROM sqlite_master").pluck(true).get() ?? 0);
+}
 
 /** How much of the database file reads map into memory (address space, not resident memory). */
 const MMAP_BYTES = 256 * 2 ** 20;
@@ -277,22 +336,8 @@ function insertLines(sql: SqlClient.SqlClient, lines: readonly NewLine[]): Effec
   });
 }
 
-function describe(e: SqlError): string {
+function describe(e: SqlFailure): string {
   return e.cause instanceof Error ? e.cause.message : e.message;
-}
-
-/** A SqliteClient whose construction failures (bad path, permissions …) are typed, not defects. */
-function openClient(config: SqliteClient.SqliteClientConfig) {
-  return SqliteClient.make(config).pipe(
-    Effect.provide(Reactivity.layer),
-    Effect.catchAllDefect((defect) =>
-      Effect.fail(
-        isCorruption(defect)
-          ? corrupt(config.filename, String(defect))
-          : new StoreError({ message: `cannot open ${config.filename}: ${String(defect)}`, cause: defect }),
-      ),
-    ),
-  );
 }
 
 const notOurs = (filename: string) => corrupt(filename, "an SQLite database that lash did not create");
@@ -305,41 +350,32 @@ function userVersion(sql: SqlClient.SqlClient): Effect.Effect<number, SqlError> 
   return Effect.map(sql<{ user_version: number }>`PRAGMA user_version`, (rows) => rows[0]?.user_version ?? 0);
 }
 
-/**
- * `sql.withTransaction` issues a plain (deferred) `BEGIN`: a transaction that
- * reads, then writes, fails with SQLITE_BUSY when another connection wrote in
- * between. This is the same transaction combinator, from @effect/sql's public
- * `makeWithTransaction`, issuing `BEGIN IMMEDIATE` instead, so the write lock is
- * taken (waiting up to busy_timeout) before the first read. Statements inside
- * run on the reserved connection through the client's `TransactionConnection`.
- */
-function immediateTransaction(sql: SqlClient.SqlClient) {
-  const run = (conn: Connection, statement: string) => conn.executeUnprepared(statement, [], undefined);
-  return SqlClient.makeWithTransaction({
-    transactionTag: SqlClient.TransactionConnection,
-    spanAttributes: [["db.system.name", "sqlite"]],
-    acquireConnection: Effect.flatMap(Scope.make(), (scope) =>
-      Effect.map(Scope.extend(sql.reserve, scope), (conn) => [scope, conn] as const),
-    ),
-    begin: (conn) => run(conn, "BEGIN IMMEDIATE"),
-    savepoint: (conn, id) => run(conn, `SAVEPOINT effect_sql_${id}`),
-    commit: (conn) => run(conn, "COMMIT"),
-    // a BEGIN that failed (SQLITE_BUSY) left no transaction: its ROLLBACK error must not hide the BEGIN's
-    rollback: (conn) => Effect.ignore(run(conn, "ROLLBACK")),
-    rollbackSavepoint: (conn, id) => run(conn, `ROLLBACK TO SAVEPOINT effect_sql_${id}`),
-  });
-}
-
 // ---- the store ----
 
 function makeShape(
-  sql: SqlClient.SqlClient,
-  immediate: ReturnType<typeof immediateTransaction>,
+  db: Sqlite.Database,
   filename: string,
   artifactFileBytes: number,
+  loaded: SqlParts | undefined,
   journals: TurnJournals,
 ): SessionStoreShape {
   const toStoreError = fromSqlError(filename);
+  /**
+   * The @effect/sql client and its transaction combinator, set by `needSql` (or by the open's
+   * migration): the methods written with them run after it (`withSql` below); opening the store,
+   * reading a session and its paths, and the write path (sqlite-write.ts) do not need them.
+   */
+  let sql: SqlClient.SqlClient;
+  let immediate: SqlParts["immediate"];
+  const useSql = (parts: SqlParts) => {
+    loaded ??= parts;
+    sql = loaded.sql;
+    immediate = loaded.immediate;
+  };
+  if (loaded !== undefined) useSql(loaded);
+  const needSql: Effect.Effect<void, StoreError> = Effect.suspend(() =>
+    loaded !== undefined ? Effect.void : Effect.map(loadSql(db, filename), useSql),
+  );
   const nodeCache = new NodeCache(NODE_CACHE_LIMIT);
   const toNode = (r: NodeRow): GraphNode => nodeCache.node(r);
   /** Where large artifacts live: a directory beside the database, one file per artifact. */
@@ -367,7 +403,6 @@ function makeShape(
   const write = <A, E>(effect: Effect.Effect<A, E | SqlError>) =>
     guard(immediate(effect).pipe(Effect.withMaxOpsBeforeYield(Number.MAX_SAFE_INTEGER)));
 
-  const db = SqliteClient.databaseOf(sql);
   let writes: SqliteWrites | undefined;
   /**
    * The write path (store/sqlite-write.ts: statements prepared once, on first use — after the
@@ -387,18 +422,53 @@ function makeShape(
         if (cause instanceof Refusal) return cause.error as E | StoreError;
         const code = (cause as { code?: unknown } | null)?.code;
         if (typeof code === "string" && code.startsWith("SQLITE_"))
-          return toStoreError(new SqlError({ cause, message: "Failed to execute statement" }));
+          return toStoreError({ cause, message: "Failed to execute statement" });
         return cause instanceof StoreError
           ? new StoreError({ message: `${filename}: ${cause.message}`, cause })
           : new StoreError({ message: `${filename}: ${String(cause)}`, cause });
       },
     });
 
+  let liveStatement: Statement | undefined;
+  /** The live session row: a plain statement (opening a session does not load the SQL client). */
   const liveRow = (id: string) =>
-    Effect.map(sql<SessionRow>`SELECT * FROM sessions WHERE id = ${id} AND deleted = 0`, (rows) => rows[0]);
+    Effect.try({
+      try: () => {
+        liveStatement ??= db.prepare("SELECT * FROM sessions WHERE id = ? AND deleted = 0");
+        return liveStatement.get(id) as SessionRow | undefined;
+      },
+      catch: (cause) => toStoreError({ cause, message: "Failed to execute statement" }),
+    });
 
-  const requireLive = (id: string): Effect.Effect<SessionRow, SessionNotFound | SqlError> =>
+  const requireLive = (id: string): Effect.Effect<SessionRow, SessionNotFound | StoreError> =>
     Effect.flatMap(liveRow(id), (row) => (row ? Effect.succeed(row) : Effect.fail(sessionNotFound(id))));
+
+  /** The reads a resume makes (listing, usage, nodes), prepared once on the handle, by text. */
+  const reads = new Map<string, Statement>();
+  /**
+   * `f` over `read(text)` statements: SQLite's errors become StoreErrors as `guard` makes
+   * them, and a row that does not decode (a thrown StoreError) the same StoreError as before.
+   */
+  const plain = <A>(f: (read: (text: string) => Statement) => A): Effect.Effect<A, StoreError> =>
+    Effect.try({
+      try: () =>
+        f((text) => {
+          let statement = reads.get(text);
+          if (statement === undefined) {
+            statement = db.prepare(text);
+            reads.set(text, statement);
+          }
+          return statement;
+        }),
+      catch: (cause) => {
+        const code = (cause as { code?: unknown } | null)?.code;
+        if (typeof code === "string" && code.startsWith("SQLITE_"))
+          return toStoreError({ cause, message: "Failed to execute statement" });
+        return cause instanceof StoreError
+          ? new StoreError({ message: `${filename}: ${cause.message}`, cause })
+          : new StoreError({ message: `${filename}: ${String(cause)}`, cause });
+      },
+    });
 
   const insertSession = (r: SessionRecord) =>
     sql`INSERT INTO sessions ${sql.insert({
@@ -580,15 +650,15 @@ function makeShape(
     if (head[0] === null || head[1] === null) return null;
     return st.segments.all(head[0], head[1]) as Segment[];
   };
-  const pathTry = <A>(f: () => A): Effect.Effect<A, SqlError> =>
-    Effect.try({ try: f, catch: (cause) => new SqlError({ cause, message: "Failed to read a path" }) });
+  const pathTry = <A>(f: () => A): Effect.Effect<A, StoreError> =>
+    Effect.try({ try: f, catch: (cause) => toStoreError({ cause, message: "Failed to read a path" }) });
 
   /**
    * The path root → leaf from lines (migration 4), through `PathSql`. The result is checked
    * link by link against the parent ids; a path that does not check out (a row without its
    * line, e.g. salvaged from a damaged file) is read again through the parent chain.
    */
-  const activePathNodes = (leafId: string): Effect.Effect<readonly GraphNode[], SqlError> =>
+  const activePathNodes = (leafId: string): Effect.Effect<readonly GraphNode[], StoreError | SqlError> =>
     Effect.flatMap(
       pathTry((): readonly StoredNode[] | null => {
         const st = pathStatements();
@@ -601,10 +671,12 @@ function makeShape(
           ? out
           : null;
       }),
-      (nodes): Effect.Effect<readonly GraphNode[], SqlError> =>
+      (nodes): Effect.Effect<readonly GraphNode[], StoreError | SqlError> =>
         nodes !== null
           ? Effect.succeed(nodes)
-          : Effect.map(activePathFrom(leafId), (rows) => rootFirst(rows).map(toNode)),
+          : Effect.flatMap(needSql, () =>
+              Effect.map(activePathFrom(leafId), (rows) => rootFirst(rows).map(toNode)),
+            ),
     );
 
   /**
@@ -661,17 +733,20 @@ function makeShape(
     }),
 
     listSessions: Effect.fn("SqliteStore.listSessions")(function* (options: ListOptions = {}) {
-      const where = [sql`deleted = 0`];
-      if (!options.includeChildren) where.push(sql`parent_session IS NULL`);
-      if (options.cwd !== undefined) where.push(sql`cwd = ${options.cwd}`);
-      const limit =
-        options.limit !== undefined ? sql`LIMIT ${Math.max(0, Math.floor(options.limit))}` : sql``;
-      return yield* guard(
-        Effect.map(
-          sql<SessionRow>`SELECT * FROM sessions WHERE ${sql.and(where)} ORDER BY updated_at DESC, rowid DESC ${limit}`,
-          (rows) => rows.map(toRecord),
-        ),
-      );
+      const where = ["deleted = 0"];
+      const params: unknown[] = [];
+      if (!options.includeChildren) where.push("parent_session IS NULL");
+      if (options.cwd !== undefined) {
+        where.push("cwd = ?");
+        params.push(options.cwd);
+      }
+      let limit = "";
+      if (options.limit !== undefined) {
+        limit = " LIMIT ?";
+        params.push(Math.max(0, Math.floor(options.limit)));
+      }
+      const text = `SELECT * FROM sessions WHERE ${where.join(" AND ")} ORDER BY updated_at DESC, rowid DESC${limit}`;
+      return yield* plain((read) => (read(text).all(...params) as SessionRow[]).map(toRecord));
     }),
 
     updateSession: Effect.fn("SqliteStore.updateSession")(function* (
@@ -729,21 +804,19 @@ function makeShape(
     }),
 
     sessionNodes: Effect.fn("SqliteStore.sessionNodes")(function* (sessionId: string) {
-      return yield* guard(
-        Effect.gen(function* () {
-          yield* requireLive(sessionId);
-          const rows = yield* sql<NodeRow>`SELECT * FROM nodes WHERE session_id = ${sessionId} ORDER BY seq`;
-          return rows.map(toNode);
-        }),
+      yield* requireLive(sessionId);
+      return yield* plain((read) =>
+        (read("SELECT * FROM nodes WHERE session_id = ? ORDER BY seq").all(sessionId) as NodeRow[]).map(
+          toNode,
+        ),
       );
     }),
 
     getNode: Effect.fn("SqliteStore.getNode")(function* (nodeId: string) {
-      return yield* guard(
-        Effect.map(sql<NodeRow>`SELECT * FROM nodes WHERE id = ${nodeId}`, (rows) =>
-          rows[0] ? toNode(rows[0]) : undefined,
-        ),
-      );
+      return yield* plain((read) => {
+        const row = read("SELECT * FROM nodes WHERE id = ?").get(nodeId) as NodeRow | undefined;
+        return row ? toNode(row) : undefined;
+      });
     }),
 
     // the turn's journal file goes once the commit (which ends the turn's pending row) is in
@@ -797,23 +870,21 @@ function makeShape(
     }),
 
     usage: Effect.fn("SqliteStore.usage")(function* (sessionId: string) {
-      return yield* guard(
-        Effect.gen(function* () {
-          yield* requireLive(sessionId);
-          const rows =
-            yield* sql<UsageDbRow>`SELECT * FROM usage WHERE session_id = ${sessionId} ORDER BY seq`;
-          return rows.map(toUsage);
-        }),
+      yield* requireLive(sessionId);
+      return yield* plain((read) =>
+        (read("SELECT * FROM usage WHERE session_id = ? ORDER BY seq").all(sessionId) as UsageDbRow[]).map(
+          toUsage,
+        ),
       );
     }),
 
     children: Effect.fn("SqliteStore.children")(function* (sessionId: string) {
-      return yield* guard(
-        Effect.map(
-          sql<SessionRow>`SELECT * FROM sessions WHERE parent_session = ${sessionId} AND deleted = 0
-          ORDER BY created_at, rowid`,
-          (rows) => rows.map(toRecord),
-        ),
+      return yield* plain((read) =>
+        (
+          read(
+            "SELECT * FROM sessions WHERE parent_session = ? AND deleted = 0 ORDER BY created_at, rowid",
+          ).all(sessionId) as SessionRow[]
+        ).map(toRecord),
       );
     }),
 
@@ -825,28 +896,19 @@ function makeShape(
 
     journalPutMany: (entries: readonly JournalEntry[]) => hot(() => journals.put(entries)),
 
-    journalForTurn: Effect.fn("SqliteStore.journalForTurn")(function* (sessionId: string, turnId: string) {
-      return yield* guard(
-        Effect.map(
-          sql<JournalRow>`SELECT * FROM journal WHERE session_id = ${sessionId} AND turn_id = ${turnId} ORDER BY rowid`,
-          (rows) => journals.forTurn(sessionId, turnId, rows.map(toJournal)),
-        ),
-      );
-    }),
+    journalForTurn: (sessionId: string, turnId: string) =>
+      hot((w) => journals.forTurn(sessionId, turnId, w.journalRows(sessionId, turnId))),
 
     beginTurn: (t: PendingTurn) => hot((w) => w.beginTurn(t)),
 
     pendingTurn: (sessionId: string) => hot((w) => w.pendingTurn(sessionId)),
 
-    abandonTurn: Effect.fn("SqliteStore.abandonTurn")(function* (sessionId: string, turnId: string) {
-      yield* write(
-        Effect.gen(function* () {
-          yield* sql`DELETE FROM journal WHERE session_id = ${sessionId} AND turn_id = ${turnId}`;
-          yield* sql`DELETE FROM pending_turns WHERE session_id = ${sessionId} AND turn_id = ${turnId}`;
-        }),
-      );
-      yield* hot(() => journals.dropTurn(sessionId, turnId));
-    }),
+    // the pending row (and any journal rows of an older lash) in one transaction, then the file
+    abandonTurn: (sessionId: string, turnId: string) =>
+      hot((w) => {
+        w.abandonTurn(sessionId, turnId);
+        journals.dropTurn(sessionId, turnId);
+      }),
 
     countResumeAttempt: Effect.fn("SqliteStore.countResumeAttempt")(function* (
       sessionId: string,
@@ -1027,7 +1089,47 @@ function makeShape(
 
     getLease: (sessionId: string) => hot((w) => w.getLease(sessionId)),
   };
-  return store;
+  return withSql(store, needSql);
+}
+
+/**
+ * The methods that run without the @effect/sql client: opening a session (its record and
+ * paths), the reads a resume makes (listing, usage, nodes, children: plain statements) and the
+ * write path (sqlite-write.ts). Every other method loads the
+ * client first (`needSql`), so one written with it can never run before it is there.
+ */
+const WITHOUT_SQL: ReadonlySet<keyof SessionStoreShape> = new Set<keyof SessionStoreShape>([
+  "createSession",
+  "getSession",
+  "activePath",
+  "projectionPath",
+  "listSessions",
+  "sessionNodes",
+  "getNode",
+  "usage",
+  "children",
+  "commit",
+  "journalGet",
+  "journalPut",
+  "journalPutMany",
+  "journalForTurn",
+  "abandonTurn",
+  "beginTurn",
+  "pendingTurn",
+  "acquireLease",
+  "renewLease",
+  "releaseLease",
+  "getLease",
+]);
+
+function withSql(store: SessionStoreShape, needSql: Effect.Effect<void, StoreError>): SessionStoreShape {
+  const out: Record<string, unknown> = { ...store };
+  for (const [name, method] of Object.entries(store)) {
+    if (WITHOUT_SQL.has(name as keyof SessionStoreShape) || typeof method !== "function") continue;
+    const f = method as (...args: unknown[]) => Effect.Effect<unknown, unknown>;
+    out[name] = (...args: unknown[]) => Effect.flatMap(needSql, () => f(...args));
+  }
+  return out as unknown as SessionStoreShape;
 }
 
 /** `SqliteStore.layer({ filename })`: the store over one database file, closed with the layer's scope. */

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as Reactivity from "@effect/experimental/Reactivity";
 import type { SqlClient } from "@effect/sql/SqlClient";
+import Sqlite from "better-sqlite3";
 import { Effect, type Scope } from "effect";
 import * as SqliteClient from "../../src/store/sqlite-client.ts";
 
@@ -36,7 +37,15 @@ export const withRaw = <A, E>(
 ): Effect.Effect<A, E | unknown> =>
   Effect.scoped(
     Effect.gen(function* () {
-      const sql = yield* SqliteClient.make({ filename }).pipe(Effect.provide(Reactivity.layer));
+      const db = yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          const db = new Sqlite(filename);
+          db.pragma("journal_mode = WAL");
+          return db;
+        }),
+        (db) => Effect.sync(() => db.close()),
+      );
+      const sql = yield* SqliteClient.make(db).pipe(Effect.provide(Reactivity.layer));
       return yield* use(sql);
     }),
   );

@@ -17,6 +17,13 @@ import { chain, ids, node, session, turn } from "./helpers.ts";
 import { dumpTables, sha256, siblings, tempDb, tempDir, withRaw } from "./sqlite-helpers.ts";
 
 storeConformance("SqliteStore", () => Effect.flatMap(tempDb, (filename) => makeSqliteStore({ filename })));
+// A file opened at the current version builds no SQL client at open: each method written with
+// it loads it on first use (sqlite.ts `needSql`). The same contract, on a store opened that way.
+storeConformance("SqliteStore, reopened (SQL client on first use)", () =>
+  Effect.flatMap(tempDb, (filename) =>
+    Effect.zipRight(Effect.scoped(makeSqliteStore({ filename })), makeSqliteStore({ filename })),
+  ),
+);
 
 const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
   if (Exit.isSuccess(exit)) throw new Error("expected a failure");
@@ -295,6 +302,44 @@ describe("SqliteStore: file", () => {
       expect(err._tag).toBe("StoreError");
       const isDir = failureOf(yield* Effect.exit(Effect.scoped(makeSqliteStore({ filename: dir }))));
       expect(isDir._tag).toBe("StoreError");
+    }),
+  );
+
+  it.scoped("a row that does not decode, read by the listing or a node read: a StoreError naming it", () =>
+    Effect.gen(function* () {
+      const filename = yield* tempDb;
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const store = yield* makeSqliteStore({ filename });
+          yield* store.createSession(session("s"));
+          yield* store.createSession(
+            session("kid", { parentLink: { sessionId: "s", callId: "c1", depth: 1 } }),
+          );
+          yield* store.commit(turn("s", "t1", 0, chain("n", "s", null, 3)));
+        }),
+      );
+      yield* withRaw(filename, (sql) =>
+        Effect.all([
+          sql`UPDATE sessions SET state_json = '{not json' WHERE id = 'kid'`,
+          sql`UPDATE nodes SET kind = 'mystery' WHERE id = 'n1'`,
+        ]),
+      );
+      // reopened: these reads run on plain statements, before any SQL client is loaded
+      const store = yield* makeSqliteStore({ filename });
+      const reads: Effect.Effect<unknown, { readonly _tag: string; readonly message: string }>[] = [
+        store.listSessions({ includeChildren: true }),
+        store.children("s"),
+        store.getNode("n1"),
+        store.sessionNodes("s"),
+      ];
+      for (const read of reads) {
+        const err = failureOf(yield* Effect.exit(read));
+        expect(err._tag).toBe("StoreError");
+        expect(err.message).toContain(filename);
+        expect(err.message).toMatch(/(session kid|node n1).*the stored row is not valid.*lash doctor/s);
+      }
+      expect((yield* store.listSessions()).map((r) => r.id)).toEqual(["s"]); // the damaged child is not listed
+      expect(failureOf(yield* Effect.exit(store.usage("nobody")))._tag).toBe("SessionNotFound");
     }),
   );
 });
