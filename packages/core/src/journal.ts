@@ -128,6 +128,17 @@ export interface JournalBackend {
 }
 
 /**
+ * An envelope whose hash is already known: the value `Journal.hash` gives the whole envelope,
+ * computed from pieces the caller caches (the callLlm envelope: `turn/request-digest.ts`).
+ */
+export class Hashed {
+  readonly hash: string;
+  constructor(hash: string) {
+    this.hash = hash;
+  }
+}
+
+/**
  * The effect journal: each reply-producing turn effect and each tool attempt
  * is recorded by replay key and envelope hash. On replay a completed record
  * is returned without running anything; a different hash is a terminal error.
@@ -167,8 +178,9 @@ export class Journal {
     return this.store !== undefined || this.backend !== undefined;
   }
 
+  /** The envelope's hash: `sha256Hex(canonicalJson(envelope))`, or the one a `Hashed` envelope carries. */
   static hash(envelope: unknown): string {
-    return hashValue(envelope);
+    return envelope instanceof Hashed ? envelope.hash : hashValue(envelope);
   }
 
   lookup(key: string, turnId?: string): Effect.Effect<JournalEntry | undefined, StoreError> {
