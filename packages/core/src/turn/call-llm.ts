@@ -119,7 +119,9 @@ export const callLlm = step("lash.turn.callLlm")(function* (scope: TurnScope, ef
           scope.ids,
           scope.keyOf(effect),
           envelope,
-          Effect.zipRight(journal.beforeModelCall(scope.turnId), callModel(scope, request)),
+          journal.answerWaiting(scope.turnId)
+            ? Effect.zipRight(journal.flush(scope.turnId), callModel(scope, request))
+            : callModel(scope, request),
           LlmResult,
           { answer: true },
         )
