@@ -9,7 +9,6 @@ import {
   ResponseAccumulator,
   type TurnEffect,
 } from "@lash/sansio";
-import * as Clock from "effect/Clock";
 import * as Effect from "effect/Effect";
 import * as Either from "effect/Either";
 import { Hashed } from "../journal.ts";
@@ -106,9 +105,12 @@ export const callModel = (scope: TurnScope, request: LlmRequest): Effect.Effect<
 
 /** The `callLlm` effect: journaled by its request digest; a replayed answer is re-published as text. */
 export const callLlm = step("lash.turn.callLlm")(function* (scope: TurnScope, effect: CallLlm) {
-  const t0 = yield* Clock.currentTimeMillis;
+  // one clock, read twice without an effect each
+  const clock = yield* Effect.clock;
+  const t0 = clock.unsafeCurrentTimeMillis();
+  const key = scope.keyOf(effect);
   // the turn's own rounds may have outgrown the window: compacted here, between rounds
-  const request = yield* compactBetweenRounds(scope, effect.iteration, scope.keyOf(effect), effect.request);
+  const request = yield* compactBetweenRounds(scope, effect.iteration, key, effect.request);
   const journal = scope.rt.journal;
   // the hash of { kind, effectId, iteration, request: requestDigest(…) }, from the turn's cached pieces
   const envelope = journal.enabled ? new Hashed(envelopeHash(scope.digests, effect, request)) : undefined;
@@ -117,7 +119,7 @@ export const callLlm = step("lash.turn.callLlm")(function* (scope: TurnScope, ef
     ? yield* journal
         .onceDeferred(
           scope.ids,
-          scope.keyOf(effect),
+          key,
           envelope,
           journal.answerWaiting(scope.turnId)
             ? Effect.zipRight(journal.flush(scope.turnId), callModel(scope, request))
@@ -127,7 +129,7 @@ export const callLlm = step("lash.turn.callLlm")(function* (scope: TurnScope, ef
         )
         .pipe(Effect.mapError(scope.failTurn))
     : { value: yield* callModel(scope, request), replayed: false };
-  const t1 = yield* Clock.currentTimeMillis;
+  const t1 = clock.unsafeCurrentTimeMillis();
   if (r.replayed && r.value.ok) {
     const full = r.value.response.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("");
     const text = scope.rt.drivers[scope.session.mode]?.streamMask ? maskedText(full) : full;
