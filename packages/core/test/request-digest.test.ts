@@ -1,4 +1,4 @@
-import { hashValue, type LlmRequest, type Message } from "@lash/sansio";
+import { canonicalJson, hashValue, type LlmRequest, type Message, sha256Hex } from "@lash/sansio";
 import { describe, expect, it } from "vitest";
 import { Hashed, Journal } from "../src/journal.ts";
 import { type DigestCache, envelopeHash, requestDigest } from "../src/turn/request-digest.ts";
@@ -8,9 +8,23 @@ import { type DigestCache, envelopeHash, requestDigest } from "../src/turn/reque
 
 const fresh = (): DigestCache => ({ messages: [], prefix: [] });
 
-/** What the journal hashed before the envelope was written from cached pieces: the whole envelope, canonical. */
-const fullHash = (head: { kind: string; effectId: number; iteration: number }, request: LlmRequest) =>
-  hashValue({ ...head, request: requestDigest(fresh(), request) });
+/**
+ * What the journal hashed before the envelope was written from cached pieces, computed here from
+ * scratch (no cache): the whole envelope, canonical, with the messages as their chained digest
+ * and the tool list as its digest.
+ */
+const fullHash = (head: { kind: string; effectId: number; iteration: number }, request: LlmRequest) => {
+  let digest = "";
+  for (const m of request.messages) digest = sha256Hex(`${digest}:${canonicalJson(m)}`);
+  return hashValue({
+    ...head,
+    request: {
+      ...request,
+      messages: { count: request.messages.length, digest },
+      ...(request.tools ? { tools: sha256Hex(canonicalJson(request.tools)) } : {}),
+    },
+  });
+};
 
 const user = (id: string, text: string): Message => ({ id, role: "user", parts: [{ type: "text", text }] });
 
@@ -42,6 +56,7 @@ describe("the callLlm envelope hash", () => {
     // computed by ab380f6's call-llm.ts: hashValue({ kind, effectId, iteration, request: requestDigest(...) })
     const pinned = "f29e26260450f59641f499b7a99da36d65a3c5155c98556736845d20a4afdd74";
     expect(fullHash(head, request)).toBe(pinned);
+    expect(hashValue({ ...head, request: requestDigest(fresh(), request) })).toBe(pinned);
     expect(envelopeHash(fresh(), head, request)).toBe(pinned);
     expect(Journal.hash(new Hashed(pinned))).toBe(pinned);
   });
@@ -84,5 +99,23 @@ describe("the callLlm envelope hash", () => {
     const hb = envelopeHash(cache, head, { model: "a/b", messages: b, tools: [] });
     expect(ha).not.toBe(hb);
     expect(hb).toBe(fullHash(head, { model: "a/b", messages: b, tools: [] }));
+  });
+
+  it("a new turn starts from the last turn's chain of the same conversation, and still hashes what differs", () => {
+    const head = { kind: "callLlm", effectId: 0, iteration: 0 };
+    const u0 = user("u0", "first");
+    const a1 = user("a1", "answer");
+    const turn1 = fresh();
+    envelopeHash(turn1, head, { model: "a/b", messages: [u0], tools: [] });
+    envelopeHash(turn1, head, { model: "a/b", messages: [u0, a1], tools: [] });
+    // the next turn: the same history objects, then its input
+    const u2 = user("u2", "second");
+    const next = { model: "a/b", messages: [u0, a1, u2], tools: [] };
+    expect(envelopeHash(fresh(), head, next)).toBe(fullHash(head, next));
+    // another turn of a conversation that shares only the first message (a fork): its own history counts
+    const forked = { model: "a/b", messages: [u0, user("a1", "another answer"), u2], tools: [] };
+    const h = envelopeHash(fresh(), head, forked);
+    expect(h).toBe(fullHash(head, forked));
+    expect(h).not.toBe(fullHash(head, next));
   });
 });

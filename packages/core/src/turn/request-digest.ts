@@ -10,29 +10,31 @@ export interface DigestCache {
 
 const toolsDigest = new WeakMap<object, string>();
 /**
- * Each message's link in the chain, by identity, across turns: a store returns the same message
- * objects for a path it read before, so a new turn hashes only what is new since the last one.
+ * Per conversation, by its first message: the digest cache of the last turn that began with it.
+ * A new turn starts from there: a store returns the same message objects for a path it read
+ * before, so a new turn hashes only what is new since the last one. One entry per session, not
+ * one per message (a WeakMap entry per message costs the garbage collector more than it saves).
  */
-const chained = new WeakMap<object, { readonly prev: string; readonly digest: string }>();
+const seeds = new WeakMap<Message, DigestCache>();
 
 /** The chained digest of the request's messages (see `requestDigest`) and the tool list's digest. */
 function digestsOf(cache: DigestCache, request: LlmRequest): { messages: string; tools: string | undefined } {
   const messages = request.messages;
+  if (cache.messages.length === 0 && messages.length > 0) {
+    // the turn's first request: start from the chain of the last turn of the same conversation
+    const seed = seeds.get(messages[0]!);
+    if (seed !== undefined && seed !== cache) {
+      cache.messages = seed.messages;
+      cache.prefix = seed.prefix.slice();
+    }
+    seeds.set(messages[0]!, cache);
+  }
   let same = 0;
   const limit = Math.min(messages.length, cache.messages.length);
   while (same < limit && messages[same] === cache.messages[same]) same++;
   const prefix = same === cache.prefix.length ? cache.prefix : cache.prefix.slice(0, same);
-  for (let i = same; i < messages.length; i++) {
-    const prev = prefix[i - 1] ?? "";
-    const message = messages[i]!;
-    const known = chained.get(message);
-    if (known !== undefined && known.prev === prev) prefix.push(known.digest);
-    else {
-      const digest = sha256Hex(`${prev}:${canonicalJson(message)}`);
-      chained.set(message, { prev, digest });
-      prefix.push(digest);
-    }
-  }
+  for (let i = same; i < messages.length; i++)
+    prefix.push(sha256Hex(`${prefix[i - 1] ?? ""}:${canonicalJson(messages[i]!)}`));
   cache.messages = messages;
   cache.prefix = prefix;
   let tools: string | undefined;
@@ -49,9 +51,10 @@ function digestsOf(cache: DigestCache, request: LlmRequest): { messages: string;
 /**
  * What the journal hashes for a model request, at a cost independent of the session's
  * length: the messages become one chained digest (each step hashes the previous digest
- * and the new message, and the chain of the previous request is reused up to the first
- * message that differs — messages are compared by identity), the tool list one cached
- * digest. Replay compares the same digests, so a changed history is still a mismatch.
+ * and the new message, and the chain of the previous request — of this turn, or of the last
+ * turn of the conversation — is reused up to the first message that differs; messages are
+ * compared by identity), the tool list one cached digest. Replay compares the same digests,
+ * so a changed history is still a mismatch.
  */
 export function requestDigest(cache: DigestCache, request: LlmRequest): unknown {
   const d = digestsOf(cache, request);
