@@ -6,7 +6,11 @@ import { type DigestCache, envelopeHash, requestDigest } from "../src/turn/reque
 // The callLlm envelope's hash is stored with each journaled model answer: a turn journaled by an
 // older version resumes only if the same request still hashes to the same value.
 
-const fresh = (): DigestCache => ({ messages: [], prefix: [] });
+const fresh = (session?: string): DigestCache => ({
+  messages: [],
+  prefix: [],
+  ...(session !== undefined ? { session } : {}),
+});
 
 /**
  * What the journal hashed before the envelope was written from cached pieces, computed here from
@@ -101,21 +105,27 @@ describe("the callLlm envelope hash", () => {
     expect(hb).toBe(fullHash(head, { model: "a/b", messages: b, tools: [] }));
   });
 
-  it("a new turn starts from the last turn's chain of the same conversation, and still hashes what differs", () => {
+  it("a new turn starts from the session's last turn's chain, and still hashes what differs", () => {
     const head = { kind: "callLlm", effectId: 0, iteration: 0 };
     const u0 = user("u0", "first");
     const a1 = user("a1", "answer");
-    const turn1 = fresh();
+    const turn1 = fresh("s1");
     envelopeHash(turn1, head, { model: "a/b", messages: [u0], tools: [] });
     envelopeHash(turn1, head, { model: "a/b", messages: [u0, a1], tools: [] });
     // the next turn: the same history objects, then its input
     const u2 = user("u2", "second");
     const next = { model: "a/b", messages: [u0, a1, u2], tools: [] };
-    expect(envelopeHash(fresh(), head, next)).toBe(fullHash(head, next));
-    // another turn of a conversation that shares only the first message (a fork): its own history counts
-    const forked = { model: "a/b", messages: [u0, user("a1", "another answer"), u2], tools: [] };
-    const h = envelopeHash(fresh(), head, forked);
-    expect(h).toBe(fullHash(head, forked));
+    expect(envelopeHash(fresh("s1"), head, next)).toBe(fullHash(head, next));
+    // the history's head re-read as new objects (a store that no longer caches it), its tail the same objects
+    const reread = { model: "a/b", messages: [user("u0", "first"), a1, u2], tools: [] };
+    expect(envelopeHash(fresh("s1"), head, reread)).toBe(fullHash(head, next));
+    // a head that changed: the same tail objects no longer carry their old digests
+    const changed = { model: "a/b", messages: [user("u0", "FIRST"), a1, u2], tools: [] };
+    const h = envelopeHash(fresh("s1"), head, changed);
+    expect(h).toBe(fullHash(head, changed));
     expect(h).not.toBe(fullHash(head, next));
+    // another session's turn that shares only the first message (a fork): its own history counts
+    const forked = { model: "a/b", messages: [u0, user("a1", "another answer"), u2], tools: [] };
+    expect(envelopeHash(fresh("s1"), head, forked)).toBe(fullHash(head, forked));
   });
 });

@@ -4,37 +4,57 @@ import { canonicalJson, type LlmRequest, type Message, sha256Hex } from "@lash/s
 export interface DigestCache {
   messages: readonly Message[];
   prefix: string[];
+  /** The session: a new turn's first request starts from the chain of its last turn (`seeds`). */
+  readonly session?: string;
   /** The canonical JSON of the envelope's request fields around `messages`, and the request they were taken of. */
   rest?: { readonly source: LlmRequest; readonly before: string; readonly after: string } | undefined;
 }
 
 const toolsDigest = new WeakMap<object, string>();
 /**
- * Per conversation, by its first message: the digest cache of the last turn that began with it.
- * A new turn starts from there: a store returns the same message objects for a path it read
- * before, so a new turn hashes only what is new since the last one. One entry per session, not
- * one per message (a WeakMap entry per message costs the garbage collector more than it saves).
+ * Per session (the most recent `SEEDS`): the digest cache of its last turn. A new turn starts
+ * from there — a store returns the same message objects for a path it read before, so it
+ * hashes only what is new since the last turn. One entry per session, not a WeakMap entry per
+ * message (those ephemerons cost the garbage collector more per round trip than they saved).
+ * Any seed is safe: a digest is reused only for the very message object at the same position
+ * after an equal chain.
  */
-const seeds = new WeakMap<Message, DigestCache>();
+const seeds = new Map<string, DigestCache>();
+const SEEDS = 256;
+
+function seed(cache: DigestCache): void {
+  const session = cache.session;
+  if (session === undefined) return;
+  const last = seeds.get(session);
+  if (last !== undefined && last !== cache) {
+    cache.messages = last.messages;
+    cache.prefix = last.prefix;
+  }
+  seeds.delete(session);
+  seeds.set(session, cache);
+  if (seeds.size > SEEDS) seeds.delete(seeds.keys().next().value!);
+}
 
 /** The chained digest of the request's messages (see `requestDigest`) and the tool list's digest. */
 function digestsOf(cache: DigestCache, request: LlmRequest): { messages: string; tools: string | undefined } {
   const messages = request.messages;
-  if (cache.messages.length === 0 && messages.length > 0) {
-    // the turn's first request: start from the chain of the last turn of the same conversation
-    const seed = seeds.get(messages[0]!);
-    if (seed !== undefined && seed !== cache) {
-      cache.messages = seed.messages;
-      cache.prefix = seed.prefix.slice();
-    }
-    seeds.set(messages[0]!, cache);
-  }
+  // the turn's first request: start from the chain of the session's last turn
+  if (cache.messages.length === 0) seed(cache);
+  const known = cache.messages;
+  const knownPrefix = cache.prefix;
   let same = 0;
-  const limit = Math.min(messages.length, cache.messages.length);
-  while (same < limit && messages[same] === cache.messages[same]) same++;
-  const prefix = same === cache.prefix.length ? cache.prefix : cache.prefix.slice(0, same);
-  for (let i = same; i < messages.length; i++)
-    prefix.push(sha256Hex(`${prefix[i - 1] ?? ""}:${canonicalJson(messages[i]!)}`));
+  const limit = Math.min(messages.length, known.length);
+  while (same < limit && messages[same] === known[same]) same++;
+  const prefix = knownPrefix.slice(0, same);
+  for (let i = same; i < messages.length; i++) {
+    const prev = prefix[i - 1] ?? "";
+    // the same message object after an equal chain (a history re-read from its head): the same digest
+    prefix.push(
+      i < limit && messages[i] === known[i] && knownPrefix[i - 1] === prev
+        ? knownPrefix[i]!
+        : sha256Hex(`${prev}:${canonicalJson(messages[i]!)}`),
+    );
+  }
   cache.messages = messages;
   cache.prefix = prefix;
   let tools: string | undefined;
