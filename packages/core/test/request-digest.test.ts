@@ -1,7 +1,7 @@
 import { canonicalJson, hashValue, type LlmRequest, type Message, sha256Hex } from "@lash/sansio";
 import { describe, expect, it } from "vitest";
 import { Hashed, Journal } from "../src/journal.ts";
-import { type DigestCache, envelopeHash, requestDigest } from "../src/turn/request-digest.ts";
+import { type DigestCache, envelopeHash, requestDigest, seeded } from "../src/turn/request-digest.ts";
 
 // The callLlm envelope's hash is stored with each journaled model answer: a turn journaled by an
 // older version resumes only if the same request still hashes to the same value.
@@ -127,5 +127,24 @@ describe("the callLlm envelope hash", () => {
     // another session's turn that shares only the first message (a fork): its own history counts
     const forked = { model: "a/b", messages: [u0, user("a1", "another answer"), u2], tools: [] };
     expect(envelopeHash(fresh("s1"), head, forked)).toBe(fullHash(head, forked));
+  });
+
+  it("keeps the chains of at most 256 sessions and about 20,000 messages", () => {
+    const head = { kind: "callLlm", effectId: 0, iteration: 0 };
+    for (let i = 0; i < 300; i++)
+      envelopeHash(fresh(`many${i}`), head, { model: "a/b", messages: [user(`u${i}`, "hi")], tools: [] });
+    expect(seeded().sessions).toBe(256);
+    const long = Array.from({ length: 15_000 }, (_, i) => user(`l${i}`, "x"));
+    const turn = fresh("long1");
+    envelopeHash(turn, head, { model: "a/b", messages: long, tools: [] });
+    envelopeHash(fresh("long2"), head, { model: "a/b", messages: long.slice(0, 9_000), tools: [] });
+    // the next turn to begin counts what the others hold: the least recently begun are let go
+    envelopeHash(fresh("third"), head, { model: "a/b", messages: [user("t0", "z")], tools: [] });
+    const after = seeded();
+    expect(after.messages).toBeLessThanOrEqual(20_000);
+    expect(after.sessions).toBeLessThan(256);
+    // a session whose chain was let go hashes its history again: the same value as from scratch
+    const next = { model: "a/b", messages: [...long, user("l-next", "y")], tools: [] };
+    expect(envelopeHash(fresh("long1"), head, next)).toBe(fullHash(head, next));
   });
 });

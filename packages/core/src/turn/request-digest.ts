@@ -12,15 +12,17 @@ export interface DigestCache {
 
 const toolsDigest = new WeakMap<object, string>();
 /**
- * Per session (the most recent `SEEDS`): the digest cache of its last turn. A new turn starts
- * from there — a store returns the same message objects for a path it read before, so it
- * hashes only what is new since the last turn. One entry per session, not a WeakMap entry per
+ * Per session (the most recently begun, bounded: `SEEDS`, `SEEDED_MESSAGES`): the digest cache of
+ * its last turn. A new turn starts from there — a store returns the same message objects for a
+ * path it read before, so it hashes only what is new since the last turn. One entry per session, not a WeakMap entry per
  * message (those ephemerons cost the garbage collector more per round trip than they saved).
  * Any seed is safe: a digest is reused only for the very message object at the same position
  * after an equal chain.
  */
 const seeds = new Map<string, DigestCache>();
+/** At most this many sessions, and about this many messages in all (a seed holds its request's messages). */
 const SEEDS = 256;
+const SEEDED_MESSAGES = 20_000;
 
 function seed(cache: DigestCache): void {
   const session = cache.session;
@@ -32,7 +34,21 @@ function seed(cache: DigestCache): void {
   }
   seeds.delete(session);
   seeds.set(session, cache);
-  if (seeds.size > SEEDS) seeds.delete(seeds.keys().next().value!);
+  let total = 0;
+  for (const c of seeds.values()) total += c.messages.length;
+  // the least recently begun first
+  for (const [key, c] of seeds) {
+    if (c === cache || (seeds.size <= SEEDS && total <= SEEDED_MESSAGES)) break;
+    seeds.delete(key);
+    total -= c.messages.length;
+  }
+}
+
+/** How many sessions' chains are kept, and their messages in all (tests: the bounds hold). */
+export function seeded(): { readonly sessions: number; readonly messages: number } {
+  let messages = 0;
+  for (const c of seeds.values()) messages += c.messages.length;
+  return { sessions: seeds.size, messages };
 }
 
 /** The chained digest of the request's messages (see `requestDigest`) and the tool list's digest. */
