@@ -445,7 +445,7 @@ function execute(
   return Effect.gen(function* () {
     const maxAttempts = Math.max(1, p.tool.retry?.maxAttempts ?? 1);
     const ids = { sessionId: ctx.hook.session.id, turnId: ctx.hook.turnId };
-    const hash = ctx.journal.enabled ? yield* Effect.sync(() => hashOf(p)) : "";
+    const hash = ctx.journal.enabled ? hashOf(p) : "";
     for (let attempt = 1; ; attempt++) {
       const key = `${ctx.batchKey}:child:${p.index}:${p.call.callId}:attempt:${attempt}`;
       let record: AttemptRecord | undefined;

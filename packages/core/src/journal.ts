@@ -1,5 +1,4 @@
 import { hashValue } from "@lash/sansio";
-import * as Clock from "effect/Clock";
 import * as Context from "effect/Context";
 import * as Data from "effect/Data";
 import * as Effect from "effect/Effect";
@@ -128,6 +127,17 @@ export interface JournalBackend {
 }
 
 /**
+ * An envelope whose hash is already known: the value `Journal.hash` gives the whole envelope,
+ * computed from pieces the caller caches (the callLlm envelope: `turn/request-digest.ts`).
+ */
+export class Hashed {
+  readonly hash: string;
+  constructor(hash: string) {
+    this.hash = hash;
+  }
+}
+
+/**
  * The effect journal: each reply-producing turn effect and each tool attempt
  * is recorded by replay key and envelope hash. On replay a completed record
  * is returned without running anything; a different hash is a terminal error.
@@ -167,8 +177,9 @@ export class Journal {
     return this.store !== undefined || this.backend !== undefined;
   }
 
+  /** The envelope's hash: `sha256Hex(canonicalJson(envelope))`, or the one a `Hashed` envelope carries. */
   static hash(envelope: unknown): string {
-    return hashValue(envelope);
+    return envelope instanceof Hashed ? envelope.hash : hashValue(envelope);
   }
 
   lookup(key: string, turnId?: string): Effect.Effect<JournalEntry | undefined, StoreError> {
@@ -228,16 +239,13 @@ export class Journal {
   ): Effect.Effect<void, StoreError> {
     const store = this.store;
     if (!store) return Effect.void;
-    return Effect.flatMap(Clock.currentTimeMillis, (now) => {
-      const entry: JournalEntry = {
-        key,
-        sessionId: ids.sessionId,
-        turnId: ids.turnId,
-        hash,
-        status,
-        ...(outcome !== undefined ? { outcome } : {}),
-        updatedAt: now,
-      };
+    return Effect.clockWith((clock) => {
+      const now = clock.unsafeCurrentTimeMillis();
+      const { sessionId, turnId } = ids;
+      const entry: JournalEntry =
+        outcome !== undefined
+          ? { key, sessionId, turnId, hash, status, outcome, updatedAt: now }
+          : { key, sessionId, turnId, hash, status, updatedAt: now };
       if (defer) {
         this.queue(entry, answer);
         return Effect.void;
@@ -280,6 +288,11 @@ export class Journal {
     return this.answers.has(turnId) ? this.flush(turnId) : Effect.void;
   }
 
+  /** A model's answer is among the turn's waiting records (`beforeModelCall` would write them). */
+  answerWaiting(turnId: string): boolean {
+    return this.answers.has(turnId);
+  }
+
   /**
    * Before a tool attempt runs: a non-idempotent one records "started" (with the waiting
    * records, in one transaction); an idempotent one writes only the waiting records (no row
@@ -313,6 +326,7 @@ export class Journal {
 
   private write(store: SessionStoreShape, entries: readonly JournalEntry[]): Effect.Effect<void, StoreError> {
     if (store.journalPutMany) return store.journalPutMany(entries);
+    if (entries.length === 1) return store.journalPut(entries[0]!);
     return Effect.forEach(entries, (e) => store.journalPut(e), { discard: true });
   }
 
@@ -375,7 +389,7 @@ export class Journal {
         >,
         (e) => unfit(key, "recorded outcome", e),
       );
-    return this.run(ids, key, envelope, effect, true, (a: A) => a, replayed, options);
+    return this.run(ids, key, envelope, effect, true, undefined, replayed, options);
   }
 
   private run<A, E, R>(
@@ -396,24 +410,20 @@ export class Journal {
     if (defer && !Schema.isSchema(encodeOrSchema) && this.fresh.has(ids.turnId)) {
       // the per-step path: a turn begun here has nothing recorded to find — run, queue the record
       const hash = Journal.hash(envelope);
-      const encode = (encodeOrSchema as ((a: A) => unknown) | undefined) ?? ((a: A) => a);
+      const encode = encodeOrSchema as ((a: A) => unknown) | undefined;
       const answer = options?.answer === true;
-      return Effect.flatMap(effect, (value) =>
-        Effect.clockWith((clock) => {
-          const outcome = encode(value);
+      return Effect.clockWith((clock) =>
+        Effect.map(effect, (value) => {
+          const outcome = encode ? encode(value) : value;
+          const { sessionId, turnId } = ids;
+          const updatedAt = clock.unsafeCurrentTimeMillis();
           this.queue(
-            {
-              key,
-              sessionId: ids.sessionId,
-              turnId: ids.turnId,
-              hash,
-              status: "completed",
-              ...(outcome !== undefined ? { outcome } : {}),
-              updatedAt: clock.unsafeCurrentTimeMillis(),
-            },
+            outcome !== undefined
+              ? { key, sessionId, turnId, hash, status: "completed", outcome, updatedAt }
+              : { key, sessionId, turnId, hash, status: "completed", updatedAt },
             answer,
           );
-          return Effect.succeed({ value, replayed: false });
+          return { value, replayed: false };
         }),
       );
     }

@@ -9,13 +9,34 @@ export function canonicalJson(value: unknown): string {
   return write(value);
 }
 
+/** A short string with nothing to escape (printable ASCII, no `"` or `\\`): quoted as it is. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** `JSON.stringify(s)`, without the call for the short plain strings (ids, types, names) most values are. */
+function quote(s: string): string {
+  return s.length <= 32 && PLAIN.test(s) ? `"${s}"` : JSON.stringify(s);
+}
+
+/** Each object key seen, quoted with its colon (bounded: keys of user data may be unbounded). */
+const quotedKeys = new Map<string, string>();
+
+function keyOf(key: string): string {
+  let q = quotedKeys.get(key);
+  if (q === undefined) {
+    q = `${JSON.stringify(key)}:`;
+    if (quotedKeys.size < 4096) quotedKeys.set(key, q);
+  }
+  return q;
+}
+
 function write(value: unknown): string {
   if (value === null) return "null";
   switch (typeof value) {
     case "string":
-      return JSON.stringify(value);
+      return quote(value);
     case "number":
-      return Number.isFinite(value) ? JSON.stringify(value) : "null";
+      // a finite number's JSON is its string form
+      return Number.isFinite(value) ? `${value}` : "null";
     case "boolean":
       return value ? "true" : "false";
     case "bigint":
@@ -33,15 +54,28 @@ function write(value: unknown): string {
         return out + "]";
       }
       const record = value as Record<string, unknown>;
-      const keys = Object.keys(record).sort();
+      const keys = Object.keys(record);
+      // by code unit, as `sort()` orders them; an insertion sort is cheaper for the few keys most objects have
+      if (keys.length > 16) keys.sort();
+      else
+        for (let i = 1; i < keys.length; i++) {
+          const k = keys[i]!;
+          let j = i - 1;
+          while (j >= 0 && keys[j]! > k) {
+            keys[j + 1] = keys[j]!;
+            j--;
+          }
+          keys[j + 1] = k;
+        }
       let out = "{";
       let first = true;
-      for (const key of keys) {
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i]!;
         const item = record[key];
         if (item === undefined || typeof item === "function" || typeof item === "symbol") continue;
         if (!first) out += ",";
         first = false;
-        out += JSON.stringify(key) + ":" + write(item);
+        out += keyOf(key) + write(item);
       }
       return out + "}";
     }

@@ -25,6 +25,63 @@ describe("canonicalJson", () => {
     );
   });
 
+  it("writes exactly what the sort-and-stringify reference writes (its hashes are stored: they must not change)", () => {
+    // the definition canonicalJson had before its fast paths: every stored journal hash was taken of this
+    const reference = (value: unknown): string => {
+      if (value === null) return "null";
+      switch (typeof value) {
+        case "string":
+          return JSON.stringify(value);
+        case "number":
+          return Number.isFinite(value) ? JSON.stringify(value) : "null";
+        case "boolean":
+          return value ? "true" : "false";
+        case "object": {
+          if (Array.isArray(value))
+            return `[${value.map((v) => (v === undefined || typeof v === "function" ? "null" : reference(v))).join(",")}]`;
+          const record = value as Record<string, unknown>;
+          const parts: string[] = [];
+          for (const key of Object.keys(record).sort()) {
+            const item = record[key];
+            if (item === undefined || typeof item === "function" || typeof item === "symbol") continue;
+            parts.push(`${JSON.stringify(key)}:${reference(item)}`);
+          }
+          return `{${parts.join(",")}}`;
+        }
+        default:
+          return "null";
+      }
+    };
+    const odd = [
+      'quote " and \\ backslash',
+      "tab\tnew\nline\u0000nul\u001f",
+      "\u007f del",
+      "é ü 日本",
+      "lone \ud800 surrogate",
+      "x".repeat(40),
+      "",
+    ];
+    const manyKeys = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${(i * 7) % 40}`, i]));
+    const fixed = {
+      odd,
+      manyKeys,
+      nums: [-0, 1e21, 5e-7, 0.1, -3, 2 ** 53],
+      "10": 1,
+      "2": 2,
+      b: 1,
+      B: 2,
+      é: 3,
+    };
+    expect(canonicalJson(fixed)).toBe(reference(fixed));
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.dictionary(fc.string(), fc.string({ unit: "binary" })), (v, d) => {
+        expect(canonicalJson(v)).toBe(reference(v));
+        expect(canonicalJson(d)).toBe(reference(d));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it("sha256Hex matches a known vector; hashValue hashes the canonical form", () => {
     expect(sha256Hex("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     expect(hashValue({ b: 1, a: 2 })).toBe(sha256Hex('{"a":2,"b":1}'));

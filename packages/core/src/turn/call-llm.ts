@@ -1,6 +1,5 @@
 import {
   callOf,
-  canonicalJson,
   costOf,
   type LlmEvent,
   type LlmRequest,
@@ -8,65 +7,16 @@ import {
   llmErrorInfo,
   maskedText,
   ResponseAccumulator,
-  sha256Hex,
   type TurnEffect,
 } from "@lash/sansio";
-import * as Clock from "effect/Clock";
 import * as Effect from "effect/Effect";
 import * as Either from "effect/Either";
+import { Hashed } from "../journal.ts";
 import { compactBetweenRounds } from "./compact-mid.ts";
+import { envelopeHash } from "./request-digest.ts";
 import { step, type TurnScope } from "./scope.ts";
 
 type CallLlm = Extract<TurnEffect, { kind: "callLlm" }>;
-
-const toolsDigest = new WeakMap<object, string>();
-/**
- * Each message's link in the chain, by identity, across turns: a store returns the same message
- * objects for a path it read before, so a new turn hashes only what is new since the last one.
- */
-const chained = new WeakMap<object, { readonly prev: string; readonly digest: string }>();
-
-/**
- * What the journal hashes for a model request, at a cost independent of the session's
- * length: the messages become one chained digest (each step hashes the previous digest
- * and the new message, and the chain of the previous request is reused up to the first
- * message that differs — messages are compared by identity), the tool list one cached
- * digest. Replay compares the same digests, so a changed history is still a mismatch.
- */
-export function requestDigest(scope: TurnScope, request: LlmRequest): unknown {
-  const cache = scope.digests;
-  const messages = request.messages;
-  let same = 0;
-  const limit = Math.min(messages.length, cache.messages.length);
-  while (same < limit && messages[same] === cache.messages[same]) same++;
-  const prefix = cache.prefix.slice(0, same);
-  for (let i = same; i < messages.length; i++) {
-    const prev = prefix[i - 1] ?? "";
-    const message = messages[i]!;
-    const known = chained.get(message);
-    if (known !== undefined && known.prev === prev) prefix.push(known.digest);
-    else {
-      const digest = sha256Hex(`${prev}:${canonicalJson(message)}`);
-      chained.set(message, { prev, digest });
-      prefix.push(digest);
-    }
-  }
-  cache.messages = messages;
-  cache.prefix = prefix;
-  let tools: string | undefined;
-  if (request.tools) {
-    tools = toolsDigest.get(request.tools);
-    if (tools === undefined) {
-      tools = sha256Hex(canonicalJson(request.tools));
-      toolsDigest.set(request.tools, tools);
-    }
-  }
-  return {
-    ...request,
-    messages: { count: messages.length, digest: prefix[prefix.length - 1] ?? "" },
-    ...(tools !== undefined ? { tools } : {}),
-  };
-}
 
 /** Tokens of a reply cut short, estimated from its text (4 characters a token). */
 function replyTokens(parts: readonly { readonly type: string; readonly text?: string }[]): number {
@@ -155,32 +105,31 @@ export const callModel = (scope: TurnScope, request: LlmRequest): Effect.Effect<
 
 /** The `callLlm` effect: journaled by its request digest; a replayed answer is re-published as text. */
 export const callLlm = step("lash.turn.callLlm")(function* (scope: TurnScope, effect: CallLlm) {
-  const t0 = yield* Clock.currentTimeMillis;
+  // one clock, read twice without an effect each
+  const clock = yield* Effect.clock;
+  const t0 = clock.unsafeCurrentTimeMillis();
+  const key = scope.keyOf(effect);
   // the turn's own rounds may have outgrown the window: compacted here, between rounds
-  const request = yield* compactBetweenRounds(scope, effect.iteration, scope.keyOf(effect), effect.request);
+  const request = yield* compactBetweenRounds(scope, effect.iteration, key, effect.request);
   const journal = scope.rt.journal;
-  const envelope = journal.enabled
-    ? {
-        kind: effect.kind,
-        effectId: effect.effectId,
-        iteration: effect.iteration,
-        request: requestDigest(scope, request),
-      }
-    : undefined;
+  // the hash of { kind, effectId, iteration, request: requestDigest(…) }, from the turn's cached pieces
+  const envelope = journal.enabled ? new Hashed(envelopeHash(scope.digests, effect, request)) : undefined;
   // a model's answer still waiting is written before the next call (journal.ts `deferred`: the rule)
   const r = journal.enabled
     ? yield* journal
         .onceDeferred(
           scope.ids,
-          scope.keyOf(effect),
+          key,
           envelope,
-          Effect.zipRight(journal.beforeModelCall(scope.turnId), callModel(scope, request)),
+          journal.answerWaiting(scope.turnId)
+            ? Effect.zipRight(journal.flush(scope.turnId), callModel(scope, request))
+            : callModel(scope, request),
           LlmResult,
           { answer: true },
         )
         .pipe(Effect.mapError(scope.failTurn))
     : { value: yield* callModel(scope, request), replayed: false };
-  const t1 = yield* Clock.currentTimeMillis;
+  const t1 = clock.unsafeCurrentTimeMillis();
   if (r.replayed && r.value.ok) {
     const full = r.value.response.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("");
     const text = scope.rt.drivers[scope.session.mode]?.streamMask ? maskedText(full) : full;

@@ -198,7 +198,7 @@ export const openTurn = (
       turnCost: undefined,
       extraUsage: [],
       approvals: new Map(),
-      digests: { messages: [], prefix: [] },
+      digests: { messages: [], prefix: [], session: sessionId },
       estimate: new RunningEstimate(),
     };
     const tools = [...initialCatalog.values()].map(toolSpec);

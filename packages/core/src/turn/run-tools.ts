@@ -35,8 +35,6 @@ export const dispatchTools = (
   envelope: unknown,
 ): Effect.Effect<{ readonly value: BatchResult; readonly replayed: boolean }, TurnError> => {
   scope.toolCalls += calls.length;
-  // `beforeToolCall` hooks are plugin code that runs before any attempt is recorded
-  const hooked = scope.hooks.some((h) => h.hooks.beforeToolCall);
   const batch0 = runToolBatch(
     {
       hook: scope.hook,
@@ -55,18 +53,24 @@ export const dispatchTools = (
     },
     calls,
   );
-  // no journal: nothing to record or replay, the batch as it is
-  if (!scope.rt.journal.enabled)
-    return Effect.mapBoth(batch0, {
+  const journal = scope.rt.journal;
+  // `beforeToolCall` hooks are plugin code: what the turn did so far goes to disk before they run
+  const batch =
+    journal.enabled && scope.hooks.some((h) => h.hooks.beforeToolCall)
+      ? Effect.zipRight(journal.flush(scope.turnId), batch0)
+      : batch0;
+  // no journal, or the store's (a batch is derived from its attempts' records: `StepOptions.derived`):
+  // nothing to record or replay for the batch itself
+  if (!journal.backend)
+    return Effect.mapBoth(batch, {
       onFailure: scope.failTurn,
       onSuccess: (value) => {
         scope.extraUsage.push(...value.usage);
         return { value, replayed: false };
       },
     });
-  const batch = hooked ? Effect.zipRight(scope.rt.journal.flush(scope.turnId), batch0) : batch0;
-  // each attempt's own records are written as it starts and ends; the batch is derived from them
-  return scope.rt.journal
+  // a backend records the batch; each attempt's own records are written as it starts and ends
+  return journal
     .onceDeferred(scope.ids, batchKey, envelope, batch, Batch, { composite: true, derived: true })
     .pipe(
       Effect.mapError(scope.failTurn),

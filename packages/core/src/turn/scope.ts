@@ -24,6 +24,7 @@ import type { CodeExecutor, LashRuntimeShape, ProjectorContext, TurnError } from
 import type { IdGeneratorShape, LlmProvidersShape, ModelCatalogShape } from "../services.ts";
 import type { NewNode, SessionRecord, SessionStoreShape } from "../store.ts";
 import type { ToolDefinition, ToolHost, ToolUsage } from "../tool.ts";
+import type { DigestCache } from "./request-digest.ts";
 
 /** Per session, per runtime: the activity hub and the two locks. */
 export interface SessionLocal {
@@ -115,7 +116,7 @@ export interface TurnScope {
   /** The turn's request-size estimate, kept up to date call by call (calibrates compaction). */
   readonly estimate: RunningEstimate;
   /** Per-turn cache of request digests (see `requestDigest`). */
-  readonly digests: { messages: readonly Message[]; prefix: string[] };
+  readonly digests: DigestCache;
   /** Compactions made between this turn's model rounds (compact-mid.ts). */
   midTurn?: MidTurn | undefined;
 }
