@@ -6,7 +6,7 @@ import { Effect, Exit, Schema } from "effect";
 import { Journal } from "../src/journal.ts";
 import { makeSqliteStore } from "../src/store/sqlite.ts";
 import { session } from "./store/helpers.ts";
-import { tempDb, withRaw } from "./store/sqlite-helpers.ts";
+import { tempDb } from "./store/sqlite-helpers.ts";
 
 class Reply extends Schema.Class<Reply>("Reply")({
   text: Schema.String,
