@@ -1,5 +1,5 @@
 import type { LlmCall, LlmEvent, LlmProvider, LlmRequest } from "@lash/sansio";
-import { abortWait, callOf, LlmError, sha256Hex, streamOfCall } from "@lash/sansio";
+import { abortWait, callOf, LlmError, memoOf, sha256Hex, streamOfCall } from "@lash/sansio";
 import * as Clock from "effect/Clock";
 import * as Context from "effect/Context";
 import * as Duration from "effect/Duration";
@@ -362,19 +362,15 @@ export const currentObserver: Effect.Effect<(status: number | undefined, headers
     Option.isSome(o) ? o.value.observe : () => undefined,
   );
 
-const messageChars = new WeakMap<object, number>();
 const toolChars = new WeakMap<object, number>();
 
 /** Input tokens of a request, estimated at 4 characters per token (each message measured once). */
 export function estimateTokens(request: LlmRequest): number {
   let chars = (request.system ?? "").length;
   for (const m of request.messages) {
-    let n = messageChars.get(m);
-    if (n === undefined) {
-      n = JSON.stringify(m.parts).length;
-      messageChars.set(m, n);
-    }
-    chars += n;
+    const memo = memoOf(m);
+    memo.chars ??= JSON.stringify(m.parts).length;
+    chars += memo.chars;
   }
   for (const t of request.tools) {
     let n = toolChars.get(t);

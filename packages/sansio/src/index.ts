@@ -57,6 +57,7 @@ export {
   type TurnCheckpoint,
   TurnMachine,
 } from "./machine.ts";
+export { type MessageMemo, memoOf } from "./memo.ts";
 export {
   AttachmentPart,
   CodePart,

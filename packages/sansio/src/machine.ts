@@ -8,6 +8,7 @@ import {
   type TurnConfig,
 } from "./driver.ts";
 import type { LlmRequest, LlmResponse, ToolSpec } from "./llm.ts";
+import { memoOf } from "./memo.ts";
 import type { Message, Part } from "./message.ts";
 import type {
   CheckpointKind,
@@ -608,15 +609,13 @@ export class TurnMachine {
  * A request carries the provider's ids only: lash's own call ids stay in the graph, so a request
  * (and its journal hash) is the same whether or not the calls before it were given one.
  */
-const stripped = new WeakMap<Message, Message>();
-
 function withoutLashIds(m: Message): Message {
   // messages are immutable: each is stripped once, and a request reuses the same objects as
   // the one before it (which keeps request building and hashing independent of history)
-  const known = stripped.get(m);
-  if (known) return known;
+  const memo = memoOf(m);
+  if (memo.stripped !== undefined) return memo.stripped as Message;
   const out = stripLashIds(m);
-  stripped.set(m, out);
+  memo.stripped = out;
   return out;
 }
 

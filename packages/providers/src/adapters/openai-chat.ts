@@ -1,4 +1,5 @@
 import type { LlmError, LlmProvider, LlmRequest, StopReason, Usage } from "@lash/sansio";
+import { memoOf } from "@lash/sansio";
 import type OpenAI from "openai";
 import type {
   ChatCompletionChunk,
@@ -54,19 +55,15 @@ function simplify(parts: ChatCompletionContentPart[]): string | ChatCompletionCo
  * history is the same objects from request to request, so each request converts only what is new.
  * (Shared, read-only: the SDK only serializes them.)
  */
-const converted = new WeakMap<object, readonly ChatCompletionMessageParam[]>();
 
 /** Normalized messages → Chat Completions messages. */
 export function chatMessages(request: LlmRequest): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = [];
   if (request.system) out.push({ role: "system", content: request.system });
   for (const m of request.messages) {
-    let these = converted.get(m);
-    if (these === undefined) {
-      these = messageParams(m);
-      converted.set(m, these);
-    }
-    for (const x of these) out.push(x);
+    const memo = memoOf(m);
+    memo.chat ??= messageParams(m);
+    for (const x of memo.chat as readonly ChatCompletionMessageParam[]) out.push(x);
   }
   return out;
 }
