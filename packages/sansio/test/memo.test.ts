@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { canonicalJson, type Message, memoOf } from "../src/index.ts";
 
-const message = (): Message => ({ role: "user", parts: [{ type: "text", text: "hi" }] });
+const message = (): Message => ({ id: "m1", role: "user", parts: [{ type: "text", text: "hi" }] });
 
 describe("memoOf: what the runtime remembers about a message, kept on the message", () => {
   it("is one record per object, filled by whichever cache comes first", () => {
