@@ -209,7 +209,7 @@ const STEPS: readonly { readonly label: string; readonly specifiers: readonly st
     specifiers: ["better-sqlite3"],
   },
   {
-    label: "after the import, at the first SqliteStore open: `@effect/sql`",
+    label: "after the import, when a SqliteStore first needs its SQL client (a migration, a new file, listing children, deleting …): `@effect/sql`",
     specifiers: ["@effect/sql/SqlClient"],
   },
 ];
@@ -289,7 +289,7 @@ report({
   goals: `Goal (issue 16): \`import("@lash/core")\` ≤ ${GOAL_MS} ms CPU, judged on the published (built) package — ${core.cpuMs <= GOAL_MS ? "met" : "missed"} (${core.cpuMs.toFixed(0)} ms, ${openai ? `${(core.cpuMs / openai.cpuMs).toFixed(2)}× the raw \`openai\` SDK` : ""}); from the workspace's TypeScript sources ${source.cpuMs.toFixed(0)} ms (no goal: what \`pnpm lash\` and the tests pay).`,
   notes: [
     `Medians of ${RUNS} fresh processes per row (order rotated per run), no compile cache (NODE_DISABLE_COMPILE_CACHE=1); CPU = the child's user + system time around the imports only (Node's start-up excluded), wall beside it; "modules loaded" counts the files Node's module loader loaded (a registerHooks load hook, in the untimed check run). "Built" rows import @lash/* as a user's \`npm install\` gets them: each package's \`tsc -b\` output (dist/*.js, publishConfig.exports) in a node_modules layout with its third-party dependencies beside it (bench/perf/import/installed.ts, built first); "workspace sources" rows resolve @lash/* to their TypeScript sources (Node strips the types file by file); the peers are their published JavaScript. Each import was checked once before timing (the export a host uses must be a function).`,
-    'The second table times, in one fresh process per run, each import after the ones above it (medians of the same number of runs): what each layer adds to the built import. The last two rows are no longer part of `import("@lash/core")`: the SQLite store (its driver, @effect/sql and the store\'s code) is loaded on the first SqliteStore open (store/sqlite-lazy.ts); they show what that first open adds.',
-    "Loaded on first use, not at import: the SQLite store (better-sqlite3, @effect/sql, store/sqlite.ts: at the first SqliteStore open; `checkSqliteFile`/`recoverSqliteFile` require the driver when called), the Lashlang evaluator and chevrotain (core's RLM mode), every vendor SDK (`createProvider`), ink (the CLI's TUI only).",
+    'The second table times, in one fresh process per run, each import after the ones above it (medians of the same number of runs): what each layer adds to the built import. The last two rows are no longer part of `import("@lash/core")`: the SQLite store (its driver and the store\'s code) is loaded on the first SqliteStore open (store/sqlite-lazy.ts), and @effect/sql only when the store first needs its SQL client (opening, reading a session and its paths, listing, usage, turns and the journal run on plain statements without it); they show what each adds.',
+    "Loaded on first use, not at import: the SQLite store (better-sqlite3 and store/sqlite.ts at the first SqliteStore open, @effect/sql when the store first needs its SQL client; `checkSqliteFile`/`recoverSqliteFile` require the driver when called), the Lashlang evaluator and chevrotain (core's RLM mode), every vendor SDK (`createProvider`), ink (the CLI's TUI only).",
   ],
 });
