@@ -209,7 +209,8 @@ const STEPS: readonly { readonly label: string; readonly specifiers: readonly st
     specifiers: ["better-sqlite3"],
   },
   {
-    label: "after the import, when a SqliteStore first needs its SQL client (a migration, a new file, listing children, deleting …): `@effect/sql`",
+    label:
+      "after the import, when a SqliteStore first needs its SQL client (a migration, a new file, deleting or forking a session …): `@effect/sql`",
     specifiers: ["@effect/sql/SqlClient"],
   },
 ];
