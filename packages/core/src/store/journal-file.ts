@@ -174,9 +174,13 @@ export function turnJournals(dir: string | undefined): TurnJournals {
       const turn = turnOf(sessionId, turnId);
       if (dir !== undefined) {
         const o = openFor(sessionId, turnId, turn);
+        const bytes = Buffer.from(`${JSON.stringify(group)}\n`);
         try {
-          writeSync(o.fd, `${JSON.stringify(group)}\n`);
+          // one write (a short one, e.g. on a full disk, is finished or fails)
+          for (let at = 0; at < bytes.length; ) at += writeSync(o.fd, bytes, at);
         } catch (cause) {
+          // a cut-off line: the file is reopened (and the line ended) before anything else is appended
+          closeTurn(turn);
           fail(`cannot write the journal of turn ${turnId} of session ${sessionId}`, cause);
         }
         continue;
