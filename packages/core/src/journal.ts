@@ -81,13 +81,6 @@ export interface StepOptions {
    * again): its waiting record is written before the next model call (`beforeModelCall`).
    */
   readonly answer?: boolean;
-  /**
-   * The step's outcome is a function of the records of the steps it runs (a tool batch: its
-   * attempts'), so the store's journal records nothing for it: a replay runs it again and its
-   * steps replay from their own records — the state a crash before the turn's next write
-   * leaves anyway. One row less per round trip. (A backend still records it: see `composite`.)
-   */
-  readonly derived?: boolean;
 }
 
 /**
@@ -405,8 +398,7 @@ export class Journal {
   ): Effect.Effect<Recorded<A>, E | JournalMismatch | StoreError, R> {
     if (this.backend)
       return this.runOnBackend(this.backend, ids, key, envelope, effect, encodeOrSchema, decode, options);
-    if (!this.store || options?.derived === true)
-      return Effect.map(effect, (value) => ({ value, replayed: false }));
+    if (!this.store) return Effect.map(effect, (value) => ({ value, replayed: false }));
     if (defer && !Schema.isSchema(encodeOrSchema) && this.fresh.has(ids.turnId)) {
       // the per-step path: a turn begun here has nothing recorded to find — run, queue the record
       const hash = Journal.hash(envelope);

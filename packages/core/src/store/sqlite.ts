@@ -404,6 +404,15 @@ function makeShape(
     guard(immediate(effect).pipe(Effect.withMaxOpsBeforeYield(Number.MAX_SAFE_INTEGER)));
 
   let writes: SqliteWrites | undefined;
+  /** What a plain statement path threw, as a StoreError: SQLite's errors as `guard` makes them, a row that does not decode (a thrown StoreError) naming the file. */
+  const thrown = (cause: unknown): StoreError => {
+    const code = (cause as { code?: unknown } | null)?.code;
+    if (typeof code === "string" && code.startsWith("SQLITE_"))
+      return toStoreError({ cause, message: "Failed to execute statement" });
+    return cause instanceof StoreError
+      ? new StoreError({ message: `${filename}: ${cause.message}`, cause })
+      : new StoreError({ message: `${filename}: ${String(cause)}`, cause });
+  };
   /**
    * The write path (store/sqlite-write.ts: statements prepared once, on first use — after the
    * migrations made their tables — each method one synchronous transaction): a refusal keeps its
@@ -414,19 +423,10 @@ function makeShape(
   ): Effect.Effect<A, NoInfer<E> | StoreError> =>
     Effect.try<A, E | StoreError>({
       try: () => {
-        if (!db) throw new Error("the SQLite handle is not available");
         writes ??= prepareWrites(db);
         return f(writes);
       },
-      catch: (cause) => {
-        if (cause instanceof Refusal) return cause.error as E | StoreError;
-        const code = (cause as { code?: unknown } | null)?.code;
-        if (typeof code === "string" && code.startsWith("SQLITE_"))
-          return toStoreError({ cause, message: "Failed to execute statement" });
-        return cause instanceof StoreError
-          ? new StoreError({ message: `${filename}: ${cause.message}`, cause })
-          : new StoreError({ message: `${filename}: ${String(cause)}`, cause });
-      },
+      catch: (cause) => (cause instanceof Refusal ? (cause.error as E | StoreError) : thrown(cause)),
     });
 
   let liveStatement: Statement | undefined;
@@ -460,14 +460,7 @@ function makeShape(
           }
           return statement;
         }),
-      catch: (cause) => {
-        const code = (cause as { code?: unknown } | null)?.code;
-        if (typeof code === "string" && code.startsWith("SQLITE_"))
-          return toStoreError({ cause, message: "Failed to execute statement" });
-        return cause instanceof StoreError
-          ? new StoreError({ message: `${filename}: ${cause.message}`, cause })
-          : new StoreError({ message: `${filename}: ${String(cause)}`, cause });
-      },
+      catch: thrown,
     });
 
   const insertSession = (r: SessionRecord) =>
@@ -715,15 +708,14 @@ function makeShape(
 
   // a turn file whose turn is no longer pending is a leftover of a crash between a commit and the
   // file's deletion (store/journal-file.ts): housekeeping, so a failure here waits for the next open
-  if (db)
-    try {
-      journals.sweep(() => {
-        writes ??= prepareWrites(db);
-        return writes.pendingTurns();
-      });
-    } catch {
-      // the next open sweeps again
-    }
+  try {
+    journals.sweep(() => {
+      writes ??= prepareWrites(db);
+      return writes.pendingTurns();
+    });
+  } catch {
+    // the next open sweeps again
+  }
 
   const store: SessionStoreShape = {
     createSession: (record: SessionRecord) => hot((w) => w.createSession(record)),

@@ -59,8 +59,9 @@ export const dispatchTools = (
     journal.enabled && scope.hooks.some((h) => h.hooks.beforeToolCall)
       ? Effect.zipRight(journal.flush(scope.turnId), batch0)
       : batch0;
-  // no journal, or the store's (a batch is derived from its attempts' records: `StepOptions.derived`):
-  // nothing to record or replay for the batch itself
+  // no journal, or the store's: a batch's outcome is a function of its attempts' records, so it
+  // records nothing of its own — a replay runs it again and its attempts replay (the state a crash
+  // before the turn's next write leaves anyway): one journal write less per round trip
   if (!journal.backend)
     return Effect.mapBoth(batch, {
       onFailure: scope.failTurn,
@@ -70,14 +71,12 @@ export const dispatchTools = (
       },
     });
   // a backend records the batch; each attempt's own records are written as it starts and ends
-  return journal
-    .onceDeferred(scope.ids, batchKey, envelope, batch, Batch, { composite: true, derived: true })
-    .pipe(
-      Effect.mapError(scope.failTurn),
-      Effect.tap((r) => {
-        scope.extraUsage.push(...r.value.usage);
-      }),
-    );
+  return journal.onceDeferred(scope.ids, batchKey, envelope, batch, Batch, { composite: true }).pipe(
+    Effect.mapError(scope.failTurn),
+    Effect.tap((r) => {
+      scope.extraUsage.push(...r.value.usage);
+    }),
+  );
 };
 
 /** The approval step's view of the turn: the runtime's governance and approver, the session's grants, the audit. */
