@@ -34,7 +34,11 @@ const SIZES = [100, 1_000, 10_000, 100_000];
 const GOAL_NODES = 100_000;
 const GOAL_MS = 100;
 const FORK_RATIO_GOAL = 1.1;
-const CHUNK = 1_000; // nodes per commit while building a history
+// nodes per commit while building a history: a turn of 20 tool rounds (the user message, then
+// 20 × the assistant's call and its result) — what a session's commits hold, and what the path
+// read's runs (one per commit, sqlite-nodes.ts) are made of
+const TURN_NODES = 41;
+const FORK_OWN = 1_000; // the nodes a fork (and its twin) goes on for
 const READ_RUNS = 7;
 const OPEN_RUNS = 5;
 const FRESH_RUNS = 5;
@@ -87,9 +91,9 @@ async function build(
 ): Promise<void> {
   let leaf = from.leaf;
   let revision = from.revision;
-  for (let start = 0, t = 0; start < size; start += CHUNK, t++) {
+  for (let start = 0, t = 0; start < size; start += TURN_NODES, t++) {
     const nodes: NewNode[] = [];
-    for (let i = start; i < Math.min(size, start + CHUNK); i++) {
+    for (let i = start; i < Math.min(size, start + TURN_NODES); i++) {
       const id = `${sessionId}-n${i}`;
       nodes.push(message(id, sessionId, leaf, `t${t}`, i));
       leaf = id;
@@ -186,10 +190,10 @@ for (const size of SIZES) {
   // a fork at the leaf that went on for 1,000 nodes, and the origin continued by 1,000 nodes: same path length
   const forkId = `forkread-${size}`;
   await opened.store.fork(record(forkId, { origin: { sessionId: origin.id, nodeId: origin.leafId } }));
-  await build(opened.store, forkId, CHUNK, { leaf: origin.leafId, revision: 0 });
+  await build(opened.store, forkId, FORK_OWN, { leaf: origin.leafId, revision: 0 });
   const twinId = `twin-${size}`;
   await opened.store.createSession(record(twinId));
-  await build(opened.store, twinId, size + CHUNK);
+  await build(opened.store, twinId, size + FORK_OWN);
   const midNode = `s${size}-n${size / 2 - 1}`;
   await opened.store.fork(record(`mid-${size}`, { origin: { sessionId: origin.id, nodeId: midNode } }));
   const f: Figure[] = [];
@@ -201,9 +205,13 @@ for (const size of SIZES) {
     const b = await timed(() => opened.store.activePath(twinId));
     const c = await timed(() => opened.store.activePath(`mid-${size}`));
     const d = await timed(() => opened.store.sessionNodes(forkId));
-    if (a.value.length !== size + CHUNK || b.value.length !== size + CHUNK || c.value.length !== size / 2)
+    if (
+      a.value.length !== size + FORK_OWN ||
+      b.value.length !== size + FORK_OWN ||
+      c.value.length !== size / 2
+    )
       throw new Error(`fork paths of ${size}: ${a.value.length}, ${b.value.length}, ${c.value.length}`);
-    if (d.value.length !== CHUNK) throw new Error(`fork of ${size} owns ${d.value.length} nodes`);
+    if (d.value.length !== FORK_OWN) throw new Error(`fork of ${size} owns ${d.value.length} nodes`);
     f.push(a);
     o.push(b);
     m.push(c);
@@ -480,7 +488,8 @@ report({
       "Cold adds opening the database in the same process; " +
       "fresh process = a new node process that imports @lash/core, opens the file, reads, touches every payload (open-worker.ts). " +
       `Medians of ${READ_RUNS} (warm, fork read), ${OPEN_RUNS} (cold), ${FRESH_RUNS} (fresh process), ${FORK_RUNS} (fork make) runs; every call goes through Effect.runPromise. ` +
-      `Fork read: a fork of the origin's leaf that went on for ${CHUNK.toLocaleString("en-US")} nodes of its own, against a session of the same path length written in one piece. ` +
+      `Histories are written in commits of ${TURN_NODES} nodes (a turn of 20 tool rounds; until session 11 the bench wrote commits of 1,000 nodes, which the path read's runs — one per commit — would flatter). ` +
+      `Fork read: a fork of the origin's leaf that went on for ${FORK_OWN.toLocaleString("en-US")} nodes of its own, against a session of the same path length written by itself. ` +
       "Commit rows: one session's turns in sequence through the promise store (Effect.runPromise per call); CPU (process.cpuUsage, user + system) is the primary column, wall beside it; no goal is set for them. " +
       `Total ${totalSeconds.toFixed(1)} s.`,
   ],

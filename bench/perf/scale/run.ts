@@ -40,7 +40,9 @@ const FORK_RUNS = quick ? 3 : 9;
 const CONCURRENCY = [1, 10, 100];
 const COMMITS_PER_LEVEL = quick ? 30 : 300;
 const IDLE_SESSIONS = quick ? 100 : 1_000;
-const CHUNK = 1_000;
+// nodes per commit while building a history: a turn of 20 tool rounds (the user message, then
+// 20 × the assistant's call and its result); the path read keeps one run per commit
+const CHUNK = 41;
 const MODEL = "openai-compatible/mock-model";
 const GOAL_NODES = 100_000;
 const GOAL_MS = 100;

@@ -354,14 +354,9 @@ function numberAt(s: string, at: number, out: { end: number }): number | undefin
  */
 export function appendSegment(
   row: SegmentRow,
-  line: number,
   from: number,
   upto: number,
-  sessionId: string,
-  out: StoredNode[],
-  cachedFrom: number,
-  cache: NodeCache,
-  source: PayloadSource,
+  into: LineTarget,
   firstParent: string | null | undefined,
 ): boolean {
   const n = upto - from + 1;
@@ -385,6 +380,133 @@ export function appendSegment(
     else if (cut !== firstParent.length || !holds(parents, 0, firstParent)) return false;
     else firstParentId = firstParent; // the node before's string, not a slice holding the column
   }
+  return appendNodes(
+    { from, n, seqs, firstSeq: 0, ids, frames, kinds, turns, createdAts, turnsNotNull, firstParentId },
+    into,
+  );
+}
+
+/**
+ * A run of one line's nodes as a commit wrote them (`node_runs`, RUN_SQL; built by `nodeRuns`):
+ * its first and last depth, the seq of its first row (the rows' seqs count up from it), its
+ * first node's parent (each later node's parent is the node before it), and the columns as
+ * SEGMENT_SQL gives them, but for three: a frame or turn every node shares is written once
+ * (a column without a separator, of a run of more than one node), and each time after the
+ * first is the difference from the one before (a commit's times are close together).
+ */
+export type RunRow = readonly [
+  firstDepth: number,
+  lastDepth: number,
+  firstSeq: number,
+  firstParent: string | null,
+  ids: string,
+  frames: string,
+  kinds: string,
+  turns: string,
+  createdAts: string,
+];
+
+/**
+ * The runs wholly inside depths `from`..`upto` of a line, in depth order: a path read takes
+ * its nodes from these (a few rows for thousands of nodes) and reads the depths no run covers
+ * (a run cut by a fork or a compaction, a file written before runs, a range a trigger
+ * invalidated) with SEGMENT_SQL.
+ */
+export const RUN_SQL = `SELECT first_depth, last_depth, first_seq, first_parent, ids, frames, kinds, turns, created
+  FROM node_runs WHERE line = ? AND first_depth >= ? AND first_depth <= ? AND last_depth <= ?
+  ORDER BY first_depth`;
+
+/**
+ * Append the nodes of one run (`row`, of `line`, a line of session `sessionId`) as
+ * appendSegment appends a segment's. The links inside a run were checked when it was written;
+ * its first node's parent must be `firstParent` (undefined: not checked). False when the run
+ * does not check out (`out` and the cache as they were): the caller reads its depths with
+ * SEGMENT_SQL.
+ */
+export function appendRun(row: RunRow, into: LineTarget, firstParent: string | null | undefined): boolean {
+  const [from, upto, firstSeq, parent, ids, frames, kinds, turns, createdAts] = row;
+  const n = upto - from + 1;
+  if (n <= 0 || kinds.length !== n || !Number.isSafeInteger(firstSeq)) return false;
+  let firstParentId: string | null;
+  if (firstParent === undefined) firstParentId = parent;
+  else if (firstParent === null ? parent !== null : parent !== firstParent) return false;
+  else firstParentId = firstParent; // the node before's string
+  // one frame, one turn for every node: the strings of the node before when they are the same
+  const prev = into.out.length > 0 ? into.out[into.out.length - 1] : undefined;
+  let frame: string | undefined;
+  if (frames.indexOf("\u001f") === -1)
+    frame = prev !== undefined && prev.frameId === frames ? prev.frameId : frames;
+  let turn: string | null | undefined;
+  if (turns.indexOf("\u001f") === -1)
+    turn = isNull(turns, 0) ? null : prev !== undefined && prev.turnId === turns ? prev.turnId : turns;
+  return appendNodes(
+    {
+      from,
+      n,
+      seqs: null,
+      firstSeq,
+      ids,
+      frames,
+      frame,
+      kinds,
+      turns,
+      turn,
+      createdAts,
+      createdDeltas: true,
+      turnsNotNull: undefined,
+      firstParentId,
+    },
+    into,
+  );
+}
+
+/** The columns of `n` nodes of a line from depth `from` (a segment's or a run's). */
+interface Columns {
+  readonly from: number;
+  readonly n: number;
+  /** The seqs, or null when they count up from `firstSeq` (a run). */
+  readonly seqs: string | null;
+  readonly firstSeq: number;
+  readonly ids: string;
+  readonly frames: string;
+  /** Every node's frame, when the run wrote it once (`frames` is then not read per node). */
+  readonly frame?: string | undefined;
+  readonly kinds: string;
+  readonly turns: string;
+  /** Every node's turn, when the run wrote it once. */
+  readonly turn?: string | null | undefined;
+  readonly createdAts: string;
+  /** Whether each time after the first is the difference from the one before (a run). */
+  readonly createdDeltas?: boolean;
+  /** How many turns are not NULL, when the read counted them. */
+  readonly turnsNotNull: number | undefined;
+  /** The first node's parent (checked by the caller); each later node's is the node before. */
+  readonly firstParentId: string | null;
+}
+
+/**
+ * Where the pieces of one line a path read takes (its runs, the segments between them) go:
+ * `out` (the path so far), through `cache` from depth `cachedFrom` on, their payloads left in
+ * the database (`source`). `chunk` and `made`: the PayloadChunk being filled and its nodes'
+ * array, carried from one piece to the next at consecutive depths, so a chunk spans pieces.
+ */
+export interface LineTarget {
+  readonly line: number;
+  readonly sessionId: string;
+  readonly out: StoredNode[];
+  readonly cachedFrom: number;
+  readonly cache: NodeCache;
+  readonly source: PayloadSource;
+  chunk: PayloadChunk | undefined;
+  made: StoredNode[];
+}
+
+/** appendSegment and appendRun: the nodes of `c`, each column read to its end exactly. */
+function appendNodes(c: Columns, into: LineTarget): boolean {
+  const { line, sessionId, out, cachedFrom, cache, source } = into;
+  const { from, n, seqs, firstSeq, ids, frames, frame, kinds, turns, turn, createdAts, firstParentId } = c;
+  const deltas = c.createdDeltas === true;
+  let lastCreated = 0;
   const start = out.length;
   const fresh: StoredNode[] = [];
   const num = { end: 0 };
@@ -395,26 +517,40 @@ export function appendSegment(
   let ci = 0;
   let nullTurns = 0;
   let prev: StoredNode | undefined = start > 0 ? out[start - 1] : undefined;
-  let chunk: PayloadChunk | undefined;
-  const made: StoredNode[] = []; // the segment's new nodes, its chunks' array
+  // a chunk goes on from the piece before only at the next depth of the same line
+  const carried = into.chunk;
+  const carriedTo = carried?.to;
+  let chunk = carried !== undefined && carried.line === line && carried.to === from - 1 ? carried : undefined;
+  const made = into.made; // the line's new nodes, its chunks' array
   const fail = () => {
     out.length = start;
+    // the chunk carried in ends where it ended; the next piece starts its own
+    if (carried !== undefined) carried.to = carriedTo!;
+    into.chunk = undefined;
+    into.made = [];
     return false;
   };
   for (let k = 0; k < n; k++) {
     const depth = from + k;
-    const seq = numberAt(seqs, si, num);
-    if (seq === undefined) return fail();
-    si = num.end + 1;
-    const createdAt = numberAt(createdAts, ci, num);
+    let seq: number | undefined;
+    if (seqs === null) seq = firstSeq + k;
+    else {
+      seq = numberAt(seqs, si, num);
+      if (seq === undefined) return fail();
+      si = num.end + 1;
+    }
+    let createdAt = numberAt(createdAts, ci, num);
     if (createdAt === undefined) return fail();
     ci = num.end + 1;
+    if (deltas && k > 0) createdAt += lastCreated;
+    lastCreated = createdAt;
     const kind = kindOf(kinds.charCodeAt(k));
     if (kind === undefined) return fail();
-    // the parent (checked above): the node before, its string kept
+    // the parent (checked by the caller): the node before, its string kept
     const parentId = k === 0 ? firstParentId : prev!.id;
     let frameId: string;
-    if (prev !== undefined && holds(frames, fi, prev.frameId)) {
+    if (frame !== undefined) frameId = frame;
+    else if (prev !== undefined && holds(frames, fi, prev.frameId)) {
       frameId = prev.frameId;
       fi += frameId.length + 1;
     } else {
@@ -423,7 +559,8 @@ export function appendSegment(
       fi = e + 1;
     }
     let turnId: string | null;
-    if (isNull(turns, ti)) {
+    if (turn !== undefined) turnId = turn;
+    else if (isNull(turns, ti)) {
       nullTurns++;
       turnId = null;
       ti += 2;
@@ -458,8 +595,122 @@ export function appendSegment(
   }
   // every column read to its end, exactly (a separator inside a value leaves text over), and
   // the NULLs seen are the column's NULLs
-  if (si !== seqs.length + 1 || ci !== createdAts.length + 1 || ii !== ids.length + 1) return fail();
-  if (fi !== frames.length + 1 || ti !== turns.length + 1 || turnsNotNull !== n - nullTurns) return fail();
+  if ((seqs !== null && si !== seqs.length + 1) || ci !== createdAts.length + 1 || ii !== ids.length + 1)
+    return fail();
+  if ((frame === undefined && fi !== frames.length + 1) || (turn === undefined && ti !== turns.length + 1))
+    return fail();
+  if (c.turnsNotNull !== undefined && c.turnsNotNull !== n - nullTurns) return fail();
   for (const node of fresh) cache.add(node);
+  into.chunk = chunk;
   return true;
+}
+
+/** The SEGMENT_SQL letter of a kind. */
+const KIND_LETTERS: Readonly<Record<string, string>> = {
+  message: "m",
+  protocol: "p",
+  plugin: "g",
+  frame: "f",
+};
+
+/** A node as a commit writes it, with its row's place and seq. */
+export interface RunNode {
+  readonly id: string;
+  readonly parentId: string | null;
+  readonly frameId: string;
+  readonly kind: string;
+  readonly turnId: string | null;
+  readonly createdAt: number;
+  readonly line: number;
+  readonly depth: number;
+  readonly seq: number;
+}
+
+/** A `node_runs` row to insert: [line, ...RunRow]. */
+export type NewRun = readonly [line: number, ...RunRow];
+
+/** The largest time a run holds: the difference of two is then a safe integer. */
+const MAX_TIME = 2 ** 51;
+
+const SEPARATORS = /[\u001e\u001f]/;
+
+/**
+ * The runs of `nodes` (in insertion order: parents first): each a maximal chain of one line in
+ * which every node is the child of the one before it, one depth deeper and one seq later. A
+ * node whose values a run cannot hold (a separator in a text, an unknown kind, a createdAt
+ * that is not an integer of at most 2^51) is in no run: a path read takes it from its row.
+ */
+export function nodeRuns(nodes: readonly RunNode[]): NewRun[] {
+  const runs: NewRun[] = [];
+  const open = new Map<
+    number,
+    {
+      first: RunNode;
+      last: RunNode;
+      ids: string[];
+      frames: string[];
+      kinds: string;
+      turns: string[];
+      created: number[];
+    }
+  >();
+  const close = (line: number) => {
+    const r = open.get(line);
+    if (r === undefined) return;
+    open.delete(line);
+    // a frame or turn every node shares, once; the times as differences (RunRow)
+    const once = (values: readonly string[]) =>
+      values.every((v) => v === values[0]) ? values[0]! : values.join("\u001f");
+    runs.push([
+      line,
+      r.first.depth,
+      r.last.depth,
+      r.first.seq,
+      r.first.parentId,
+      r.ids.join("\u001f"),
+      once(r.frames),
+      r.kinds,
+      once(r.turns),
+      r.created.map((t, i) => (i === 0 ? t : t - r.created[i - 1]!)).join(","),
+    ]);
+  };
+  for (const node of nodes) {
+    const letter = KIND_LETTERS[node.kind];
+    const fits =
+      letter !== undefined &&
+      Number.isSafeInteger(node.createdAt) &&
+      Math.abs(node.createdAt) <= MAX_TIME &&
+      !SEPARATORS.test(node.id) &&
+      !SEPARATORS.test(node.frameId) &&
+      (node.turnId === null || !SEPARATORS.test(node.turnId));
+    const r = open.get(node.line);
+    if (
+      r !== undefined &&
+      (!fits || node.parentId !== r.last.id || node.depth !== r.last.depth + 1 || node.seq !== r.last.seq + 1)
+    )
+      close(node.line);
+    if (!fits) continue;
+    const run = open.get(node.line);
+    const turn = node.turnId ?? "\u001e";
+    if (run === undefined)
+      open.set(node.line, {
+        first: node,
+        last: node,
+        ids: [node.id],
+        frames: [node.frameId],
+        kinds: letter,
+        turns: [turn],
+        created: [node.createdAt],
+      });
+    else {
+      run.last = node;
+      run.ids.push(node.id);
+      run.frames.push(node.frameId);
+      run.kinds += letter;
+      run.turns.push(turn);
+      run.created.push(node.createdAt);
+    }
+  }
+  for (const line of [...open.keys()]) close(line);
+  return runs;
 }

@@ -165,6 +165,46 @@ export const sqliteMigrations: readonly (readonly string[])[] = [
     `CREATE INDEX nodes_compaction ON nodes(line, depth)
       WHERE kind = 'protocol' AND json_extract(payload_json, '$.type') = 'compaction'`,
   ],
+  // 7: a path's envelopes in a few rows (issue 16: open a 100,000-node session in <= 100 ms).
+  //   A *run* is a chain of one line's nodes as one commit wrote them (each node the child of
+  //   the one before, one depth deeper, one seq later): its ends, its first seq and first
+  //   parent, and the ids, frames, kinds, turns and times as one text each (sqlite-nodes.ts
+  //   `nodeRuns`). A path read takes the runs inside its segments and reads the rest from
+  //   `nodes`, which stays the truth: a row of `nodes` changed or deleted by anything (lash
+  //   doctor, a hand edit) drops the run that holds it (the two triggers), so its depths are
+  //   read — and checked — from the rows again. Existing lines get their runs from
+  //   `backfillRuns` in the same transaction.
+  [
+    `CREATE TABLE node_runs (
+      line INTEGER NOT NULL,
+      first_depth INTEGER NOT NULL,
+      last_depth INTEGER NOT NULL,
+      first_seq INTEGER NOT NULL,
+      first_parent TEXT,
+      ids TEXT NOT NULL,
+      frames TEXT NOT NULL,
+      kinds TEXT NOT NULL,
+      turns TEXT NOT NULL,
+      created TEXT NOT NULL,
+      PRIMARY KEY (line, first_depth)
+    )`,
+    `CREATE TRIGGER node_runs_stale_on_update
+      AFTER UPDATE OF seq, id, parent_id, frame_id, kind, turn_id, created_at, line, depth ON nodes
+    BEGIN
+      DELETE FROM node_runs WHERE line = OLD.line AND first_depth =
+        (SELECT max(first_depth) FROM node_runs WHERE line = OLD.line AND first_depth <= OLD.depth)
+        AND last_depth >= OLD.depth;
+      DELETE FROM node_runs WHERE line = NEW.line AND first_depth =
+        (SELECT max(first_depth) FROM node_runs WHERE line = NEW.line AND first_depth <= NEW.depth)
+        AND last_depth >= NEW.depth;
+    END`,
+    `CREATE TRIGGER node_runs_stale_on_delete AFTER DELETE ON nodes
+    BEGIN
+      DELETE FROM node_runs WHERE line = OLD.line AND first_depth =
+        (SELECT max(first_depth) FROM node_runs WHERE line = OLD.line AND first_depth <= OLD.depth)
+        AND last_depth >= OLD.depth;
+    END`,
+  ],
 ];
 
 /** Where a node sits: its line and depth (see migration 4). */

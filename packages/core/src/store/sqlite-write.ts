@@ -34,6 +34,7 @@ import {
   toPending,
 } from "./rows.ts";
 import { CommitStampSchema, jsonDecoderFor } from "./schema.ts";
+import { nodeRuns, type RunNode } from "./sqlite-nodes.ts";
 import { assignLines, type LinePlace } from "./sqlite-schema.ts";
 
 /** A write the store refuses: thrown inside a transaction (which rolls it back), failed with `error`. */
@@ -107,15 +108,23 @@ export function prepareWrites(db: Sqlite.Database): SqliteWrites {
       `SELECT n.id, n.session_id, n.line, n.depth, (SELECT max(t.depth) FROM nodes t WHERE t.line = n.line) AS tip
          FROM nodes n WHERE n.id IN (SELECT value FROM json_each(?))`,
     ),
-    // the highest line any node or line row carries (a repaired file may hold nodes whose line row was lost)
+    // the highest line any node, line row or run carries (a repaired file may hold nodes whose
+    // line row was lost; a line is never numbered again while a run of it is left)
     maxLine: db
-      .prepare("SELECT max((SELECT max(line) FROM node_lines), (SELECT max(line) FROM nodes))")
+      .prepare(
+        `SELECT max((SELECT max(line) FROM node_lines), (SELECT max(line) FROM nodes),
+           (SELECT max(line) FROM node_runs))`,
+      )
       .pluck(),
     insertLine: db.prepare(
       "INSERT INTO node_lines (line, session_id, parent_line, parent_depth) VALUES (?, ?, ?, ?)",
     ),
     insertNode: db.prepare(
       `INSERT INTO nodes (line, depth, id, session_id, parent_id, frame_id, kind, turn_id, payload_json, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    insertRun: db.prepare(
+      `INSERT INTO node_runs (line, first_depth, last_depth, first_seq, first_parent, ids, frames, kinds, turns, created)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     insertRef: db.prepare("INSERT OR IGNORE INTO artifact_refs (artifact_id, node_id) VALUES (?, ?)"),
@@ -249,10 +258,11 @@ export function prepareWrites(db: Sqlite.Database): SqliteWrites {
     if (refused) refuse(refused);
     // 4. Place the nodes on lines, append them (each payload encoded once), move the leaf, bump.
     const places = placeNodes(c.nodes, found);
+    const placed: RunNode[] = [];
     for (let i = 0; i < c.nodes.length; i++) {
       const n = c.nodes[i]!;
       const payloadJson = toJson(n.payload);
-      st.insertNode.run(
+      const { lastInsertRowid } = st.insertNode.run(
         places[i]!.line,
         places[i]!.depth,
         n.id,
@@ -264,9 +274,23 @@ export function prepareWrites(db: Sqlite.Database): SqliteWrites {
         payloadJson,
         n.createdAt,
       );
+      const { line, depth } = places[i]!;
+      placed.push({
+        id: n.id,
+        parentId: n.parentId,
+        frameId: n.frameId,
+        kind: n.kind,
+        turnId: n.turnId,
+        createdAt: n.createdAt,
+        line,
+        depth,
+        seq: Number(lastInsertRowid),
+      });
       // the artifacts the nodes refer to (garbage collection keeps them while a node does)
       for (const a of artifactRefsInJson(payloadJson)) st.insertRef.run(a, n.id);
     }
+    // the envelopes again, one row per run of a line (what a path read takes: sqlite-nodes.ts)
+    for (const run of nodeRuns(placed)) st.insertRun.run(...run);
     const headRevision = head + 1;
     st.commitSession.run(
       c.leafId,

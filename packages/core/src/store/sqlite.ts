@@ -59,11 +59,17 @@ import {
 } from "./rows.ts";
 import type { SqlParts } from "./sqlite-client.ts";
 import {
+  appendRun,
   appendSegment,
+  type LineTarget,
   NODE_CACHE_LIMIT,
   NodeCache,
   type NodeColumns,
+  nodeRuns,
   type PayloadSource,
+  RUN_SQL,
+  type RunNode,
+  type RunRow,
   SEGMENT_SQL,
   type SegmentRow,
   type StoredNode,
@@ -234,6 +240,7 @@ export const makeSqliteStore = (
         for (let v = version; v < SQLITE_SCHEMA_VERSION; v++) {
           for (const statement of sqliteMigrations[v]!) yield* sql.unsafe(statement);
           if (v + 1 === LINES_VERSION) yield* backfillLines(sql);
+          if (v + 1 === RUNS_VERSION) backfillRuns(db);
         }
         if (version < SQLITE_SCHEMA_VERSION)
           yield* sql.unsafe(`PRAGMA user_version = ${SQLITE_SCHEMA_VERSION}`);
@@ -293,6 +300,35 @@ const MMAP_BYTES = 256 * 2 ** 20;
 
 /** The schema version that introduced lines (migration 4). */
 const LINES_VERSION = 4;
+/** The schema version that introduced runs (migration 7). */
+const RUNS_VERSION = 7;
+
+/**
+ * Migration 7's data step: the runs of every line (in the migration's transaction), built
+ * from the rows as a commit builds them (`nodeRuns`: only links that check out make a run).
+ */
+function backfillRuns(db: Sqlite.Database): void {
+  const insert = db.prepare(
+    `INSERT INTO node_runs (line, first_depth, last_depth, first_seq, first_parent, ids, frames, kinds, turns, created)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const rows = db.prepare(
+    `SELECT id, parent_id AS parentId, frame_id AS frameId, kind, turn_id AS turnId, created_at AS createdAt,
+       line, depth, seq
+     FROM nodes WHERE line IS NOT NULL AND depth IS NOT NULL ORDER BY line, depth`,
+  );
+  let line: RunNode[] = [];
+  const flush = () => {
+    for (const run of nodeRuns(line)) insert.run(...run);
+    line = [];
+  };
+  // all read first: better-sqlite3 writes nothing while a statement iterates
+  for (const row of rows.all() as RunNode[]) {
+    if (line.length > 0 && line[0]!.line !== row.line) flush();
+    line.push(row);
+  }
+  flush();
+}
 
 /**
  * Migration 4's data step: give every existing node its line and depth, in
@@ -547,6 +583,8 @@ function makeShape(
     readonly segments: Statement;
     /** A line between two depths as one SegmentRow. */
     readonly segment: Statement;
+    /** The runs wholly inside a line's depths (RunRows, RUN_SQL). */
+    readonly runs: Statement;
     /** [depth, id] of the deepest compaction of a frame on a line segment. */
     readonly compaction: Statement;
     /** The payload_json of a line between two depths (a PayloadChunk), plucked. */
@@ -573,6 +611,7 @@ function makeShape(
           )
           .raw(true),
         segment: db.prepare(SEGMENT_SQL).raw(true),
+        runs: db.prepare(RUN_SQL).raw(true),
         compaction: db
           .prepare(
             `SELECT depth, id FROM nodes INDEXED BY nodes_compaction
@@ -625,15 +664,48 @@ function makeShape(
     for (let i = last; i >= 0; i--) {
       const [line, upto, sessionId] = segments[i]!;
       if (sessionId === null || upto < depth) return false;
-      const row = st.segment.get(line, depth, upto) as SegmentRow;
-      const parent = out.length === 0 ? firstParent : out[out.length - 1]!.id;
-      if (
-        !appendSegment(row, line, depth, upto, sessionId, out, cachedFrom, nodeCache, payloadSource, parent)
-      )
-        return false;
+      if (!appendLine(st, line, depth, upto, sessionId, cachedFrom, firstParent, out)) return false;
       depth = upto + 1;
     }
     return true;
+  };
+  /**
+   * Append depths `from`..`upto` of `line`: the runs wholly inside them (one row per commit),
+   * and what no run covers — or a run that does not check out — as SegmentRows of its rows.
+   * False when a piece does not check out, or runs overlap (a damaged file).
+   */
+  const appendLine = (
+    st: PathSql,
+    line: number,
+    from: number,
+    upto: number,
+    sessionId: string,
+    cachedFrom: number,
+    firstParent: string | null | undefined,
+    out: StoredNode[],
+  ): boolean => {
+    const into: LineTarget = {
+      line,
+      sessionId,
+      out,
+      cachedFrom,
+      cache: nodeCache,
+      source: payloadSource,
+      chunk: undefined,
+      made: [],
+    };
+    const parent = () => (out.length === 0 ? firstParent : out[out.length - 1]!.id);
+    const rows = (a: number, b: number) =>
+      appendSegment(st.segment.get(line, a, b) as SegmentRow, a, b, into, parent());
+    let depth = from;
+    for (const run of st.runs.all(line, from, upto, upto) as RunRow[]) {
+      const [first, last] = run;
+      if (first < depth) return false;
+      if (first > depth && !rows(depth, first - 1)) return false;
+      if (!appendRun(run, into, parent()) && !rows(first, last)) return false;
+      depth = last + 1;
+    }
+    return depth > upto || rows(depth, upto);
   };
   type Segment = readonly [line: number, upto: number, sessionId: string | null];
   /** The line segments of the path to `leafId`, leaf first; [] when there is no such node, null when it has no line. */

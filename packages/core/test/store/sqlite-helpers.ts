@@ -8,6 +8,7 @@ import type { SqlClient } from "@effect/sql/SqlClient";
 import Sqlite from "better-sqlite3";
 import { Effect, type Scope } from "effect";
 import * as SqliteClient from "../../src/store/sqlite-client.ts";
+import type { GraphNode, SessionStoreShape } from "../../src/store.ts";
 
 /** A temp directory removed when the scope closes. */
 export const tempDir: Effect.Effect<string, never, Scope.Scope> = Effect.acquireRelease(
@@ -59,4 +60,31 @@ export const dumpTables = (sql: SqlClient) =>
     const out: Record<string, readonly unknown[]> = {};
     for (const { name } of tables) out[name] = yield* sql.unsafe(`SELECT * FROM "${name}"`);
     return out;
+  });
+
+/** A node's fields as plain data (a StoredNode's payload is a prototype getter). */
+export const envelope = (n: GraphNode) => ({
+  id: n.id,
+  sessionId: n.sessionId,
+  parentId: n.parentId,
+  frameId: n.frameId,
+  kind: n.kind,
+  turnId: n.turnId,
+  createdAt: n.createdAt,
+  seq: n.seq,
+  payload: n.payload,
+});
+
+/** The path to `leafId` as rows read one by one: parent ids walked over `sessionNodes` of every session. */
+export const byRows = (store: SessionStoreShape, sessionIds: readonly string[], leafId: string) =>
+  Effect.gen(function* () {
+    const all = new Map<string, GraphNode>();
+    for (const s of sessionIds) for (const n of yield* store.sessionNodes(s)) all.set(n.id, n);
+    const path: GraphNode[] = [];
+    for (let at: string | null = leafId; at !== null; ) {
+      const n: GraphNode = all.get(at)!;
+      path.unshift(n);
+      at = n.parentId;
+    }
+    return path.map(envelope);
   });

@@ -118,7 +118,10 @@ describe("SqliteStore: the active path from lines", () => {
         );
         yield* withRaw(filename, (sql) =>
           Effect.gen(function* () {
-            // migration 6 (the compaction index), 5 (artifacts), then 4
+            // migration 7 (runs), 6 (the compaction index), 5 (artifacts), then 4
+            yield* sql.unsafe("DROP TRIGGER node_runs_stale_on_update");
+            yield* sql.unsafe("DROP TRIGGER node_runs_stale_on_delete");
+            yield* sql.unsafe("DROP TABLE node_runs");
             yield* sql.unsafe("DROP INDEX nodes_compaction");
             yield* sql.unsafe("DROP INDEX artifact_refs_node");
             yield* sql.unsafe("DROP TABLE artifact_refs");
@@ -169,6 +172,14 @@ describe("SqliteStore: the active path from lines", () => {
           (sql) => sql<{ n: number }>`SELECT count(*) AS n FROM nodes WHERE line IS NULL OR depth IS NULL`,
         );
         expect(unplaced[0]?.n).toBe(0);
+        // migration 7 gave every chain its runs: each node is in exactly one
+        const runs = yield* withRaw(
+          filename,
+          (sql) => sql<{ runs: number; covered: number; nodes: number }>`SELECT count(*) AS runs,
+            sum(last_depth - first_depth + 1) AS covered, (SELECT count(*) FROM nodes) AS nodes FROM node_runs`,
+        );
+        expect(runs[0]!.runs).toBeGreaterThan(0);
+        expect(runs[0]!.covered).toBe(runs[0]!.nodes);
         yield* expectPaths(store);
         const big = yield* store.activePath("big");
         expect(big).toHaveLength(3_000);

@@ -14,35 +14,9 @@ import {
   type SegmentRow,
   type StoredNode,
 } from "../../src/store/sqlite-nodes.ts";
-import type { GraphNode, NewNode, SessionStoreShape } from "../../src/store.ts";
+import type { NewNode } from "../../src/store.ts";
 import { chain, ids, node, session, turn } from "./helpers.ts";
-import { tempDb, withRaw } from "./sqlite-helpers.ts";
-
-const envelope = (n: GraphNode) => ({
-  id: n.id,
-  sessionId: n.sessionId,
-  parentId: n.parentId,
-  frameId: n.frameId,
-  kind: n.kind,
-  turnId: n.turnId,
-  createdAt: n.createdAt,
-  seq: n.seq,
-  payload: n.payload,
-});
-
-/** The path to the session's leaf as rows read one by one: walk parent ids over `sessionNodes` of every session. */
-const byRows = (store: SessionStoreShape, sessionIds: readonly string[], leafId: string) =>
-  Effect.gen(function* () {
-    const all = new Map<string, GraphNode>();
-    for (const s of sessionIds) for (const n of yield* store.sessionNodes(s)) all.set(n.id, n);
-    const path: GraphNode[] = [];
-    for (let at: string | null = leafId; at !== null; ) {
-      const n: GraphNode = all.get(at)!;
-      path.unshift(n);
-      at = n.parentId;
-    }
-    return path.map(envelope);
-  });
+import { byRows, envelope, tempDb, withRaw } from "./sqlite-helpers.ts";
 
 /** Fields the segment decoder reads itself: NULL and empty turns, every kind, frames, REAL and negative timestamps. */
 const PLAIN: Partial<NewNode>[] = [
@@ -147,12 +121,22 @@ describe("SqliteStore: the path read per line segment", () => {
         const out: StoredNode[] = [];
         const cache = new NodeCache(100);
         const row = segment.get(line, 0, depth) as SegmentRow;
-        const ok = appendSegment(row, line, 0, depth, id, out, 0, cache, source, null);
+        const target = (out: StoredNode[]) => ({
+          line,
+          sessionId: id,
+          out,
+          cachedFrom: 0,
+          cache,
+          source,
+          chunk: undefined,
+          made: [],
+        });
+        const ok = appendSegment(row, 0, depth, target(out), null);
         expect([id, ok]).toEqual([id, decoded]);
         if (decoded) expect(out.map(envelope)).toEqual(yield* byRows(store, [id], leaf));
         else expect(out).toHaveLength(0);
         // a first parent other than the root's NULL: refused
-        expect(appendSegment(row, line, 0, depth, id, [], 0, cache, source, "elsewhere")).toBe(false);
+        expect(appendSegment(row, 0, depth, target([]), "elsewhere")).toBe(false);
       }
     }),
   );
