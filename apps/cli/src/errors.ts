@@ -28,13 +28,19 @@ export function errorMessage(e: unknown): string {
   return String(e);
 }
 
+const STORE_ERRORS: ReadonlySet<string> = new Set(["StoreError", "StoreCorrupt"]);
+
 /** A typed failure (a `Data.TaggedError`), also when it arrives wrapped in an Effect FiberFailure. */
 export function taggedFailure(e: unknown): { readonly _tag: string; readonly message: string } | undefined {
   let v: unknown = e;
   const cause = (e as Record<symbol, unknown> | null)?.[Symbol.for("effect/Runtime/FiberFailure/Cause")];
   if (cause !== undefined) {
-    const c = cause as { _tag?: string; error?: unknown };
-    v = c._tag === "Fail" ? c.error : undefined;
+    const c = cause as { _tag?: string; error?: unknown; defect?: unknown };
+    // a store error thrown where a node's payload is first read (decoded lazily, inside code that
+    // did not expect it to fail) is still the store's message, not an internal error
+    const storeDefect =
+      c._tag === "Die" && STORE_ERRORS.has((c.defect as { _tag?: unknown } | null)?._tag as string);
+    v = c._tag === "Fail" ? c.error : storeDefect ? c.defect : undefined;
   }
   const tag = (v as { _tag?: unknown } | null | undefined)?._tag;
   return typeof tag === "string" ? { _tag: tag, message: errorMessage(v) } : undefined;

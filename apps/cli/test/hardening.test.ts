@@ -3,10 +3,12 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { StoreError } from "@lash/core";
+import { Effect } from "effect";
 import { afterAll, describe, expect, it } from "vitest";
 import { editDistance, parseCommand, typoedSubcommand } from "../src/args.ts";
 import { loadConfig } from "../src/config.ts";
-import { CliError } from "../src/errors.ts";
+import { CliError, damageHint, taggedFailure } from "../src/errors.ts";
 import { recordSessionEndpoint, resolvePaths, sessionEndpoint } from "../src/paths.ts";
 
 const usage = (f: () => unknown): string => {
@@ -154,5 +156,17 @@ describe("the base URL kept with a session", () => {
     expect(readFileSync(join(home, "endpoints.json"), "utf8")).not.toContain("s3cret");
     writeFileSync(join(home, "endpoints.json"), "not json");
     expect(sessionEndpoint(home, "ses_a")).toBeUndefined();
+  });
+});
+
+describe("a store error thrown where a payload is first read", () => {
+  it("is the store's message, with the doctor hint, not an internal error; other defects stay internal", async () => {
+    const damaged = new StoreError({ message: "/x/lash.db is damaged (database disk image is malformed)." });
+    const died = await Effect.runPromise(Effect.die(damaged)).catch((e: unknown) => e);
+    const typed = taggedFailure(died);
+    expect(typed).toEqual({ _tag: "StoreError", message: damaged.message });
+    expect(damageHint(typed!)).toContain("lash doctor --repair");
+    const bug = await Effect.runPromise(Effect.die(new TypeError("x is undefined"))).catch((e: unknown) => e);
+    expect(taggedFailure(bug)).toBeUndefined();
   });
 });

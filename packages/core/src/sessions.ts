@@ -126,8 +126,16 @@ export function sessionOps({ store, ids, drivers, pluginHost, toolCatalog }: Ses
     Effect.flatMap(store.getSession(sessionId), () => store.activePath(sessionId));
 
   const readView: LashRuntimeShape["readView"] = (sessionId) =>
-    Effect.map(chronological(sessionId), (nodes) =>
-      nodes.filter((n) => n.kind === "message").map((n) => n.payload as Message),
+    Effect.flatMap(chronological(sessionId), (nodes) =>
+      // a payload is read and decoded on first access: one that cannot be (a damaged page, a row
+      // that does not decode) is the StoreError it throws, a failure, not a defect
+      Effect.try({
+        try: () => nodes.filter((n) => n.kind === "message").map((n) => n.payload as Message),
+        catch: (e) =>
+          e instanceof StoreError
+            ? e
+            : new StoreError({ message: `reading session ${sessionId}: ${String(e)}`, cause: e }),
+      }),
     );
 
   const usage: LashRuntimeShape["usage"] = (sessionId) =>

@@ -66,5 +66,12 @@ describe("reading a compacted session", () => {
     expect(sent).toContain("and four?");
     // what needs the whole path reads the broken rows
     await expect(again((rt) => rt.readView(s.id))).rejects.toThrow(/the stored row is not valid/);
+    // as the store's typed failure (a payload is decoded on first access, inside readView), not a defect
+    const failure = await again((rt) => rt.readView(s.id)).catch((e: unknown) => e);
+    const cause = (failure as Record<symbol, { _tag: string; error?: { _tag?: string } }>)[
+      Symbol.for("effect/Runtime/FiberFailure/Cause")
+    ];
+    expect(cause?._tag).toBe("Fail");
+    expect(cause?.error?._tag).toBe("StoreError");
   });
 });

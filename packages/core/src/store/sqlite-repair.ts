@@ -5,13 +5,14 @@
 //    schema (the migrations up to the damaged file's version): each table is scanned by its key
 //    ascending until the scan hits damage, then past the damage (probing larger rowids), then
 //    descending from the end, so the rows on either side of a bad page are kept. Indexes are
-//    rebuilt, not copied. Then the files are swapped: the damaged one is kept beside it as
+//    rebuilt, not copied, and so are the runs (schema 7: built from the nodes recovered). Then the files are swapped: the damaged one is kept beside it as
 //    `<name>.damaged-<ts>` (with its -wal), the recovered one takes its name.
 // better-sqlite3 has no `.recover` API and the `sqlite3` shell is not guaranteed to be installed.
 import { existsSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import type Database from "better-sqlite3";
 import { sqliteFileUsers } from "./lock-holders.ts";
+import { backfillRuns } from "./sqlite-runs.ts";
 import { SQLITE_SCHEMA_VERSION, sqliteMigrations } from "./sqlite-schema.ts";
 
 export interface SqliteCheck {
@@ -128,7 +129,11 @@ export function recoverSqliteFile(filename: string, now: Date): SqliteRecovery {
           .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
           .all() as { name: string; sql: string }[]
       ).map((t) => ({ name: t.name, withoutRowid: /WITHOUT\s+ROWID/i.test(t.sql) }));
-      for (const t of names) tables.push(copyTable(source, target, t.name, t.withoutRowid));
+      // runs are the node rows again (sqlite-runs.ts): built from the rows recovered, not copied —
+      // a damaged file's runs may hold nodes whose rows were lost
+      for (const t of names)
+        if (t.name !== "node_runs") tables.push(copyTable(source, target, t.name, t.withoutRowid));
+      if (names.some((t) => t.name === "node_runs")) target.transaction(() => backfillRuns(target))();
       sessions = (
         target.prepare("SELECT count(*) AS n FROM sessions WHERE deleted = 0").get() as { n: number }
       ).n;

@@ -34,7 +34,7 @@ import {
   toPending,
 } from "./rows.ts";
 import { CommitStampSchema, jsonDecoderFor } from "./schema.ts";
-import { nodeRuns, type RunNode } from "./sqlite-nodes.ts";
+import { nodeRuns, type RunNode } from "./sqlite-runs.ts";
 import { assignLines, type LinePlace } from "./sqlite-schema.ts";
 
 /** A write the store refuses: thrown inside a transaction (which rolls it back), failed with `error`. */

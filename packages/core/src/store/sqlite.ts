@@ -65,15 +65,14 @@ import {
   NODE_CACHE_LIMIT,
   NodeCache,
   type NodeColumns,
-  nodeRuns,
   type PayloadSource,
   RUN_SQL,
-  type RunNode,
   type RunRow,
   SEGMENT_SQL,
   type SegmentRow,
   type StoredNode,
 } from "./sqlite-nodes.ts";
+import { backfillRuns } from "./sqlite-runs.ts";
 import {
   assignLines,
   corrupt,
@@ -302,33 +301,6 @@ const MMAP_BYTES = 256 * 2 ** 20;
 const LINES_VERSION = 4;
 /** The schema version that introduced runs (migration 7). */
 const RUNS_VERSION = 7;
-
-/**
- * Migration 7's data step: the runs of every line (in the migration's transaction), built
- * from the rows as a commit builds them (`nodeRuns`: only links that check out make a run).
- */
-function backfillRuns(db: Sqlite.Database): void {
-  const insert = db.prepare(
-    `INSERT INTO node_runs (line, first_depth, last_depth, first_seq, first_parent, ids, frames, kinds, turns, created)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
-  const rows = db.prepare(
-    `SELECT id, parent_id AS parentId, frame_id AS frameId, kind, turn_id AS turnId, created_at AS createdAt,
-       line, depth, seq
-     FROM nodes WHERE line IS NOT NULL AND depth IS NOT NULL ORDER BY line, depth`,
-  );
-  let line: RunNode[] = [];
-  const flush = () => {
-    for (const run of nodeRuns(line)) insert.run(...run);
-    line = [];
-  };
-  // all read first: better-sqlite3 writes nothing while a statement iterates
-  for (const row of rows.all() as RunNode[]) {
-    if (line.length > 0 && line[0]!.line !== row.line) flush();
-    line.push(row);
-  }
-  flush();
-}
 
 /**
  * Migration 4's data step: give every existing node its line and depth, in
@@ -641,10 +613,16 @@ function makeShape(
       throw new StoreError({
         message: `${filename} was closed before the payloads of a path read from it were read; read them (node.payload) before closing the store`,
       });
-    const st = pathStatements();
-    const texts = st.payloads.all(line, from, to) as (string | null)[];
-    const [first, last] = st.payloadEnds.get(line, from, line, to) as [number | null, number | null];
-    return [texts, first, last];
+    // read on a node's first `payload` access, outside any Effect: SQLite's errors are thrown as
+    // the StoreErrors a read returns (a damaged page names the file and `lash doctor --repair`)
+    try {
+      const st = pathStatements();
+      const texts = st.payloads.all(line, from, to) as (string | null)[];
+      const [first, last] = st.payloadEnds.get(line, from, line, to) as [number | null, number | null];
+      return [texts, first, last];
+    } catch (cause) {
+      throw thrown(cause);
+    }
   };
   /**
    * Append segments `segments[last..0]` (leaf first, so root first here) to `out`, the first

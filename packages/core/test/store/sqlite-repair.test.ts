@@ -17,6 +17,7 @@ import {
   sqliteFileUsers,
   sqliteLockHolders,
 } from "../../src/index.ts";
+import { backfillRuns } from "../../src/store/sqlite-runs.ts";
 import { scriptedProvider, withRuntime } from "../support.ts";
 
 const root = mkdtempSync(join(tmpdir(), "lash-repair-"));
@@ -39,11 +40,13 @@ async function populate(filename: string, sessions: number, nodes: number): Prom
   );
   const db = new Sqlite(filename);
   const insert = db.prepare(
-    "INSERT INTO nodes (id, session_id, parent_id, frame_id, kind, turn_id, payload_json, created_at) VALUES (?, ?, ?, 'main', 'message', 't1', ?, 0)",
+    "INSERT INTO nodes (id, session_id, parent_id, frame_id, kind, turn_id, payload_json, created_at, line, depth) VALUES (?, ?, ?, 'main', 'message', 't1', ?, 0, ?, ?)",
   );
+  const line = db.prepare("INSERT INTO node_lines (line, session_id) VALUES (?, ?)");
   db.transaction(() => {
-    for (const id of ids) {
+    for (const [i, id] of ids.entries()) {
       let parent: string | null = null;
+      line.run(i + 1, id);
       for (let n = 0; n < nodes; n++) {
         const node = `${id}.n${n}`;
         const message = {
@@ -51,11 +54,12 @@ async function populate(filename: string, sessions: number, nodes: number): Prom
           role: n % 2 ? "assistant" : "user",
           parts: [{ type: "text", text: `${n} ${"z".repeat(1500)}` }],
         };
-        insert.run(node, id, parent, JSON.stringify(message));
+        insert.run(node, id, parent, JSON.stringify(message), i + 1, n);
         parent = node;
       }
       db.prepare("UPDATE sessions SET leaf_id = ? WHERE id = ?").run(parent, id);
     }
+    backfillRuns(db); // each session's chain as one run, as a commit writes it
   })();
   db.close();
   return ids;
@@ -118,6 +122,23 @@ describe("a damaged database", () => {
     expect(r.incomplete).toBeGreaterThanOrEqual(1);
     expect(r.incomplete).toBeLessThan(6);
     expect(r.tables.find((t) => t.table === "sessions")).toMatchObject({ rows: 6, damaged: 0 });
+
+    // the runs are built from the nodes recovered: the damaged file's name nodes lost with the bad page
+    const runIds = (file: string) => {
+      const db = new Sqlite(file, { readonly: true });
+      const ids = (db.prepare("SELECT ids FROM node_runs").pluck().all() as string[]).flatMap((t) =>
+        t.split("\u001f"),
+      );
+      const nodeIds = new Set(db.prepare("SELECT id FROM nodes").pluck().all() as string[]);
+      db.close();
+      return { ids, nodeIds };
+    };
+    const damagedRuns = runIds(r.damagedCopy);
+    const recoveredRuns = runIds(filename);
+    expect(damagedRuns.ids.some((id) => !recoveredRuns.nodeIds.has(id))).toBe(true);
+    expect(recoveredRuns.ids.length).toBeGreaterThan(0);
+    expect(recoveredRuns.ids.every((id) => recoveredRuns.nodeIds.has(id))).toBe(true);
+    expect(r.tables.some((t) => t.table === "node_runs")).toBe(false);
 
     // the recovered file is sound, opens with the store and lists every session
     expect(checkSqliteFile(filename)).toEqual({ ok: true, problems: [] });
