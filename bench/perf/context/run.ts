@@ -3,7 +3,7 @@
 // fresh child processes (medians of --runs, 5 by default).
 //
 //   - build: the session is created by the runtime, its history appended through the store's
-//     commit path (commits of 1,000 nodes, as in `scale`) into a real SqliteStore file; the
+//     commit path (commits of 1,000 nodes) into a real SqliteStore file; the
 //     file is copied, and the copy compacted through the real compaction path
 //     (`session.compact()`: the summariser is the mock wire server, staged and journaled);
 //     then the same tail of messages is appended to both, so the compaction node sits near

@@ -1,8 +1,9 @@
 // The nodes a SqliteStore reads (StoredNode: envelope now, payload on first access), the
-// cache that keeps them across reads, and the decoder of a path's line segments: one
-// aggregate row per segment (SEGMENT_SQL) instead of one row per node, so opening a long
-// session allocates about one string (the id) and one object per node, not a row array and
-// five strings (issue 16: open a 100,000-node session in <= 100 ms).
+// cache that keeps them across reads, and the decoders of a path's lines: the runs a commit
+// wrote (RUN_SQL / appendRun: one row per chain, sqlite-runs.ts) and, for what no run covers,
+// one aggregate row per line segment (SEGMENT_SQL / appendSegment) — never a row per node, so
+// opening a long session allocates about one string (the id) and one object per node (issue
+// 16: open a 100,000-node session in <= 100 ms).
 import { type GraphNode, type NodeKind, StoreError } from "../store.ts";
 import { NODE_KINDS } from "./rows.ts";
 import { corruptRow, decodePayload } from "./schema.ts";

@@ -7,12 +7,12 @@ import type Sqlite from "better-sqlite3";
 import type { RunRow } from "./sqlite-nodes.ts";
 
 /** The SEGMENT_SQL letter of a kind. */
-const KIND_LETTERS: Readonly<Record<string, string>> = {
-  message: "m",
-  protocol: "p",
-  plugin: "g",
-  frame: "f",
-};
+const KIND_LETTERS: ReadonlyMap<string, string> = new Map([
+  ["message", "m"],
+  ["protocol", "p"],
+  ["plugin", "g"],
+  ["frame", "f"],
+]);
 
 /** A node as a commit writes it, with its row's place and seq. */
 export interface RunNode {
@@ -76,7 +76,7 @@ export function nodeRuns(nodes: readonly RunNode[]): NewRun[] {
     ]);
   };
   for (const node of nodes) {
-    const letter = KIND_LETTERS[node.kind];
+    const letter = KIND_LETTERS.get(node.kind);
     const fits =
       letter !== undefined &&
       Number.isSafeInteger(node.createdAt) &&
