@@ -109,11 +109,12 @@ export function prepareWrites(db: Sqlite.Database): SqliteWrites {
          FROM nodes n WHERE n.id IN (SELECT value FROM json_each(?))`,
     ),
     // the highest line any node, line row or run carries (a repaired file may hold nodes whose
-    // line row was lost; a line is never numbered again while a run of it is left)
+    // line row was lost; a line is never numbered again while a run of it is left); each 0 when
+    // its table has none (a multi-argument max() is NULL when any argument is)
     maxLine: db
       .prepare(
-        `SELECT max((SELECT max(line) FROM node_lines), (SELECT max(line) FROM nodes),
-           (SELECT max(line) FROM node_runs))`,
+        `SELECT max(ifnull((SELECT max(line) FROM node_lines), 0), ifnull((SELECT max(line) FROM nodes), 0),
+           ifnull((SELECT max(line) FROM node_runs), 0))`,
       )
       .pluck(),
     insertLine: db.prepare(

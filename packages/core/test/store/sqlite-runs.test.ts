@@ -301,6 +301,23 @@ describe("SqliteStore: a path's envelopes from runs", () => {
       const lines = (yield* runsOf(filename)).map((r) => r.line);
       expect(Math.max(...lines)).toBeGreaterThan(40);
       expect(ids(yield* store.activePath("u"))).toEqual(["u0", "u1", "u2"]);
+      // and with no run left at all (or no line row), new lines still go above every node's
+      yield* withRaw(filename, (sql) => sql`DELETE FROM node_runs`);
+      yield* withRaw(filename, (sql) => sql`DELETE FROM node_lines WHERE session_id = 'u'`);
+      yield* store.commit(turn("u", "t2", 1, [node("w0", "u", "u0")])); // a branch: a new line
+      yield* store.createSession(session("v"));
+      yield* store.commit(turn("v", "t1", 0, chain("v", "v", null, 2)));
+      expect(ids(yield* store.activePath("u"))).toEqual(["u0", "w0"]);
+      expect(ids(yield* store.activePath("v"))).toEqual(["v0", "v1"]);
+      const used = (yield* withRaw(
+        filename,
+        (sql) =>
+          sql<{
+            line: number;
+            n: number;
+          }>`SELECT line, count(DISTINCT session_id) AS n FROM nodes GROUP BY line`,
+      )) as readonly { line: number; n: number }[];
+      expect(used.every((l) => l.n === 1)).toBe(true); // no line shared by two sessions
     }),
   );
 
