@@ -1,5 +1,5 @@
-// SqliteStore: a path's envelopes read from `node_runs` (migration 7; sqlite-nodes.ts
-// `nodeRuns` / RUN_SQL / appendRun): one row per chain a commit wrote, instead of the
+// SqliteStore: a path's envelopes read from `node_runs` (migration 7; sqlite-runs.ts `nodeRuns`,
+// sqlite-nodes.ts RUN_SQL / appendRun): one row per chain a commit wrote, instead of the
 // envelope columns of every node row. `nodes` stays the truth: every read must give exactly
 // what the rows give — with the runs, without them, with some of them, with runs a damaged
 // file no longer trusts — and a row changed or deleted by anything drops the run that holds it.
@@ -37,8 +37,7 @@ const covered = (runs: readonly RunSummary[]) =>
 
 /**
  * A session "s" of several commits (1, 5, 40 and 300 nodes), a branch from the middle of the
- * 300, a compaction, and a fork "f" from inside the 40 that goes on for 30 nodes; `leafs` names
- * the leaves whose paths the tests compare.
+ * 300 with a compaction on it, and a fork "f" from inside the 40 that goes on for 30 nodes.
  */
 const history = (store: SessionStoreShape) =>
   Effect.gen(function* () {
@@ -63,7 +62,6 @@ const history = (store: SessionStoreShape) =>
     ]);
     yield* store.fork(session("f", { origin: { sessionId: "s", nodeId: "c20" } }));
     yield* store.commit(turn("f", "t1", 0, chain("h", "f", "c20", 30, "t1")));
-    return { main: "g11", branchless: "d299", fork: "h29" } as const;
   });
 
 /** Every path of the history, as read, against the rows walked one by one. */
