@@ -27,6 +27,11 @@ export interface RunNode {
   readonly seq: number;
 }
 
+/** Inserts one `node_runs` row: the values of a NewRun, in order. */
+export const INSERT_RUN_SQL = `INSERT INTO node_runs
+  (line, first_depth, last_depth, first_seq, first_parent, ids, frames, kinds, turns, created)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
 /** A `node_runs` row to insert: [line, ...RunRow]. */
 export type NewRun = readonly [line: number, ...RunRow];
 
@@ -122,10 +127,7 @@ export function nodeRuns(nodes: readonly RunNode[]): NewRun[] {
  * recovered file gets instead of the damaged file's runs (sqlite-repair.ts).
  */
 export function backfillRuns(db: Sqlite.Database): void {
-  const insert = db.prepare(
-    `INSERT INTO node_runs (line, first_depth, last_depth, first_seq, first_parent, ids, frames, kinds, turns, created)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
+  const insert = db.prepare(INSERT_RUN_SQL);
   const rows = db.prepare(
     `SELECT id, parent_id AS parentId, frame_id AS frameId, kind, turn_id AS turnId, created_at AS createdAt,
        line, depth, seq

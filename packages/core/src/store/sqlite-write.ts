@@ -34,7 +34,7 @@ import {
   toPending,
 } from "./rows.ts";
 import { CommitStampSchema, jsonDecoderFor } from "./schema.ts";
-import { nodeRuns, type RunNode } from "./sqlite-runs.ts";
+import { INSERT_RUN_SQL, nodeRuns, type RunNode } from "./sqlite-runs.ts";
 import { assignLines, type LinePlace } from "./sqlite-schema.ts";
 
 /** A write the store refuses: thrown inside a transaction (which rolls it back), failed with `error`. */
@@ -124,10 +124,7 @@ export function prepareWrites(db: Sqlite.Database): SqliteWrites {
       `INSERT INTO nodes (line, depth, id, session_id, parent_id, frame_id, kind, turn_id, payload_json, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    insertRun: db.prepare(
-      `INSERT INTO node_runs (line, first_depth, last_depth, first_seq, first_parent, ids, frames, kinds, turns, created)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
+    insertRun: db.prepare(INSERT_RUN_SQL),
     insertRef: db.prepare("INSERT OR IGNORE INTO artifact_refs (artifact_id, node_id) VALUES (?, ?)"),
     commitSession: db.prepare(
       `UPDATE sessions SET leaf_id = ?, head_revision = ?, turn_count = turn_count + 1, updated_at = ?,
